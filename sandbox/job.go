@@ -1,0 +1,110 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Status is the terminal state of one run (SPEC.md section 10).
+type Status string
+
+const (
+	StatusOK          Status = "ok"
+	StatusError       Status = "error"
+	StatusTimeout     Status = "timeout"
+	StatusMemoryLimit Status = "memory_limit"
+	StatusKilled      Status = "killed"
+	StatusRefused     Status = "refused"
+	StatusSetupFailed Status = "setup_failed"
+)
+
+// Paths inside every guest, identical on both backends so that a script sees
+// the same world natively and under wazero.
+const (
+	GuestFilesDir = "/opt/apysup"         // embedded guest Python files, read-only
+	GuestRunDir   = "/run/apysup"         // channel.json, the socket, the job, read-only
+	GuestJobDir   = "/run/apysup/job"     // the script and prelude.py, read-only
+	GuestOutDir   = "/run/apysup/out"     // outcome.json, written by the runner
+	GuestWorkDir  = "/workspace"          // read-write, cwd
+	GuestPython   = "/usr/bin/python3.11" // the interpreter path the guest sees
+	GuestRunner   = "/opt/apysup/apysup_runner.py"
+)
+
+// Limits bound one run. Zero values mean "use the default" (DefaultLimits).
+type Limits struct {
+	Timeout       time.Duration // wall clock; kills the whole tree
+	MemoryBytes   int64         // cgroup memory limit (native) / linear memory cap (wazero)
+	Pids          int64         // cgroup pids limit (native only)
+	CPUs          float64       // cgroup CPU quota in cores (native only)
+	TmpBytes      int64         // size of the /tmp tmpfs (native only)
+	OutputBytes   int           // cap for stdout and for stderr, each
+	OpenFiles     uint64        // RLIMIT_NOFILE
+	FileSizeBytes int64         // RLIMIT_FSIZE
+}
+
+// DefaultLimits are the built-in defaults (the lowest selection precedence).
+func DefaultLimits() Limits {
+	return Limits{
+		Timeout:       30 * time.Second,
+		MemoryBytes:   512 << 20,
+		Pids:          128,
+		CPUs:          1,
+		TmpBytes:      64 << 20,
+		OutputBytes:   1 << 20,
+		OpenFiles:     256,
+		FileSizeBytes: 256 << 20,
+	}
+}
+
+// Job is what one run executes. All paths are host paths.
+type Job struct {
+	// ScriptPath is the host file holding the user's script. It is copied
+	// into the job directory and appears as GuestJobDir/<base name>.
+	ScriptPath string
+	Args       []string
+	// Prelude is the generated Python prelude (plan.Presentation).
+	Prelude []byte
+	// WorkspaceDir is a host directory owned by this run, mounted read-write
+	// at GuestWorkDir. The caller creates, snapshots and removes it.
+	WorkspaceDir string
+	// RunDir is a host directory owned by this run that holds channel.json
+	// and the channel socket (native); mounted read-only at GuestRunDir.
+	RunDir string
+}
+
+// Outcome is what a backend reports about one run.
+type Outcome struct {
+	Status          Status
+	ErrorCode       string // typed reason for refused / setup_failed / killed
+	ExitCode        int
+	Stdout, Stderr  []byte
+	StdoutTruncated bool
+	StderrTruncated bool
+	// GuestOutcome is the runner's outcome.json, bounded, not yet trusted.
+	GuestOutcome json.RawMessage
+	Timings      Timings
+	Usage        Usage
+}
+
+// Timings are wall-clock phases of one run.
+type Timings struct {
+	Prepare time.Duration `json:"prepare_ns"`
+	Start   time.Duration `json:"start_ns"`
+	Run     time.Duration `json:"run_ns"`
+	Destroy time.Duration `json:"destroy_ns"`
+}
+
+// Usage is what the run consumed, where the backend can measure it.
+type Usage struct {
+	PeakMemoryBytes int64 `json:"peak_memory_bytes,omitempty"`
+	CPUTimeNs       int64 `json:"cpu_time_ns,omitempty"`
+	Pids            int64 `json:"pids,omitempty"`
+}
+
+// Backend runs jobs. Implementations never fall back to weaker confinement:
+// an unavailable feature is a typed refusal.
+type Backend interface {
+	Name() string
+	Run(ctx context.Context, job Job, limits Limits) (*Outcome, error)
+}
