@@ -1,0 +1,401 @@
+package canonjson
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// Limits for JSON that crosses a trust boundary (SPEC.md section 3).
+const (
+	MaxGuestBytes = 1 << 20
+	MaxDepth      = 64
+)
+
+// Stable error codes of the strict parser.
+const (
+	CodeEmpty        = "json_empty"
+	CodeTooLarge     = "json_too_large"
+	CodeInvalidUTF8  = "json_invalid_utf8"
+	CodeSyntax       = "json_syntax"
+	CodeDuplicateKey = "json_duplicate_key"
+	CodeTooDeep      = "json_too_deep"
+	CodeTrailingData = "json_trailing_data"
+	CodeBadSurrogate = "json_invalid_surrogate"
+	CodeBadNumber    = "json_number_out_of_range"
+	CodeUnknownField = "json_unknown_field"
+	CodeTypeMismatch = "json_type_mismatch"
+	CodeNotObject    = "json_not_object"
+)
+
+// Error is a typed refusal of the strict parser. Code is stable; Detail is
+// for the host's diagnostics and never echoes more than a byte offset.
+type Error struct {
+	Code   string
+	Offset int
+	Detail string
+}
+
+func (e *Error) Error() string {
+	if e.Detail != "" {
+		return fmt.Sprintf("%s at byte %d: %s", e.Code, e.Offset, e.Detail)
+	}
+	return fmt.Sprintf("%s at byte %d", e.Code, e.Offset)
+}
+
+// CodeOf returns the stable code of a strict-parser error, or "" if err is
+// not one.
+func CodeOf(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}
+
+// Validate checks that data is exactly one JSON value that can be
+// canonicalised: at most maxBytes, valid UTF-8, no lone surrogate escapes,
+// no duplicate object keys at any depth (compared after unescaping), depth
+// at most MaxDepth, every number a finite IEEE-754 double, nothing after
+// the value but whitespace.
+func Validate(data []byte, maxBytes int) error {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return &Error{Code: CodeEmpty}
+	}
+	if len(data) > maxBytes {
+		return &Error{Code: CodeTooLarge, Detail: fmt.Sprintf("%d bytes > %d", len(data), maxBytes)}
+	}
+	if !utf8.Valid(data) {
+		return &Error{Code: CodeInvalidUTF8}
+	}
+	s := scanner{data: data}
+	s.skipSpace()
+	if err := s.value(1); err != nil {
+		return err
+	}
+	s.skipSpace()
+	if s.pos != len(s.data) {
+		return s.fail(CodeTrailingData, "")
+	}
+	return nil
+}
+
+// ParseStrict validates data and decodes it into Go values (maps, slices,
+// strings, bools, nil and json.Number).
+func ParseStrict(data []byte, maxBytes int) (any, error) {
+	if err := Validate(data, maxBytes); err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, &Error{Code: CodeSyntax, Detail: err.Error()}
+	}
+	return v, nil
+}
+
+// DecodeStrict validates data, then decodes it into v refusing unknown
+// fields. Missing fields are the caller's to check.
+func DecodeStrict(data []byte, maxBytes int, v any) error {
+	if err := Validate(data, maxBytes); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &typeErr):
+			return &Error{Code: CodeTypeMismatch, Offset: int(typeErr.Offset), Detail: "field " + typeErr.Field}
+		case bytes.HasPrefix([]byte(err.Error()), []byte("json: unknown field")):
+			return &Error{Code: CodeUnknownField, Detail: err.Error()[len("json: "):]}
+		default:
+			return &Error{Code: CodeSyntax, Detail: err.Error()}
+		}
+	}
+	return nil
+}
+
+// scanner is a recursive-descent JSON validator. It exists because
+// encoding/json silently replaces invalid UTF-8 and lone surrogates and
+// keeps the last of duplicate keys; a guest must not be able to make two
+// parties read one document differently.
+type scanner struct {
+	data []byte
+	pos  int
+}
+
+func (s *scanner) fail(code, detail string) error {
+	return &Error{Code: code, Offset: s.pos, Detail: detail}
+}
+
+func (s *scanner) skipSpace() {
+	for s.pos < len(s.data) {
+		switch s.data[s.pos] {
+		case ' ', '\t', '\n', '\r':
+			s.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (s *scanner) value(depth int) error {
+	if s.pos >= len(s.data) {
+		return s.fail(CodeSyntax, "unexpected end of input")
+	}
+	switch c := s.data[s.pos]; {
+	case c == '{':
+		return s.object(depth)
+	case c == '[':
+		return s.array(depth)
+	case c == '"':
+		_, err := s.str()
+		return err
+	case c == 't':
+		return s.literal("true")
+	case c == 'f':
+		return s.literal("false")
+	case c == 'n':
+		return s.literal("null")
+	case c == '-' || c >= '0' && c <= '9':
+		return s.number()
+	default:
+		return s.fail(CodeSyntax, "unexpected character")
+	}
+}
+
+func (s *scanner) literal(word string) error {
+	if !bytes.HasPrefix(s.data[s.pos:], []byte(word)) {
+		return s.fail(CodeSyntax, "invalid literal")
+	}
+	s.pos += len(word)
+	return nil
+}
+
+func (s *scanner) object(depth int) error {
+	if depth > MaxDepth {
+		return s.fail(CodeTooDeep, "")
+	}
+	s.pos++ // '{'
+	s.skipSpace()
+	if s.pos < len(s.data) && s.data[s.pos] == '}' {
+		s.pos++
+		return nil
+	}
+	seen := make(map[string]struct{})
+	for {
+		s.skipSpace()
+		if s.pos >= len(s.data) || s.data[s.pos] != '"' {
+			return s.fail(CodeSyntax, "expected object key")
+		}
+		keyAt := s.pos
+		key, err := s.str()
+		if err != nil {
+			return err
+		}
+		if _, dup := seen[key]; dup {
+			return &Error{Code: CodeDuplicateKey, Offset: keyAt}
+		}
+		seen[key] = struct{}{}
+		s.skipSpace()
+		if s.pos >= len(s.data) || s.data[s.pos] != ':' {
+			return s.fail(CodeSyntax, "expected ':'")
+		}
+		s.pos++
+		s.skipSpace()
+		if err := s.value(depth + 1); err != nil {
+			return err
+		}
+		s.skipSpace()
+		if s.pos >= len(s.data) {
+			return s.fail(CodeSyntax, "unterminated object")
+		}
+		switch s.data[s.pos] {
+		case ',':
+			s.pos++
+		case '}':
+			s.pos++
+			return nil
+		default:
+			return s.fail(CodeSyntax, "expected ',' or '}'")
+		}
+	}
+}
+
+func (s *scanner) array(depth int) error {
+	if depth > MaxDepth {
+		return s.fail(CodeTooDeep, "")
+	}
+	s.pos++ // '['
+	s.skipSpace()
+	if s.pos < len(s.data) && s.data[s.pos] == ']' {
+		s.pos++
+		return nil
+	}
+	for {
+		s.skipSpace()
+		if err := s.value(depth + 1); err != nil {
+			return err
+		}
+		s.skipSpace()
+		if s.pos >= len(s.data) {
+			return s.fail(CodeSyntax, "unterminated array")
+		}
+		switch s.data[s.pos] {
+		case ',':
+			s.pos++
+		case ']':
+			s.pos++
+			return nil
+		default:
+			return s.fail(CodeSyntax, "expected ',' or ']'")
+		}
+	}
+}
+
+// str scans a string starting at '"' and returns its unescaped value.
+func (s *scanner) str() (string, error) {
+	s.pos++ // opening quote
+	var out []byte
+	start := s.pos
+	for s.pos < len(s.data) {
+		c := s.data[s.pos]
+		switch {
+		case c == '"':
+			if out == nil {
+				v := string(s.data[start:s.pos])
+				s.pos++
+				return v, nil
+			}
+			out = append(out, s.data[start:s.pos]...)
+			s.pos++
+			return string(out), nil
+		case c < 0x20:
+			return "", s.fail(CodeSyntax, "control character in string")
+		case c == '\\':
+			out = append(out, s.data[start:s.pos]...)
+			r, err := s.escape()
+			if err != nil {
+				return "", err
+			}
+			out = utf8.AppendRune(out, r)
+			start = s.pos
+		default:
+			s.pos++
+		}
+	}
+	return "", s.fail(CodeSyntax, "unterminated string")
+}
+
+// escape decodes one escape sequence at s.pos ('\\'), pairing surrogates.
+func (s *scanner) escape() (rune, error) {
+	if s.pos+1 >= len(s.data) {
+		return 0, s.fail(CodeSyntax, "truncated escape")
+	}
+	s.pos++
+	c := s.data[s.pos]
+	s.pos++
+	switch c {
+	case '"', '\\', '/':
+		return rune(c), nil
+	case 'b':
+		return '\b', nil
+	case 'f':
+		return '\f', nil
+	case 'n':
+		return '\n', nil
+	case 'r':
+		return '\r', nil
+	case 't':
+		return '\t', nil
+	case 'u':
+		r, err := s.hex4()
+		if err != nil {
+			return 0, err
+		}
+		switch {
+		case utf16.IsSurrogate(r) && r < 0xDC00:
+			if s.pos+1 >= len(s.data) || s.data[s.pos] != '\\' || s.data[s.pos+1] != 'u' {
+				return 0, s.fail(CodeBadSurrogate, "high surrogate without low surrogate")
+			}
+			s.pos += 2
+			lo, err := s.hex4()
+			if err != nil {
+				return 0, err
+			}
+			if lo < 0xDC00 || lo > 0xDFFF {
+				return 0, s.fail(CodeBadSurrogate, "high surrogate without low surrogate")
+			}
+			return utf16.DecodeRune(r, lo), nil
+		case utf16.IsSurrogate(r):
+			return 0, s.fail(CodeBadSurrogate, "lone low surrogate")
+		}
+		return r, nil
+	default:
+		return 0, s.fail(CodeSyntax, "invalid escape")
+	}
+}
+
+func (s *scanner) hex4() (rune, error) {
+	if s.pos+4 > len(s.data) {
+		return 0, s.fail(CodeSyntax, "truncated \\u escape")
+	}
+	v, err := strconv.ParseUint(string(s.data[s.pos:s.pos+4]), 16, 32)
+	if err != nil {
+		return 0, s.fail(CodeSyntax, "invalid \\u escape")
+	}
+	s.pos += 4
+	return rune(v), nil
+}
+
+func (s *scanner) number() error {
+	start := s.pos
+	if s.data[s.pos] == '-' {
+		s.pos++
+	}
+	switch {
+	case s.pos < len(s.data) && s.data[s.pos] == '0':
+		s.pos++
+	case s.pos < len(s.data) && s.data[s.pos] >= '1' && s.data[s.pos] <= '9':
+		s.digits()
+	default:
+		return s.fail(CodeSyntax, "invalid number")
+	}
+	if s.pos < len(s.data) && s.data[s.pos] == '.' {
+		s.pos++
+		if s.digits() == 0 {
+			return s.fail(CodeSyntax, "invalid number")
+		}
+	}
+	if s.pos < len(s.data) && (s.data[s.pos] == 'e' || s.data[s.pos] == 'E') {
+		s.pos++
+		if s.pos < len(s.data) && (s.data[s.pos] == '+' || s.data[s.pos] == '-') {
+			s.pos++
+		}
+		if s.digits() == 0 {
+			return s.fail(CodeSyntax, "invalid number")
+		}
+	}
+	f, err := strconv.ParseFloat(string(s.data[start:s.pos]), 64)
+	if err != nil || math.IsInf(f, 0) {
+		return &Error{Code: CodeBadNumber, Offset: start}
+	}
+	return nil
+}
+
+func (s *scanner) digits() int {
+	n := 0
+	for s.pos < len(s.data) && s.data[s.pos] >= '0' && s.data[s.pos] <= '9' {
+		s.pos++
+		n++
+	}
+	return n
+}

@@ -1,0 +1,101 @@
+package canonjson
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestValidateRefusals(t *testing.T) {
+	deep := strings.Repeat("[", MaxDepth+1) + strings.Repeat("]", MaxDepth+1)
+	okDeep := strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth)
+	cases := []struct {
+		name, in, code string
+	}{
+		{"empty", "", CodeEmpty},
+		{"blank", "  \n", CodeEmpty},
+		{"invalid utf8", "\"\xff\"", CodeInvalidUTF8},
+		{"duplicate key", `{"a":1,"a":2}`, CodeDuplicateKey},
+		{"duplicate after unescape", `{"a":1,"\u0061":2}`, CodeDuplicateKey},
+		{"nested duplicate", `{"x":[{"k":1,"k":1}]}`, CodeDuplicateKey},
+		{"too deep", deep, CodeTooDeep},
+		{"trailing", `{} {}`, CodeTrailingData},
+		{"lone high surrogate", `"\ud800"`, CodeBadSurrogate},
+		{"lone low surrogate", `"\udc00"`, CodeBadSurrogate},
+		{"bad pair", `"\ud800\u0041"`, CodeBadSurrogate},
+		{"huge number", `1e400`, CodeBadNumber},
+		{"leading zero", `01`, CodeTrailingData},
+		{"nan", `NaN`, CodeSyntax},
+		{"control char", "\"a\x01\"", CodeSyntax},
+		{"single quote", `{'a':1}`, CodeSyntax},
+		{"trailing comma", `[1,]`, CodeSyntax},
+		{"missing colon", `{"a" 1}`, CodeSyntax},
+		{"bad escape", `"\x"`, CodeSyntax},
+		{"unterminated", `{"a":`, CodeSyntax},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := Validate([]byte(tc.in), MaxGuestBytes)
+			if got := CodeOf(err); got != tc.code {
+				t.Fatalf("code %q (%v), want %q", got, err, tc.code)
+			}
+		})
+	}
+	if err := Validate([]byte(okDeep), MaxGuestBytes); err != nil {
+		t.Fatalf("depth %d refused: %v", MaxDepth, err)
+	}
+	big := `"` + strings.Repeat("a", MaxGuestBytes) + `"`
+	if got := CodeOf(Validate([]byte(big), MaxGuestBytes)); got != CodeTooLarge {
+		t.Fatalf("oversize: %q", got)
+	}
+}
+
+func TestValidateAccepts(t *testing.T) {
+	for _, in := range []string{`{}`, `[]`, `0`, `-0.5e-3`, `"😀"`, `"\ud83d\ude00"`, `{"a":{"b":[true,false,null]}}`, " 1 "} {
+		if err := Validate([]byte(in), MaxGuestBytes); err != nil {
+			t.Errorf("%s: %v", in, err)
+		}
+	}
+}
+
+func TestDecodeStrict(t *testing.T) {
+	type frame struct {
+		A string `json:"a"`
+	}
+	var f frame
+	if err := DecodeStrict([]byte(`{"a":"x"}`), MaxGuestBytes, &f); err != nil || f.A != "x" {
+		t.Fatalf("%v %+v", err, f)
+	}
+	if got := CodeOf(DecodeStrict([]byte(`{"a":"x","b":1}`), MaxGuestBytes, &f)); got != CodeUnknownField {
+		t.Fatalf("unknown field: %q", got)
+	}
+	if got := CodeOf(DecodeStrict([]byte(`{"a":1}`), MaxGuestBytes, &f)); got != CodeTypeMismatch {
+		t.Fatalf("type mismatch: %q", got)
+	}
+	if got := CodeOf(DecodeStrict([]byte(`{"a":"x","a":"y"}`), MaxGuestBytes, &f)); got != CodeDuplicateKey {
+		t.Fatalf("duplicate: %q", got)
+	}
+}
+
+// FuzzValidate: the strict parser never panics, and whatever it accepts can
+// be canonicalised, and canonicalisation is a fixed point.
+func FuzzValidate(f *testing.F) {
+	for _, s := range []string{`{"a":1}`, `[1,2,{"b":"\u00e9"}]`, `"\ud83d\ude00"`, `{"a":1,"a":2}`, `1e400`, "\"\xff\""} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if Validate(data, MaxGuestBytes) != nil {
+			return
+		}
+		c1, err := Canonical(data)
+		if err != nil {
+			t.Fatalf("validated input not canonicalisable: %v", err)
+		}
+		c2, err := Canonical(c1)
+		if err != nil || string(c1) != string(c2) {
+			t.Fatalf("canonical form not a fixed point: %s vs %s (%v)", c1, c2, err)
+		}
+		if _, err := ParseStrict(data, MaxGuestBytes); err != nil {
+			t.Fatalf("ParseStrict refused validated input: %v", err)
+		}
+	})
+}
