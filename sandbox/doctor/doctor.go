@@ -1,0 +1,87 @@
+package doctor
+
+import (
+	"context"
+	"time"
+)
+
+// Reason codes. They are stable: callers and users match on them.
+const (
+	CodeOK                   = "ok"
+	CodeNotRoot              = "not_root"
+	CodeUsernsUnavailable    = "userns_unavailable"
+	CodeMountnsUnavailable   = "mountns_unavailable"
+	CodePivotRootUnavailable = "pivot_root_unavailable"
+	CodeSeccompUnavailable   = "seccomp_unavailable"
+	CodeCgroupUnavailable    = "cgroup_unavailable"
+	CodeOverlayUnavailable   = "overlayfs_unavailable"
+	CodePythonMissing        = "python_missing"
+	CodePythonVersion        = "python_version_mismatch"
+)
+
+// Check is the result of one host feature check.
+type Check struct {
+	Name string `json:"name"`
+	// Status is "ok" or a reason code (CodeXxx).
+	Status string `json:"status"`
+	// Required checks gate the native backend; the others only explain a
+	// slower path (e.g. without overlayfs the supervisor binary is copied
+	// into memory for each run instead of being sealed with an overlay).
+	Required bool   `json:"required"`
+	Detail   string `json:"detail"`
+	// Fix is one line telling the user what to do; empty when ok.
+	Fix string `json:"fix,omitempty"`
+}
+
+// OK reports whether the check passed.
+func (c Check) OK() bool { return c.Status == CodeOK }
+
+// Report is the result of Run.
+type Report struct {
+	// OK is true when every required check passed.
+	OK       bool          `json:"ok"`
+	Checks   []Check       `json:"checks"`
+	Duration time.Duration `json:"duration_ns"`
+}
+
+// FirstFailure returns the first failed required check, or nil.
+func (r Report) FirstFailure() *Check {
+	for i := range r.Checks {
+		if r.Checks[i].Required && !r.Checks[i].OK() {
+			return &r.Checks[i]
+		}
+	}
+	return nil
+}
+
+// Run performs every check. It takes tens of milliseconds (it starts a
+// namespace probe and the Python interpreter once); cache the Report.
+func Run(ctx context.Context) Report {
+	start := time.Now()
+	checks := []Check{
+		checkRoot(),
+		checkUserns(ctx),
+		checkMountns(ctx),
+		checkPivotRoot(),
+		checkSeccompKernel(),
+		checkLibseccomp(),
+	}
+	checks = append(checks, checkCgroups()...)
+	checks = append(checks, checkOverlay(), checkPython(ctx))
+	r := Report{OK: true, Checks: checks}
+	for _, c := range checks {
+		if c.Required && !c.OK() {
+			r.OK = false
+		}
+	}
+	r.Duration = time.Since(start)
+	return r
+}
+
+func ok(name, detail string) Check {
+	return Check{Name: name, Status: CodeOK, Required: true, Detail: detail}
+}
+
+func fail(name, code, detail, fix string) Check {
+	return Check{Name: name, Status: code, Required: true, Detail: detail, Fix: fix}
+}
