@@ -1,0 +1,89 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Stable error codes of plan registration, sealing and presentation.
+const (
+	CodeInvalidName           = "invalid_name"
+	CodeDuplicateCapability   = "duplicate_capability"
+	CodeInvalidVersion        = "invalid_version"
+	CodeInvalidDescription    = "invalid_description"
+	CodeInvalidEffect         = "invalid_effect"
+	CodeInvalidPlayback       = "invalid_playback"
+	CodeInvalidHandler        = "invalid_handler"
+	CodeInvalidSchema         = "invalid_schema"
+	CodeInvalidPython         = "invalid_python"
+	CodePythonCollision       = "python_collision"
+	CodeInvalidApproval       = "invalid_approval"
+	CodeInvalidMaxCalls       = "invalid_max_calls"
+	CodeInvalidGrant          = "invalid_grant"
+	CodeGrantTooLarge         = "grant_too_large"
+	CodeGrantUnknown          = "grant_unknown_capability"
+	CodeDuplicateGrant        = "duplicate_grant"
+	CodeCapabilityUngranted   = "capability_ungranted"
+	CodeRegistrySealed        = "registry_sealed"
+	CodeInvalidProgramSurface = "invalid_program_surface"
+	CodeInvalidParent         = "invalid_parent"
+	CodeInvalidManifest       = "invalid_manifest"
+)
+
+// Error is a typed plan refusal. Path is a JSON path into the manifest
+// (e.g. "capabilities[1].effect") when the problem came from one.
+type Error struct {
+	Code    string
+	Path    string
+	Message string
+}
+
+func (e *Error) Error() string {
+	if e.Path != "" {
+		return fmt.Sprintf("%s: %s (%s)", e.Path, e.Message, e.Code)
+	}
+	return fmt.Sprintf("%s (%s)", e.Message, e.Code)
+}
+
+func errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// CodeOf returns the stable code of a plan error, or "".
+func CodeOf(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}
+
+// Problems is every problem found in one manifest, reported at once.
+type Problems []*Error
+
+func (p Problems) Error() string {
+	lines := make([]string, len(p))
+	for i, e := range p {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// at prefixes the path of err (if it is an *Error) with path.
+func at(path string, err error) *Error {
+	var e *Error
+	if !errors.As(err, &e) {
+		return &Error{Code: CodeInvalidManifest, Path: path, Message: err.Error()}
+	}
+	out := *e
+	switch {
+	case out.Path == "":
+		out.Path = path
+	case strings.HasPrefix(out.Path, "["):
+		out.Path = path + out.Path
+	default:
+		out.Path = path + "." + out.Path
+	}
+	return &out
+}

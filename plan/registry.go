@@ -1,0 +1,149 @@
+package plan
+
+import (
+	"sort"
+	"sync"
+)
+
+// Bounds on a Plan.
+const (
+	MaxCallsLimit   = 256 // receipts per run are bounded by the same number
+	MaxCapabilities = 256
+)
+
+// Registry collects Specs and Grants and seals them, once, into a Plan.
+// It is safe for concurrent use.
+type Registry struct {
+	mu           sync.Mutex
+	maxCalls     int
+	capabilities map[string]*Capability
+	grants       map[string]*Grant
+	python       map[string]string // "module.function" -> capability name
+	sealed       bool
+}
+
+// NewRegistry starts a registry for a Plan allowing maxCalls calls per run
+// (1..256).
+func NewRegistry(maxCalls int) (*Registry, error) {
+	if maxCalls < 1 || maxCalls > MaxCallsLimit {
+		return nil, &Error{Code: CodeInvalidMaxCalls, Path: "max_calls", Message: "max_calls must be 1..256"}
+	}
+	return &Registry{
+		maxCalls:     maxCalls,
+		capabilities: make(map[string]*Capability),
+		grants:       make(map[string]*Grant),
+		python:       make(map[string]string),
+	}, nil
+}
+
+// Register validates and adds a capability. It refuses after Seal, a
+// duplicate name, and a Python function or alias that another capability
+// already presents.
+func (r *Registry) Register(s Spec) error {
+	c, err := newCapability(s)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.sealed {
+		return errorf(CodeRegistrySealed, "the registry is sealed; nothing registers after sealing")
+	}
+	if _, dup := r.capabilities[c.spec.Name]; dup {
+		return &Error{Code: CodeDuplicateCapability, Path: "name", Message: "capability " + c.spec.Name + " is already registered"}
+	}
+	if len(r.capabilities) >= MaxCapabilities {
+		return errorf(CodeInvalidManifest, "at most %d capabilities", MaxCapabilities)
+	}
+	names := pythonNames(c.spec.Python)
+	seen := make(map[string]bool, len(names))
+	for _, n := range names {
+		if other, taken := r.python[n]; taken || seen[n] {
+			if !taken {
+				other = c.spec.Name
+			}
+			return &Error{Code: CodePythonCollision, Path: "python", Message: "python name " + n + " is already presented by " + other}
+		}
+		seen[n] = true
+	}
+	for _, n := range names {
+		r.python[n] = c.spec.Name
+	}
+	r.capabilities[c.spec.Name] = c
+	return nil
+}
+
+// pythonNames are the qualified names a projection occupies.
+func pythonNames(p *PythonProjection) []string {
+	if p == nil {
+		return nil
+	}
+	out := []string{p.Module + "." + p.Function}
+	for _, a := range p.Aliases {
+		out = append(out, p.Module+"."+a)
+	}
+	return out
+}
+
+// Bind attaches a grant to a registered capability. Every capability needs
+// exactly one grant before sealing.
+func (r *Registry) Bind(capability string, g *Grant) error {
+	if g == nil {
+		return errorf(CodeInvalidGrant, "nil grant")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.sealed {
+		return errorf(CodeRegistrySealed, "the registry is sealed; nothing registers after sealing")
+	}
+	if _, ok := r.capabilities[capability]; !ok {
+		return &Error{Code: CodeGrantUnknown, Path: "capability", Message: "no registered capability " + quoteName(capability)}
+	}
+	if _, dup := r.grants[capability]; dup {
+		return &Error{Code: CodeDuplicateGrant, Path: "capability", Message: "capability " + capability + " already has a grant"}
+	}
+	r.grants[capability] = g
+	return nil
+}
+
+// Seal closes the registry, exactly once, and returns the immutable Plan.
+func (r *Registry) Seal() (*Plan, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.sealed {
+		return nil, errorf(CodeRegistrySealed, "the registry is already sealed")
+	}
+	var ungranted Problems
+	names := make([]string, 0, len(r.capabilities))
+	for name := range r.capabilities {
+		names = append(names, name)
+		if r.grants[name] == nil {
+			ungranted = append(ungranted, errorf(CodeCapabilityUngranted, "capability %s has no grant", name))
+		}
+	}
+	if len(ungranted) > 0 {
+		sort.Slice(ungranted, func(i, j int) bool { return ungranted[i].Message < ungranted[j].Message })
+		return nil, ungranted
+	}
+	sort.Strings(names)
+	p := &Plan{maxCalls: r.maxCalls, byName: make(map[string]*Capability, len(names))}
+	for _, name := range names {
+		c := r.capabilities[name]
+		p.ordered = append(p.ordered, c)
+		p.byName[name] = c
+		p.grants = append(p.grants, GrantBinding{Capability: name, PolicySHA256: r.grants[name].Identity()})
+	}
+	if err := p.computeIdentity(); err != nil {
+		return nil, err
+	}
+	r.sealed = true
+	return p, nil
+}
+
+// quoteName bounds a name echoed in an error.
+func quoteName(s string) string {
+	if len(s) > MaxNameLen {
+		s = s[:MaxNameLen] + "..."
+	}
+	return "\"" + s + "\""
+}
