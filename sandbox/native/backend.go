@@ -1,0 +1,163 @@
+package native
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"github.com/opencontainers/runc/libcontainer/configs"
+
+	"github.com/apysup/apysup/sandbox"
+	"github.com/apysup/apysup/sandbox/doctor"
+)
+
+// Config says how a Backend is built. Only GuestFiles is required.
+type Config struct {
+	// GuestFiles holds apysup_runner.py and the agent_runtime modules at its
+	// root (python.GuestFiles); they are mounted read-only at /opt/apysup.
+	GuestFiles fs.FS
+	// StateDir is where the Backend keeps its state (a directory of its own
+	// is created inside and removed by Close). Default: os.TempDir().
+	StateDir string
+	// UIDs hands out the host identities of runs. Default:
+	// DefaultUIDAllocator(). Two Backends in one process may share one.
+	UIDs *UIDAllocator
+	// Seccomp builds the syscall filter; default: the seccomp package's
+	// policy. A nil result is refused, never run without a filter.
+	Seccomp func() (*configs.Seccomp, error)
+}
+
+// Backend is the native sandbox.Backend. It is safe for concurrent Runs.
+type Backend struct {
+	uids          *UIDAllocator
+	seccomp       *configs.Seccomp
+	stateDir      string
+	root          *rootfs
+	guestDir      string
+	containersDir string
+	runsDir       string
+
+	doctorOnce sync.Once
+	report     doctor.Report
+	seq        atomic.Uint64
+}
+
+var _ sandbox.Backend = (*Backend)(nil)
+
+// New builds a Backend: it writes the guest files and the skeleton root
+// once into a new state directory. It does not check the host; Run does
+// (see Doctor).
+func New(cfg Config) (*Backend, error) {
+	if cfg.GuestFiles == nil {
+		return nil, errors.New("native: Config.GuestFiles is required")
+	}
+	if cfg.StateDir == "" {
+		cfg.StateDir = os.TempDir()
+	}
+	if cfg.UIDs == nil {
+		cfg.UIDs = DefaultUIDAllocator()
+	}
+	if cfg.Seccomp == nil {
+		cfg.Seccomp = defaultSeccomp
+	}
+	sc, err := cfg.Seccomp()
+	if err != nil {
+		return nil, fmt.Errorf("native: seccomp policy: %w", err)
+	}
+	if sc == nil {
+		return nil, errors.New("native: the seccomp policy is empty")
+	}
+	dir, err := os.MkdirTemp(cfg.StateDir, "apysup-native-")
+	if err != nil {
+		return nil, err
+	}
+	b := &Backend{uids: cfg.UIDs, seccomp: sc, stateDir: dir,
+		guestDir:      filepath.Join(dir, "guest"),
+		containersDir: filepath.Join(dir, "containers"),
+		runsDir:       filepath.Join(dir, "runs")}
+	if err := b.init(cfg.GuestFiles); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return b, nil
+}
+
+func (b *Backend) init(files fs.FS) error {
+	// Container root (a host uid of the run's pair) must traverse to the
+	// skeleton and the guest files; nothing here is writable by it.
+	if err := os.Chmod(b.stateDir, 0o711); err != nil {
+		return err
+	}
+	root, err := buildRootfs(filepath.Join(b.stateDir, "rootfs"))
+	if err != nil {
+		return fmt.Errorf("native: skeleton root: %w", err)
+	}
+	b.root = root
+	if err := writeGuestFiles(files, b.guestDir); err != nil {
+		return err
+	}
+	if err := os.Mkdir(b.containersDir, 0o700); err != nil {
+		return err
+	}
+	return os.Mkdir(b.runsDir, 0o711)
+}
+
+// Name implements sandbox.Backend.
+func (b *Backend) Name() string { return "native" }
+
+// Doctor returns the host report, computed once per Backend.
+func (b *Backend) Doctor(ctx context.Context) doctor.Report {
+	b.doctorOnce.Do(func() { b.report = doctor.Run(ctx) })
+	return b.report
+}
+
+// Close removes the Backend's state directory. Runs must have ended.
+func (b *Backend) Close() error {
+	return os.RemoveAll(b.stateDir)
+}
+
+// Run implements sandbox.Backend: Prepare, Assign, Start, Wait, Destroy.
+//
+// The Outcome is never nil. The error is nil for every guest ending (ok,
+// error, timeout, memory_limit, killed); it is an *Error for refused and
+// setup_failed (same code as Outcome.ErrorCode) and wraps ctx.Err() when
+// ctx ended the run (status killed, code "canceled").
+func (b *Backend) Run(ctx context.Context, job sandbox.Job, limits sandbox.Limits) (*sandbox.Outcome, error) {
+	s, err := b.Prepare(ctx, limits)
+	if err != nil {
+		return failed(err), err
+	}
+	out, err := s.run(ctx, job)
+	if derr := s.Destroy(); derr != nil {
+		out.Timings.Destroy = s.timings.Destroy
+		if err == nil {
+			err = derr
+		}
+		return out, err
+	}
+	out.Timings = s.timings
+	return out, err
+}
+
+func (s *Sandbox) run(ctx context.Context, job sandbox.Job) (*sandbox.Outcome, error) {
+	if err := s.Assign(job); err != nil {
+		return failed(err), err
+	}
+	if err := s.Start(); err != nil {
+		return failed(err), err
+	}
+	return s.Wait(ctx)
+}
+
+func failed(err error) *sandbox.Outcome {
+	var e *Error
+	if errors.As(err, &e) {
+		return &sandbox.Outcome{Status: e.Status, ErrorCode: e.Code, ExitCode: -1}
+	}
+	return &sandbox.Outcome{Status: sandbox.StatusSetupFailed, ErrorCode: CodeSetupFailed, ExitCode: -1}
+}

@@ -1,0 +1,416 @@
+package native
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/opencontainers/runc/libcontainer"
+	"golang.org/x/sys/unix"
+
+	"github.com/apysup/apysup/sandbox"
+)
+
+// guestEnv is the whole environment of a guest (the wazero backend uses the same).
+var guestEnv = []string{
+	"PYTHONHASHSEED=0", "PYTHONDONTWRITEBYTECODE=1", "PYTHONUTF8=1",
+	"PATH=/usr/bin:/bin", "HOME=/workspace", "LANG=C.UTF-8",
+}
+
+// maxGuestOutcome bounds the runner's outcome.json read back from the host.
+const maxGuestOutcome = 2 << 20
+
+// Sandbox is one run's confinement. Its phases are, in order:
+//
+//	Prepare  limits known: host checked, host ids and run directory taken
+//	Assign   the job: script and prelude copied, workspace handed to the run's uid
+//	Start    the container built and the guest started
+//	Wait     the guest ends (exit, timeout, limit, ctx) and is measured
+//	Destroy  everything taken is given back; safe to call at any point, once
+//
+// libcontainer fixes mounts and argv when the container starts, so the job
+// is assigned before Start; a pool of prepared sandboxes keeps Prepare'd
+// values (ids, directories, checked host) ready.
+type Sandbox struct {
+	b      *Backend
+	id     string
+	limits sandbox.Limits
+	ids    IDPair
+	dir    string // per-run host dir: job/ and out/
+	jobDir string
+	outDir string
+
+	job            sandbox.Job
+	runDirMode     os.FileMode
+	madeMounts     []string // mount points created in the caller's RunDir
+	wsOwner        [2]int   // workspace uid/gid before the run
+	wsChowned      bool
+	container      *libcontainer.Container
+	process        *libcontainer.Process
+	cgroupPaths    map[string]string
+	stdout, stderr *capture
+	started        time.Time
+	timings        sandbox.Timings
+	destroyed      bool
+}
+
+// Prepare checks the host (cached), validates limits and takes a host
+// identity and a run directory.
+func (b *Backend) Prepare(ctx context.Context, limits sandbox.Limits) (*Sandbox, error) {
+	t0 := time.Now()
+	if f := b.Doctor(ctx).FirstFailure(); f != nil {
+		return nil, refused(f.Status, "%s: %s (fix: %s)", f.Name, f.Detail, f.Fix)
+	}
+	limits, err := withDefaults(limits)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := b.uids.Acquire()
+	if err != nil {
+		return nil, refused(CodeUIDsExhausted, "%v", err)
+	}
+	s := &Sandbox{b: b, limits: limits, ids: ids,
+		id: fmt.Sprintf("apysup-%d-%d", os.Getpid(), b.seq.Add(1))}
+	s.dir = filepath.Join(b.runsDir, s.id)
+	s.jobDir = filepath.Join(s.dir, "job")
+	s.outDir = filepath.Join(s.dir, "out")
+	if err := s.makeDirs(); err != nil {
+		s.Destroy()
+		return nil, setupFailed(err)
+	}
+	s.timings.Prepare = time.Since(t0)
+	return s, nil
+}
+
+func (s *Sandbox) makeDirs() error {
+	if err := os.Mkdir(s.dir, 0o711); err != nil {
+		return err
+	}
+	if err := os.Mkdir(s.jobDir, 0o755); err != nil {
+		return err
+	}
+	if err := os.Mkdir(s.outDir, 0o700); err != nil {
+		return err
+	}
+	return os.Chown(s.outDir, int(s.ids.Guest), int(s.ids.Guest))
+}
+
+func withDefaults(l sandbox.Limits) (sandbox.Limits, error) {
+	d := sandbox.DefaultLimits()
+	if l.Timeout == 0 {
+		l.Timeout = d.Timeout
+	}
+	if l.MemoryBytes == 0 {
+		l.MemoryBytes = d.MemoryBytes
+	}
+	if l.Pids == 0 {
+		l.Pids = d.Pids
+	}
+	if l.CPUs == 0 {
+		l.CPUs = d.CPUs
+	}
+	if l.TmpBytes == 0 {
+		l.TmpBytes = d.TmpBytes
+	}
+	if l.OutputBytes == 0 {
+		l.OutputBytes = d.OutputBytes
+	}
+	if l.OpenFiles == 0 {
+		l.OpenFiles = d.OpenFiles
+	}
+	if l.FileSizeBytes == 0 {
+		l.FileSizeBytes = d.FileSizeBytes
+	}
+	switch {
+	case l.Timeout < 0, l.MemoryBytes < 4<<20, l.Pids < 1, l.CPUs < 0.01, l.TmpBytes < 0,
+		l.OutputBytes < 0, l.OpenFiles < 16, l.FileSizeBytes < 0:
+		return l, refused(CodeInvalidLimits, "limits out of range: %+v", l)
+	}
+	return l, nil
+}
+
+// Assign copies the job in and builds the container (not started yet).
+func (s *Sandbox) Assign(job sandbox.Job) error {
+	t0 := time.Now()
+	defer func() { s.timings.Prepare += time.Since(t0) }()
+	script := filepath.Base(job.ScriptPath)
+	switch {
+	case job.ScriptPath == "" || job.WorkspaceDir == "" || job.RunDir == "":
+		return refused(CodeInvalidJob, "ScriptPath, WorkspaceDir and RunDir are required")
+	case script == "prelude.py" || strings.HasPrefix(script, "."):
+		return refused(CodeInvalidJob, "script name %q is reserved", script)
+	}
+	for _, d := range []string{job.WorkspaceDir, job.RunDir} {
+		if fi, err := os.Lstat(d); err != nil || !fi.IsDir() {
+			return refused(CodeInvalidJob, "%s is not a directory", d)
+		}
+	}
+	s.job = job
+	if err := copyFile(job.ScriptPath, filepath.Join(s.jobDir, script), 0o444); err != nil {
+		return refused(CodeInvalidJob, "script: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(s.jobDir, "prelude.py"), job.Prelude, 0o444); err != nil {
+		return setupFailed(err)
+	}
+	if err := s.openRunDir(); err != nil {
+		return setupFailed(err)
+	}
+	if err := s.lendWorkspace(); err != nil {
+		return setupFailed(err)
+	}
+	sc := s.b.seccomp
+	cfg := containerConfig(s.b.root, mountSources{
+		guestFiles: s.b.guestDir, runDir: job.RunDir, jobDir: s.jobDir,
+		outDir: s.outDir, workspace: job.WorkspaceDir,
+	}, s.ids, s.id, s.limits, sc)
+	c, err := libcontainer.Create(s.b.containersDir, s.id, cfg)
+	if err != nil {
+		return setupFailed(fmt.Errorf("create container: %w", err))
+	}
+	s.container = c
+	args := append([]string{sandbox.GuestPython, "-I", "-S", sandbox.GuestRunner,
+		"--prelude", sandbox.GuestJobDir + "/prelude.py",
+		"--outcome", sandbox.GuestOutDir + "/outcome.json",
+		"--", sandbox.GuestJobDir + "/" + script}, job.Args...)
+	noNewPrivs := true
+	s.process = &libcontainer.Process{
+		Args: args, Env: guestEnv, UID: GuestUID, GID: GuestGID, Cwd: sandbox.GuestWorkDir,
+		NoNewPrivileges: &noNewPrivs, Init: true,
+	}
+	return nil
+}
+
+// openRunDir makes the caller's RunDir traversable by the guest and creates
+// the job and out mount points in it (removed again by Destroy).
+func (s *Sandbox) openRunDir() error {
+	fi, err := os.Stat(s.job.RunDir)
+	if err != nil {
+		return err
+	}
+	s.runDirMode = fi.Mode().Perm()
+	if s.runDirMode&0o005 != 0o005 {
+		if err := os.Chmod(s.job.RunDir, s.runDirMode|0o005); err != nil {
+			return err
+		}
+	}
+	for _, name := range []string{"job", "out"} {
+		p := filepath.Join(s.job.RunDir, name)
+		if err := os.Mkdir(p, 0o755); err != nil {
+			return fmt.Errorf("mount point in RunDir: %w", err)
+		}
+		s.madeMounts = append(s.madeMounts, p)
+	}
+	return nil
+}
+
+// lendWorkspace hands the workspace tree to the guest's host uid.
+func (s *Sandbox) lendWorkspace() error {
+	fi, err := os.Lstat(s.job.WorkspaceDir)
+	if err != nil {
+		return err
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	s.wsOwner = [2]int{int(st.Uid), int(st.Gid)}
+	s.wsChowned = true
+	return chownTree(s.job.WorkspaceDir, int(s.ids.Guest), int(s.ids.Guest))
+}
+
+// chownTree changes the owner of every entry without following symlinks.
+// The kernel clears set-user-ID and set-group-ID bits on each chown.
+func chownTree(root string, uid, gid int) error {
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, uid, gid)
+	})
+}
+
+// Start starts the guest: namespaces, cgroups, mounts, pivot_root,
+// seccomp, then exec of the runner. The timeout clock starts here.
+func (s *Sandbox) Start() error {
+	if s.process == nil {
+		return setupFailed(errors.New("Start before Assign"))
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return setupFailed(err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return setupFailed(err)
+	}
+	s.process.Stdout, s.process.Stderr = outW, errW
+	s.stdout = startCapture(outR, s.limits.OutputBytes)
+	s.stderr = startCapture(errR, s.limits.OutputBytes)
+	s.started = time.Now()
+	err = s.container.Run(s.process)
+	outW.Close()
+	errW.Close()
+	s.timings.Start = time.Since(s.started)
+	if err != nil {
+		return setupFailed(fmt.Errorf("start container: %w", err))
+	}
+	if st, err := s.container.State(); err == nil {
+		s.cgroupPaths = st.CgroupPaths
+	}
+	return nil
+}
+
+type waitResult struct {
+	ps  *os.ProcessState
+	err error
+}
+
+// Wait waits for the guest to end, kills the whole tree at the timeout or
+// when ctx ends, and maps the ending to a status.
+func (s *Sandbox) Wait(ctx context.Context) (*sandbox.Outcome, error) {
+	done := make(chan waitResult, 1)
+	go func() {
+		ps, err := s.process.Wait()
+		done <- waitResult{ps, err}
+	}()
+	timer := time.NewTimer(s.limits.Timeout - time.Since(s.started))
+	defer timer.Stop()
+	var r waitResult
+	timedOut, canceled := false, false
+	select {
+	case r = <-done:
+	case <-timer.C:
+		timedOut = true
+		s.kill()
+		r = <-done
+	case <-ctx.Done():
+		canceled = true
+		s.kill()
+		r = <-done
+	}
+	s.timings.Run = time.Since(s.started) - s.timings.Start
+	out := &sandbox.Outcome{ExitCode: -1}
+	if r.ps == nil {
+		return failed(setupFailed(r.err)), setupFailed(fmt.Errorf("wait: %w", r.err))
+	}
+	ws := r.ps.Sys().(syscall.WaitStatus)
+	signaled := ws.Signaled()
+	switch {
+	case ws.Exited():
+		out.ExitCode = ws.ExitStatus()
+	case signaled:
+		out.ExitCode = 128 + int(ws.Signal())
+	}
+	oom := s.oomKilled(signaled && ws.Signal() == syscall.SIGKILL && !timedOut && !canceled)
+	out.Usage = s.usage()
+	var err error
+	switch {
+	case canceled:
+		out.Status, out.ErrorCode = sandbox.StatusKilled, CodeCanceled
+		err = fmt.Errorf("native: run canceled: %w", ctx.Err())
+	case timedOut:
+		out.Status = sandbox.StatusTimeout
+	case oom && out.ExitCode != 0:
+		out.Status = sandbox.StatusMemoryLimit
+	case signaled:
+		out.Status, out.ErrorCode = sandbox.StatusKilled, CodeKilledBySignal+":"+unix.SignalName(ws.Signal())
+	case out.ExitCode == 0:
+		out.Status = sandbox.StatusOK
+	default:
+		out.Status = sandbox.StatusError
+	}
+	// Every process of the run is gone once pid 1 of its namespace is; the
+	// pipes then reach their end.
+	s.kill()
+	out.Stdout, out.StdoutTruncated = s.stdout.wait()
+	out.Stderr, out.StderrTruncated = s.stderr.wait()
+	out.GuestOutcome = readGuestOutcome(filepath.Join(s.outDir, "outcome.json"))
+	return out, err
+}
+
+// kill sends SIGKILL to the guest's pid 1; the kernel then kills every
+// other process of its pid namespace.
+func (s *Sandbox) kill() {
+	if s.container != nil {
+		_ = s.container.Signal(unix.SIGKILL)
+	}
+}
+
+// readGuestOutcome reads the runner's outcome file, refusing anything but a
+// regular file of at most maxGuestOutcome bytes (the guest owns the
+// directory: it could leave a symlink, a FIFO or a huge file there).
+func readGuestOutcome(path string) []byte {
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxGuestOutcome {
+		return nil
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxGuestOutcome+1))
+	if err != nil || len(b) > maxGuestOutcome || len(b) == 0 {
+		return nil
+	}
+	return b
+}
+
+// Destroy kills what is left, removes the container and its cgroups, the
+// run directory and the mount points, gives the workspace back to its
+// owner and frees the host identity. It is safe at any phase and idempotent.
+func (s *Sandbox) Destroy() error {
+	if s.destroyed {
+		return nil
+	}
+	s.destroyed = true
+	t0 := time.Now()
+	defer func() { s.timings.Destroy = time.Since(t0) }()
+	var errs []error
+	if s.container != nil {
+		s.kill()
+		if err := s.container.Destroy(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if s.stdout != nil {
+		s.stdout.wait()
+		s.stderr.wait()
+	}
+	for _, p := range s.madeMounts {
+		if err := os.Remove(p); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if s.madeMounts != nil && s.runDirMode&0o005 != 0o005 {
+		if err := os.Chmod(s.job.RunDir, s.runDirMode); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if s.wsChowned {
+		if err := chownTree(s.job.WorkspaceDir, s.wsOwner[0], s.wsOwner[1]); err != nil {
+			errs = append(errs, fmt.Errorf("give the workspace back: %w", err))
+		}
+	}
+	if err := os.RemoveAll(s.dir); err != nil {
+		errs = append(errs, err)
+	}
+	s.b.uids.Release(s.ids)
+	if len(errs) > 0 {
+		return &Error{Status: sandbox.StatusSetupFailed, Code: CodeCleanupFailed, Err: errors.Join(errs...)}
+	}
+	return nil
+}
+
+// ID is the container id of the run (also its cgroup name).
+func (s *Sandbox) ID() string { return s.id }
+
+// HostIDs is the host uid/gid pair of the run.
+func (s *Sandbox) HostIDs() IDPair { return s.ids }
+

@@ -1,0 +1,1 @@
+# test stand-in
