@@ -1,0 +1,444 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apysup/apysup/internal/canonjson"
+	"github.com/apysup/apysup/plan"
+)
+
+// Limits of one call (SPEC.md section 5).
+const (
+	MaxFrameBytes  = canonjson.MaxGuestBytes
+	MaxResultBytes = 1 << 20
+)
+
+// Config builds a Broker for one run.
+type Config struct {
+	Plan     *plan.Plan
+	RunID    string
+	Surface  plan.Surface
+	Parent   string // the parent call id on the programmatic and both surfaces
+	Handlers *Handlers
+	// Approvals decides calls to capabilities that require approval. Nil
+	// means no approver: such calls are denied (approval_unavailable).
+	Approvals *Approvals
+	// Observers receive body-free lifecycle markers; they never gate work.
+	Observers []Observer
+}
+
+// Broker admits, approves and dispatches the calls of one run.
+type Broker struct {
+	cfg Config
+
+	mu         sync.Mutex
+	used       map[string]bool
+	admitted   int
+	nextProg   int
+	receipts   []Receipt
+	transcript []TranscriptEntry
+	closed     bool
+}
+
+var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
+
+// New checks that every capability of the Plan has a handler of the right
+// kind, then returns the run's Broker.
+func New(cfg Config) (*Broker, error) {
+	if cfg.Plan == nil || cfg.Handlers == nil {
+		return nil, errors.New("broker: a Plan and Handlers are required")
+	}
+	if !runIDPattern.MatchString(cfg.RunID) {
+		return nil, fmt.Errorf("broker: run id must match %s", runIDPattern)
+	}
+	if _, err := plan.ParseSurface(string(cfg.Surface)); err != nil {
+		return nil, err
+	}
+	switch {
+	case cfg.Surface == plan.SurfaceDirect && cfg.Parent != "":
+		return nil, errors.New("broker: the direct surface takes no parent")
+	case cfg.Surface != plan.SurfaceDirect && !plan.ParentPattern.MatchString(cfg.Parent):
+		return nil, fmt.Errorf("broker: the %s surface needs a parent call id", cfg.Surface)
+	}
+	for _, c := range cfg.Plan.Capabilities() {
+		h, ok := cfg.Handlers.lookup(c.Handler())
+		if !ok {
+			return nil, fmt.Errorf("broker: capability %s: no handler %s", c.Name(), c.Handler())
+		}
+		if _, isEvidence := h.(EvidenceHandler); c.Playback() == plan.PlaybackCaptured && !isEvidence {
+			return nil, fmt.Errorf("broker: capability %s is captured but handler %s returns no evidence", c.Name(), c.Handler())
+		}
+	}
+	return &Broker{cfg: cfg, used: make(map[string]bool), nextProg: 1}, nil
+}
+
+// RunID is the run this Broker serves.
+func (b *Broker) RunID() string { return b.cfg.RunID }
+
+// PlanSHA256 is the identity of the bound Plan.
+func (b *Broker) PlanSHA256() string { return b.cfg.Plan.Identity() }
+
+// Call admits and, at most once, dispatches one call frame, and returns
+// the broker response (ARCHITECTURE.md). It never returns an error: every
+// refusal is a typed response.
+func (b *Broker) Call(ctx context.Context, frame []byte) []byte { return b.call(ctx, frame, false) }
+
+// CallStreaming is Call for streaming calls, which may not use
+// workspace_write capabilities.
+func (b *Broker) CallStreaming(ctx context.Context, frame []byte) []byte {
+	return b.call(ctx, frame, true)
+}
+
+// Close ends the run: later calls are refused. In-flight calls finish.
+func (b *Broker) Close() {
+	b.mu.Lock()
+	b.closed = true
+	b.mu.Unlock()
+}
+
+// Receipts returns the run's receipts in operation order.
+func (b *Broker) Receipts() []Receipt {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]Receipt(nil), b.receipts...)
+}
+
+// Transcript returns the captured-playback entries in operation order.
+func (b *Broker) Transcript() []TranscriptEntry {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]TranscriptEntry(nil), b.transcript...)
+}
+
+// frame is the guest's call frame.
+type frame struct {
+	CallID     *string         `json:"call_id"`
+	Capability *string         `json:"capability"`
+	Arguments  json.RawMessage `json:"arguments"`
+}
+
+// response is the broker response.
+type response struct {
+	SchemaVersion string          `json:"schema_version"`
+	CallID        string          `json:"call_id,omitempty"`
+	Status        string          `json:"status"`
+	ErrorCode     string          `json:"error_code,omitempty"`
+	Message       string          `json:"message,omitempty"`
+	Result        json.RawMessage `json:"result,omitempty"`
+	ReceiptID     string          `json:"receipt_id,omitempty"`
+}
+
+// ResponseSchemaVersion tags broker responses.
+const ResponseSchemaVersion = "apysup.broker.v1"
+
+// Response statuses.
+const (
+	StatusOK        = "ok"
+	StatusError     = "error"
+	StatusDenied    = "denied"
+	StatusAmbiguous = "ambiguous"
+	StatusRefused   = "refused"
+)
+
+func refused(callID, code string) []byte {
+	return encodeResponse(response{CallID: callID, Status: StatusRefused, ErrorCode: code})
+}
+
+func encodeResponse(r response) []byte {
+	r.SchemaVersion = ResponseSchemaVersion
+	if r.ErrorCode != "" {
+		r.Message = messages[r.ErrorCode]
+	}
+	out, err := json.Marshal(r)
+	if err != nil { // only a malformed Result could fail, and it was validated
+		return []byte(`{"schema_version":"apysup.broker.v1","status":"ambiguous","error_code":"result_malformed"}`)
+	}
+	return out
+}
+
+// admitted is a call that passed steps 1-3 of admission.
+type admittedCall struct {
+	callID     string
+	parent     string // set for programmatic calls
+	capability string
+	arguments  json.RawMessage
+}
+
+func (b *Broker) call(ctx context.Context, raw []byte, streaming bool) []byte {
+	call, code := b.admit(raw)
+	if code != "" {
+		id := ""
+		if call != nil {
+			id = call.callID
+		}
+		return refused(id, code)
+	}
+	return b.dispatch(ctx, call, streaming)
+}
+
+// admit performs admission steps 1-3 (frame, origin, call id and budget).
+// The returned call carries its id whenever the frame yielded one.
+func (b *Broker) admit(raw []byte) (*admittedCall, string) {
+	switch {
+	case len(raw) == 0:
+		return nil, CodeFrameEmpty
+	case len(raw) > MaxFrameBytes:
+		return nil, CodeFrameTooLarge
+	}
+	var f frame
+	if err := canonjson.DecodeStrict(raw, MaxFrameBytes, &f); err != nil || f.CallID == nil || f.Capability == nil || f.Arguments == nil {
+		return nil, CodeFrameMalformed
+	}
+	call := &admittedCall{callID: *f.CallID, capability: *f.Capability}
+	if len(call.callID) > 256 {
+		return nil, CodeInvalidCallID
+	}
+	if trimmed := strings.TrimLeft(string(f.Arguments), " \t\r\n"); !strings.HasPrefix(trimmed, "{") {
+		return call, CodeArgumentsNotObject
+	}
+	call.arguments = f.Arguments
+
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return call, CodeRunClosed
+	}
+	seq, isProgram, code := b.originLocked(call.callID)
+	if code != "" {
+		return call, code
+	}
+	if b.used[call.callID] {
+		return call, CodeCallIDReused
+	}
+	if b.admitted >= b.cfg.Plan.MaxCalls() {
+		return call, CodeMaxCallsExhausted
+	}
+	b.used[call.callID] = true
+	b.admitted++
+	if isProgram {
+		b.nextProg = seq + 1
+		call.parent = b.cfg.Parent
+	}
+	return call, ""
+}
+
+// originLocked classifies a call id: direct (capability-<n>) or
+// programmatic (<parent>:program:<n>, exactly the next sequence).
+func (b *Broker) originLocked(id string) (seq int, isProgram bool, code string) {
+	if parent, n, ok := strings.Cut(id, ":program:"); ok {
+		seq, valid := parseSeq(n)
+		switch {
+		case !valid || !plan.ParentPattern.MatchString(parent):
+			return 0, true, CodeInvalidCallID
+		case !b.cfg.Surface.AllowsProgram() || parent != b.cfg.Parent:
+			return 0, true, CodeSurfaceForbidsProgram
+		case seq != b.nextProg:
+			return 0, true, CodeProgramSequence
+		}
+		return seq, true, ""
+	}
+	n, ok := strings.CutPrefix(id, "capability-")
+	if _, valid := parseSeq(n); !ok || !valid {
+		return 0, false, CodeInvalidCallID
+	}
+	if !b.cfg.Surface.AllowsDirect() {
+		return 0, false, CodeSurfaceForbidsDirect
+	}
+	return 0, false, ""
+}
+
+// parseSeq accepts a decimal integer >= 1 without leading zeros.
+func parseSeq(s string) (int, bool) {
+	if s == "" || s[0] == '0' || len(s) > 9 {
+		return 0, false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.Atoi(s)
+	return n, err == nil
+}
+
+// RequestDigest is the request_sha256 of a call: the domain-separated
+// digest of the canonical frame. The RPC idempotency table uses the same
+// function, so "the same request" means one thing everywhere.
+func RequestDigest(callID, capability string, canonicalArguments json.RawMessage) string {
+	doc := canonjson.MustMarshal(struct {
+		CallID     string          `json:"call_id"`
+		Capability string          `json:"capability"`
+		Arguments  json.RawMessage `json:"arguments"`
+	}{callID, capability, canonicalArguments})
+	return canonjson.Digest(canonjson.DomainRequest, doc)
+}
+
+// dispatch performs admission steps 4-8 for an admitted call and always
+// ends in exactly one receipt.
+func (b *Broker) dispatch(ctx context.Context, call *admittedCall, streaming bool) []byte {
+	canonArgs, err := canonjson.Canonical(call.arguments)
+	if err != nil { // validated by DecodeStrict already
+		canonArgs = call.arguments
+	}
+	rc := &receiptDraft{call: call, requestSHA256: RequestDigest(call.callID, call.capability, canonArgs)}
+
+	capability, ok := b.cfg.Plan.Lookup(call.capability)
+	if !ok {
+		return b.finish(rc, StatusDenied, CodeUnknownCapability, nil)
+	}
+	if streaming && capability.Effect() == plan.EffectWorkspaceWrite {
+		return b.finish(rc, StatusDenied, CodeStreamingForbidsWrite, nil)
+	}
+	args, err := canonjson.ParseStrict(canonArgs, MaxFrameBytes)
+	if err != nil || capability.ValidateInput(args) != nil {
+		return b.finish(rc, StatusDenied, CodeInputSchema, nil)
+	}
+	b.observe(Marker{Kind: MarkerIntent, CallID: call.callID, Capability: call.capability})
+
+	if req := capability.Approval(); req != nil {
+		if code := b.awaitApproval(ctx, rc, capability, canonArgs, time.Duration(req.LeaseSeconds)*time.Second); code != "" {
+			return b.finish(rc, StatusDenied, code, nil)
+		}
+	}
+
+	h, _ := b.cfg.Handlers.lookup(capability.Handler())
+	b.observe(Marker{Kind: MarkerStarted, CallID: call.callID, Capability: call.capability})
+	result, evidence, status, code := b.invoke(ctx, h, capability, canonArgs)
+	if rc.approvalID != "" {
+		if err := b.cfg.Approvals.Complete(rc.approvalID, status); err != nil {
+			status, code, result = StatusAmbiguous, CodeApprovalAuditFailed, nil
+		}
+	}
+	if status == StatusOK && capability.Playback() == plan.PlaybackCaptured {
+		b.recordTranscript(call, canonArgs, result, evidence)
+	}
+	out := b.finish(rc, status, code, result)
+	b.observe(Marker{Kind: MarkerCompleted, CallID: call.callID, Capability: call.capability, Outcome: status})
+	return out
+}
+
+// awaitApproval blocks inside the guest's own call until a decision, then
+// crosses BeginDispatch. It returns a refusal code, or "" to dispatch.
+func (b *Broker) awaitApproval(ctx context.Context, rc *receiptDraft, c *plan.Capability, canonArgs []byte, lease time.Duration) string {
+	if b.cfg.Approvals == nil {
+		return CodeApprovalUnavailable
+	}
+	rec, err := b.cfg.Approvals.Request(ApprovalRequest{
+		RunID: b.cfg.RunID, CallID: rc.call.callID, Capability: c.Name(),
+		ArgumentsSHA256: canonjson.Digest(canonjson.DomainRequest, canonArgs),
+		Preview:         string(canonArgs), Lease: lease,
+	})
+	if err != nil {
+		return CodeApprovalAuditFull
+	}
+	rc.approvalID = rec.ID
+	state, _ := b.cfg.Approvals.Wait(ctx, rec.ID)
+	switch state {
+	case ApprovalApproved:
+	case ApprovalRejected:
+		return CodeApprovalRejected
+	case ApprovalExpired:
+		return CodeApprovalExpired
+	default:
+		return CodeApprovalCancelled
+	}
+	if err := b.cfg.Approvals.BeginDispatch(rec.ID); err != nil {
+		if r, _ := b.cfg.Approvals.Get(rec.ID); r.State == ApprovalExpired {
+			return CodeApprovalExpired
+		}
+		return CodeApprovalCancelled
+	}
+	return ""
+}
+
+// invoke calls the handler once and checks what it returned.
+func (b *Broker) invoke(ctx context.Context, h any, c *plan.Capability, args json.RawMessage) (result json.RawMessage, ev *TransportEvidence, status, code string) {
+	defer func() {
+		if recover() != nil {
+			result, ev, status, code = nil, nil, StatusAmbiguous, CodeHandlerPanicked
+		}
+	}()
+	var err error
+	if eh, ok := h.(EvidenceHandler); ok && c.Playback() == plan.PlaybackCaptured {
+		var e TransportEvidence
+		result, e, err = eh.CallWithEvidence(ctx, args)
+		ev = &e
+	} else {
+		result, err = h.(Handler).Call(ctx, args)
+	}
+	if err != nil {
+		return nil, nil, StatusError, CodeHandlerError
+	}
+	if len(result) > MaxResultBytes {
+		return nil, nil, StatusError, CodeResultTooLarge
+	}
+	canonResult, err := canonjson.Canonical(result)
+	if err != nil {
+		return nil, nil, StatusError, CodeResultMalformed
+	}
+	decoded, _ := canonjson.ParseStrict(canonResult, canonjson.MaxHostBytes)
+	if c.ValidateOutput(decoded) != nil {
+		return nil, nil, StatusError, CodeOutputSchema
+	}
+	if c.Playback() == plan.PlaybackCaptured {
+		if ev == nil || *ev == (TransportEvidence{}) {
+			return nil, nil, StatusError, CodeEvidenceMissing
+		}
+		if !validEvidence(*ev) {
+			return nil, nil, StatusError, CodeEvidenceInvalid
+		}
+	}
+	return canonResult, ev, StatusOK, ""
+}
+
+func validEvidence(e TransportEvidence) bool {
+	return e.Kind == "http" && e.Status >= 100 && e.Status <= 599 && e.MediaType != "" && len(e.MediaType) <= 255 &&
+		e.BodyBytes >= 0 && canonjson.IsDigest(e.BodySHA256)
+}
+
+func (b *Broker) recordTranscript(call *admittedCall, args, result json.RawMessage, ev *TransportEvidence) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.transcript = append(b.transcript, TranscriptEntry{
+		CallID: call.callID, Capability: call.capability,
+		ArgumentsSHA256: canonjson.Digest(canonjson.DomainRequest, args),
+		ResultSHA256:    canonjson.Digest(canonjson.DomainResponse, result),
+		Evidence:        *ev,
+	})
+}
+
+// finish writes the receipt and the response.
+func (b *Broker) finish(rc *receiptDraft, status, code string, result json.RawMessage) []byte {
+	r := Receipt{
+		SchemaVersion: ReceiptSchemaVersion, RunID: b.cfg.RunID, PlanSHA256: b.cfg.Plan.Identity(),
+		CallID: rc.call.callID, ParentCallID: rc.call.parent, ApprovalRequestID: rc.approvalID,
+		Capability: rc.call.capability, RequestSHA256: rc.requestSHA256, Outcome: status, ErrorCode: code,
+	}
+	if status == StatusOK {
+		r.ResponseSHA256 = canonjson.Digest(canonjson.DomainResponse, result)
+	}
+	b.mu.Lock()
+	r.OperationIndex = len(b.receipts)
+	r.ReceiptID = r.computeID()
+	b.receipts = append(b.receipts, r)
+	b.mu.Unlock()
+	resp := response{CallID: rc.call.callID, Status: status, ErrorCode: code, ReceiptID: r.ReceiptID}
+	if status == StatusOK {
+		resp.Result = result
+	}
+	return encodeResponse(resp)
+}
+
+type receiptDraft struct {
+	call          *admittedCall
+	requestSHA256 string
+	approvalID    string
+}
