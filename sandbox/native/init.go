@@ -2,6 +2,7 @@ package native
 
 import (
 	"os"
+	"runtime"
 
 	"github.com/opencontainers/runc/libcontainer"
 	// nsenter's constructor joins the namespaces before the Go runtime starts
@@ -18,3 +19,11 @@ func MaybeInit() {
 		libcontainer.Init() // never returns
 	}
 }
+
+// libcontainer joins each container's mount namespace from a goroutine that
+// locks its thread and exits without unlocking, so that the runtime throws
+// the thread away. The main thread cannot be thrown away: the runtime parks
+// it forever, still inside the container's mount namespace, which then pins
+// that run's mounts for the life of the process. Locking the main goroutine
+// to the main thread during init keeps every other goroutine off it.
+func init() { runtime.LockOSThread() }

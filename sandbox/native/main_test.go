@@ -13,7 +13,14 @@ import (
 
 func TestMain(m *testing.M) {
 	MaybeInit()
-	os.Exit(m.Run())
+	code := m.Run()
+	if sharedBackend != nil {
+		if err := sharedBackend.Close(); err != nil {
+			println("close backend:", err.Error())
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 var (

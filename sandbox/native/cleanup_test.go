@@ -1,0 +1,177 @@
+package native
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/opencontainers/cgroups"
+
+	"github.com/apysup/apysup/sandbox"
+)
+
+// assertClean checks that no run of b left anything behind: processes,
+// cgroups, mounts, run directories, container state, host ids.
+func assertClean(t *testing.T, b *Backend) {
+	t.Helper()
+	for _, dir := range []string{b.runsDir, b.containersDir} {
+		if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
+			t.Errorf("%s holds %v (%v)", dir, entries, err)
+		}
+	}
+	for _, dir := range ownCgroupDirs(t) {
+		matches, _ := filepath.Glob(filepath.Join(dir, "apysup-*"))
+		if len(matches) != 0 {
+			t.Errorf("cgroups left: %v", matches)
+		}
+	}
+	mi, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(mi), "\n") {
+		if strings.Contains(line, b.stateDir) {
+			t.Errorf("mount left: %s", line)
+		}
+	}
+	if pids := rangeProcesses(t, b.uids); len(pids) != 0 {
+		t.Errorf("processes left with a run's uid: %v", pids)
+	}
+	b.uids.mu.Lock()
+	for i, used := range b.uids.used {
+		if used {
+			t.Errorf("uid slot %d still taken", i)
+		}
+	}
+	b.uids.mu.Unlock()
+}
+
+func ownCgroupDirs(t *testing.T) []string {
+	if cgroups.IsCgroup2UnifiedMode() {
+		own, err := cgroups.ParseCgroupFile("/proc/self/cgroup")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []string{filepath.Join("/sys/fs/cgroup", own[""])}
+	}
+	var dirs []string
+	for _, c := range []string{"memory", "pids", "cpu", "cpuacct", "devices", "freezer", "blkio", "cpuset"} {
+		if d, err := cgroups.GetOwnCgroupPath(c); err == nil {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
+}
+
+// rangeProcesses lists host processes whose real uid lies in a's range.
+func rangeProcesses(t *testing.T, a *UIDAllocator) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		fi, err := os.Stat(filepath.Join("/proc", e.Name()))
+		if err != nil {
+			continue
+		}
+		uid := fi.Sys().(*syscall.Stat_t).Uid
+		if uid >= a.base && uid < a.base+2*uint32(a.slots) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// waitForFile polls for a marker the guest writes into its workspace.
+func waitForFile(t *testing.T, path string) {
+	t.Helper()
+	for i := 0; ; i++ {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		if i > 3000 {
+			t.Fatalf("%s never appeared", path)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+const sleeper = "import os, time\nif os.fork() == 0:\n    time.sleep(600)\nopen('/workspace/started', 'w').close()\ntime.sleep(600)\n"
+
+func TestCleanupAfterCancel(t *testing.T) {
+	b := testBackend(t)
+	job := newJob(t, sleeper)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		waitForFile(t, filepath.Join(job.WorkspaceDir, "started"))
+		cancel()
+	}()
+	out, err := b.Run(ctx, job, sandbox.Limits{})
+	if !errors.Is(err, context.Canceled) || out.Status != sandbox.StatusKilled || out.ErrorCode != CodeCanceled {
+		t.Fatalf("err %v status %s code %s stderr %q", err, out.Status, out.ErrorCode, out.Stderr)
+	}
+	assertClean(t, b)
+	assertWorkspaceReturned(t, job.WorkspaceDir)
+}
+
+func TestCleanupAfterGuestSIGKILL(t *testing.T) {
+	b := testBackend(t)
+	job := newJob(t, sleeper)
+	s, err := b.Prepare(context.Background(), sandbox.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Destroy()
+	if err := s.Assign(job); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitForFile(t, filepath.Join(job.WorkspaceDir, "started"))
+	st, err := s.container.State()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(st.InitProcessPid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	out, err := s.Wait(context.Background())
+	if err != nil || out.Status != sandbox.StatusKilled || out.ErrorCode != CodeKilledBySignal+":SIGKILL" {
+		t.Fatalf("err %v status %s code %s", err, out.Status, out.ErrorCode)
+	}
+	if err := s.Destroy(); err != nil {
+		t.Fatal(err)
+	}
+	assertClean(t, b)
+	assertWorkspaceReturned(t, job.WorkspaceDir)
+	if entries, _ := os.ReadDir(job.RunDir); len(entries) != 0 {
+		t.Errorf("RunDir holds %v", entries)
+	}
+}
+
+func assertWorkspaceReturned(t *testing.T, ws string) {
+	t.Helper()
+	filepath.WalkDir(ws, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			t.Error(err)
+			return nil
+		}
+		fi, err := os.Lstat(p)
+		if err == nil && fi.Sys().(*syscall.Stat_t).Uid != uint32(os.Getuid()) {
+			t.Errorf("%s still owned by uid %d", p, fi.Sys().(*syscall.Stat_t).Uid)
+		}
+		return nil
+	})
+}
