@@ -413,4 +413,3 @@ func (s *Sandbox) ID() string { return s.id }
 
 // HostIDs is the host uid/gid pair of the run.
 func (s *Sandbox) HostIDs() IDPair { return s.ids }
-
