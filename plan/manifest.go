@@ -138,10 +138,17 @@ func (m *Manifest) Seal() (*Plan, error) {
 		return nil, Problems{at("", err)}
 	}
 	var problems Problems
+	failed := map[string]bool{} // capabilities that did not register
 	for i, c := range m.Capabilities {
-		problems = appendProblems(problems, fmt.Sprintf("capabilities[%d]", i), r.Register(c.Spec))
+		if err := r.Register(c.Spec); err != nil {
+			failed[c.Spec.Name] = true
+			problems = appendProblems(problems, fmt.Sprintf("capabilities[%d]", i), err)
+		}
 	}
 	for i, g := range m.Grants {
+		if failed[g.Capability] {
+			continue // its capability's problem is already reported
+		}
 		grant, err := NewGrant(g.Policy)
 		if err != nil {
 			problems = appendProblems(problems, fmt.Sprintf("grants[%d].policy", i), err)

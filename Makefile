@@ -1,0 +1,61 @@
+# Every entry point of apysup. `make demo` and `make test` are the two
+# commands a newcomer needs; both install what they need first (make deps).
+
+GO       ?= go
+TAGS     := seccomp
+BIN      := bin/apysup
+SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# Debian packages the build and the tests need: cgo + libseccomp for the
+# seccomp filter, Debian's own interpreter for the guest, bubblewrap as the
+# benchmark's baseline.
+APT_PACKAGES := gcc libc6-dev libseccomp-dev pkg-config python3.11 bubblewrap
+TEST_TIMEOUT ?= 45m
+
+include mk/wasi.mk
+
+.PHONY: all deps build test unit vet lint demo bench ci clean
+
+all: build
+
+deps:
+	@missing=""; for p in $(APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "make deps: installing$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+build: deps
+	$(GO) build -tags $(TAGS) -o $(BIN) ./cmd/apysup
+
+vet: deps
+	$(GO) vet -tags $(TAGS) ./...
+
+lint: vet
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+# Every test, unit and integration, with the race detector. Tests that need
+# a kernel feature or the WASI build skip locally and fail when
+# APYSUP_REQUIRE_ALL=1 (as in CI).
+test: deps wasi-python lint
+	$(GO) test -race -tags $(TAGS) -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+unit: deps
+	$(GO) test -race -tags $(TAGS) -count=1 -short ./...
+
+demo: build
+	@echo "== The example plan, sealed (examples/plan.json) =="
+	$(BIN) plan seal examples/plan.json
+	@echo "== Its tool schemas =="
+	$(BIN) plan tools examples/plan.json
+	@echo "== The Python prelude a programmatic guest gets =="
+	$(BIN) plan prelude --surface programmatic --parent toolu_demo examples/plan.json
+
+bench: deps
+	$(GO) test -tags $(TAGS) -run '^$$' -bench . -benchmem ./...
+
+ci: test
+
+clean:
+	rm -rf bin

@@ -1,0 +1,45 @@
+// Command apysup runs untrusted, agent-written Python under a sealed
+// capability Plan. This package is thin: it parses, wires and prints.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/apysup/apysup/sandbox/native"
+)
+
+func main() {
+	native.MaybeInit() // libcontainer re-executes this binary as the container's init
+	if err := newApp(os.Stdout, os.Stderr).Run(os.Args); err != nil {
+		fmt.Fprintln(os.Stderr, "apysup:", err)
+		os.Exit(exitCode(err))
+	}
+}
+
+// exitCode maps an error to the process exit status; cli.ExitCoder wins.
+func exitCode(err error) int {
+	if ec, ok := err.(cli.ExitCoder); ok {
+		return ec.ExitCode()
+	}
+	return 1
+}
+
+func newApp(stdout, stderr io.Writer) *cli.App {
+	return &cli.App{
+		Name:  "apysup",
+		Usage: "run untrusted, agent-written Python under a sealed capability Plan",
+		Description: "apysup confines real CPython (Debian's python3.11) with namespaces, seccomp, cgroups and\n" +
+			"rlimits, with no network and a read-only root. The guest's only door out is a credentialed\n" +
+			"channel to the Broker, which enforces the sealed Plan and writes host-authored receipts.",
+		Writer:          stdout,
+		ErrWriter:       stderr,
+		HideHelpCommand: true,
+		// main decides the exit status; the library must not call os.Exit.
+		ExitErrHandler: func(*cli.Context, error) {},
+		Commands:       []*cli.Command{planCommand()},
+	}
+}
