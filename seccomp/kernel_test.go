@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -277,7 +278,14 @@ func needKernel(t *testing.T, loader string) {
 // runHelper re-executes the test binary as a helper and returns its stdout.
 func runHelper(t *testing.T, mode, loader string, env ...string) ([]byte, error) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	return runWrapped(t, nil, mode, loader, env...)
+}
+
+// runWrapped runs the helper under wrapper (a command prefix such as strace).
+func runWrapped(t *testing.T, wrapper []string, mode, loader string, env ...string) ([]byte, error) {
+	t.Helper()
+	argv := append(append([]string(nil), wrapper...), os.Args[0], "-test.run=^$")
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append([]string{envHelper + "=" + mode, envLoader + "=" + loader,
 		"HOME=" + t.TempDir(), "TMPDIR=" + t.TempDir()}, env...)
 	var stdout, stderr bytes.Buffer
@@ -287,6 +295,19 @@ func runHelper(t *testing.T, mode, loader string, env ...string) ([]byte, error)
 		err = fmt.Errorf("%w\nstdout:\n%s\nstderr:\n%s", err, stdout.Bytes(), stderr.Bytes())
 	}
 	return stdout.Bytes(), err
+}
+
+func pythonArgv(t *testing.T, script string) string {
+	t.Helper()
+	path, err := filepath.Abs(filepath.Join("testdata", script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	argv, err := json.Marshal([]string{python, "-I", path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return envExec + "=" + string(argv)
 }
 
 func probeResults(t *testing.T, loader string) []probeResult {
@@ -341,12 +362,7 @@ func TestPythonUnderFilter(t *testing.T) {
 			t.Run(loader+"/"+strings.TrimSuffix(script, ".py"), func(t *testing.T) {
 				needKernel(t, loader)
 				t.Parallel()
-				path, err := filepath.Abs(filepath.Join("testdata", script))
-				if err != nil {
-					t.Fatal(err)
-				}
-				argv, _ := json.Marshal([]string{python, "-I", path})
-				out, err := runHelper(t, "exec", loader, envExec+"="+string(argv))
+				out, err := runHelper(t, "exec", loader, pythonArgv(t, script))
 				if err != nil {
 					var ee *exec.ExitError
 					if errors.As(err, &ee) {
@@ -359,5 +375,46 @@ func TestPythonUnderFilter(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// failedCall matches a failed call in `strace -f -Z` output, resumed or not.
+var failedCall = regexp.MustCompile(`^\d+ +(?:<\.\.\. )?([a-z0-9_]+)[( ].*= -1 (E[A-Z0-9]+)`)
+
+// TestWorkloadMeetsNoRefusal traces the stdlib workload under the filter:
+// passing is not enough, no call may have been refused on the way (a
+// library silently falling back from EPERM would hide a gap in the
+// allowlist). clone3's ENOSYS is the one refusal by design.
+func TestWorkloadMeetsNoRefusal(t *testing.T) {
+	_, err := os.Stat(python)
+	testenv.Need(t, err == nil, python+" (apt-get install python3.11)")
+	needKernel(t, "libseccomp")
+	strace, err := exec.LookPath("strace")
+	testenv.Need(t, err == nil && exec.Command(strace, "-qq", "-o", os.DevNull, "true").Run() == nil,
+		"a working strace (apt-get install strace; ptrace allowed)")
+	trace := filepath.Join(t.TempDir(), "trace")
+	if _, err := runWrapped(t, []string{strace, "-f", "-qq", "-Z", "-o", trace}, "exec", "libseccomp",
+		pythonArgv(t, "workload.py")); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clone3 := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		m := failedCall.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		switch call, errno := m[1], m[2]; {
+		case call == "clone3" && errno == "ENOSYS":
+			clone3++
+		case errno == "EPERM" || errno == "EAFNOSUPPORT" || errno == "ENOSYS":
+			t.Errorf("refused during the workload: %s", line)
+		}
+	}
+	if clone3 == 0 {
+		t.Error("no clone3 attempt seen: is glibc's fall-back to clone still exercised?")
 	}
 }
