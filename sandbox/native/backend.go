@@ -42,6 +42,8 @@ type Backend struct {
 	containersDir string
 	runsDir       string
 
+	warmer        *cgroupWarmer
+
 	doctorOnce sync.Once
 	report     doctor.Report
 	seq        atomic.Uint64
@@ -79,7 +81,8 @@ func New(cfg Config) (*Backend, error) {
 	b := &Backend{uids: cfg.UIDs, seccomp: sc, stateDir: dir,
 		guestDir:      filepath.Join(dir, "guest"),
 		containersDir: filepath.Join(dir, "containers"),
-		runsDir:       filepath.Join(dir, "runs")}
+		runsDir:       filepath.Join(dir, "runs"),
+		warmer:        newCgroupWarmer()}
 	if err := b.init(cfg.GuestFiles); err != nil {
 		os.RemoveAll(dir)
 		return nil, err

@@ -72,6 +72,7 @@ func (b *Backend) Prepare(ctx context.Context, limits sandbox.Limits) (*Sandbox,
 	if err != nil {
 		return nil, err
 	}
+	b.warmer.kick()
 	ids, err := b.uids.Acquire()
 	if err != nil {
 		return nil, refused(CodeUIDsExhausted, "%v", err)
