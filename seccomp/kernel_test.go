@@ -418,3 +418,33 @@ func TestWorkloadMeetsNoRefusal(t *testing.T) {
 		t.Error("no clone3 attempt seen: is glibc's fall-back to clone still exercised?")
 	}
 }
+
+// TestCompat32Killed: the policy names x86_64 only, so an i386 call made
+// with int 0x80 (numbered differently, unchecked by any x86_64 rule) hits
+// libseccomp's bad-architecture action and the thread dies with SIGSYS.
+func TestCompat32Killed(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("int 0x80 exists on x86_64 only")
+	}
+	_, err := os.Stat(python)
+	testenv.Need(t, err == nil, python+" (apt-get install python3.11)")
+	argv := pythonArgv(t, "compat32.py")
+	// Control: without a filter the call goes through and returns.
+	out, err := runHelper(t, "exec", "none", argv)
+	testenv.Need(t, err == nil && bytes.HasPrefix(out, []byte("int 0x80 returned")),
+		fmt.Sprintf("32-bit syscall emulation (CONFIG_IA32_EMULATION): %v %q", err, out))
+	for _, loader := range []string{"libseccomp", "libcontainer"} {
+		t.Run(loader, func(t *testing.T) {
+			needKernel(t, loader)
+			t.Parallel()
+			out, err := runHelper(t, "exec", loader, argv)
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) {
+				t.Fatalf("not killed: %v, output %q", err, out)
+			}
+			if ws, ok := ee.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != unix.SIGSYS {
+				t.Errorf("ended with %v, want death by SIGSYS", ee.ProcessState)
+			}
+		})
+	}
+}
