@@ -80,7 +80,7 @@ var allowedIoctls = []allowedValue{
 // The prctl options a guest may use. Each only reads state or changes the
 // calling process in a way that cannot weaken confinement.
 var allowedPrctls = []allowedValue{
-	{unix.PR_CAPBSET_READ, "read-only; measured (CPython start-up probes the bounding set)"},
+	{unix.PR_CAPBSET_READ, "read-only; measured: libcap, loaded by NSS modules for pwd/grp lookups, probes the bounding set"},
 	{unix.PR_GET_DUMPABLE, "read-only"},
 	{unix.PR_GET_NAME, "read-only: the thread's name"},
 	{unix.PR_SET_NAME, "renames the calling thread only"},
