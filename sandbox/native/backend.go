@@ -42,7 +42,7 @@ type Backend struct {
 	containersDir string
 	runsDir       string
 
-	warmer        *cgroupWarmer
+	warmer *cgroupWarmer
 
 	doctorOnce sync.Once
 	report     doctor.Report

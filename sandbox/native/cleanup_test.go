@@ -3,6 +3,7 @@ package native
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -26,7 +27,7 @@ func assertClean(t *testing.T, b *Backend) {
 		}
 	}
 	for _, dir := range ownCgroupDirs(t) {
-		matches, _ := filepath.Glob(filepath.Join(dir, "apysup-*"))
+		matches, _ := filepath.Glob(filepath.Join(dir, fmt.Sprintf("apysup-%d-*", os.Getpid())))
 		if len(matches) != 0 {
 			t.Errorf("cgroups left: %v", matches)
 		}
@@ -40,8 +41,8 @@ func assertClean(t *testing.T, b *Backend) {
 			t.Errorf("mount left: %s", line)
 		}
 	}
-	if pids := rangeProcesses(t, b.uids); len(pids) != 0 {
-		t.Errorf("processes left with a run's uid: %v", pids)
+	if pids := descendants(t); len(pids) != 0 {
+		t.Errorf("processes left: %v", pids)
 	}
 	b.uids.mu.Lock()
 	for i, used := range b.uids.used {
@@ -69,28 +70,38 @@ func ownCgroupDirs(t *testing.T) []string {
 	return dirs
 }
 
-// rangeProcesses lists host processes whose real uid lies in a's range.
-func rangeProcesses(t *testing.T, a *UIDAllocator) []int {
+// descendants lists the processes below this one (runs are its children).
+func descendants(t *testing.T) []int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var pids []int
+	parent := map[int]int{}
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		fi, err := os.Stat(filepath.Join("/proc", e.Name()))
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
 		if err != nil {
 			continue
 		}
-		uid := fi.Sys().(*syscall.Stat_t).Uid
-		if uid >= a.base && uid < a.base+2*uint32(a.slots) {
-			pids = append(pids, pid)
+		// pid (comm) state ppid ...: comm may hold spaces, so cut at the last ')'.
+		fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(fields) > 1 {
+			parent[pid], _ = strconv.Atoi(fields[1])
 		}
 	}
-	return pids
+	var out []int
+	for pid := range parent {
+		for p := parent[pid]; p > 1; p = parent[p] {
+			if p == os.Getpid() {
+				out = append(out, pid)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // waitForFile polls for a marker the guest writes into its workspace.

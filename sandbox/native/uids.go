@@ -3,7 +3,11 @@ package native
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
+
+	"golang.org/x/sys/unix"
 )
 
 // GuestUID and GuestGID are the ids the guest runs as inside its user
@@ -20,16 +24,19 @@ var ErrUIDsExhausted = errors.New("native: host uid range exhausted")
 // UIDAllocator hands out host uid/gid pairs from [Base, Base+Count): slot i
 // owns Base+2i (mapped to container root) and Base+2i+1 (mapped to GuestUID),
 // used as both uid and gid. A pair belongs to one run at a time, so
-// concurrent guests never share a host identity. The range must not overlap
-// real users; it is private to this process (two supervisors on one host need
-// disjoint ranges).
+// concurrent guests never share a host identity, also across supervisor
+// processes: a slot is taken only with an exclusive flock(2) on a lock file
+// of its own (LockDir/<uid>), which the kernel drops when the process dies.
+// The range must not overlap real users.
 type UIDAllocator struct {
-	base  uint32
-	slots int
+	base    uint32
+	slots   int
+	lockDir string
 
-	mu   sync.Mutex
-	used []bool
-	next int
+	mu    sync.Mutex
+	used  []bool
+	locks map[int]*os.File
+	next  int
 }
 
 // IDPair is the host identity of one run.
@@ -47,7 +54,8 @@ func NewUIDAllocator(base, count uint32) (*UIDAllocator, error) {
 		return nil, fmt.Errorf("native: uid range [%d, %d) is invalid", base, uint64(base)+uint64(count))
 	}
 	n := int(count / 2)
-	return &UIDAllocator{base: base, slots: n, used: make([]bool, n)}, nil
+	return &UIDAllocator{base: base, slots: n, used: make([]bool, n), locks: map[int]*os.File{},
+		lockDir: filepath.Join(os.TempDir(), fmt.Sprintf("apysup-uids-%d", base))}, nil
 }
 
 // DefaultUIDAllocator covers [1_500_000, 1_565_536).
@@ -62,13 +70,41 @@ func (a *UIDAllocator) Acquire() (IDPair, error) {
 	defer a.mu.Unlock()
 	for i := 0; i < a.slots; i++ {
 		s := (a.next + i) % a.slots
-		if !a.used[s] {
-			a.used[s] = true
-			a.next = (s + 1) % a.slots
-			return a.pair(s), nil
+		if a.used[s] {
+			continue
 		}
+		f, err := a.lock(s)
+		if err != nil {
+			return IDPair{}, err
+		}
+		if f == nil {
+			continue // another process holds it
+		}
+		a.used[s] = true
+		a.locks[s] = f
+		a.next = (s + 1) % a.slots
+		return a.pair(s), nil
 	}
 	return IDPair{}, ErrUIDsExhausted
+}
+
+// lock takes slot s across processes; nil, nil means another process has it.
+func (a *UIDAllocator) lock(s int) (*os.File, error) {
+	if err := os.MkdirAll(a.lockDir, 0o700); err != nil {
+		return nil, fmt.Errorf("native: uid lock dir: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(a.lockDir, fmt.Sprint(a.pair(s).Root)), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("native: uid lock: %w", err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("native: uid lock: %w", err)
+	}
+	return f, nil
 }
 
 // Release frees a pair returned by Acquire.
@@ -76,8 +112,10 @@ func (a *UIDAllocator) Release(p IDPair) {
 	s := int(p.Root-a.base) / 2
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if p.Root >= a.base && s < a.slots && a.pair(s) == p {
+	if p.Root >= a.base && s < a.slots && a.pair(s) == p && a.used[s] {
 		a.used[s] = false
+		a.locks[s].Close() // drops the flock
+		delete(a.locks, s)
 	}
 }
 
