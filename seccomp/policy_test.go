@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"flag"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"testing"
@@ -300,6 +303,35 @@ func TestLibcontainerMatchesOCI(t *testing.T) {
 			}
 			if len(got.Flags) != 0 {
 				t.Errorf("flags: %v", got.Flags)
+			}
+		})
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite testdata/profile_*.json from the policy")
+
+// TestProfileGolden keeps the exported profiles in testdata so that every
+// change to the policy shows up as a readable diff in review. After a
+// deliberate change: go test ./seccomp -run Golden -update.
+func TestProfileGolden(t *testing.T) {
+	for _, a := range arches {
+		t.Run(a.goarch, func(t *testing.T) {
+			got, err := forArch(a.goarch).OCI()
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join("testdata", "profile_"+a.goarch+".json")
+			if *update {
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("the policy differs from %s; review the change, then rerun with -update", path)
 			}
 		})
 	}
