@@ -273,19 +273,23 @@ func parseSeq(s string) (int, bool) {
 // digest of the canonical frame. The RPC idempotency table uses the same
 // function, so "the same request" means one thing everywhere.
 func RequestDigest(callID, capability string, canonicalArguments json.RawMessage) string {
-	doc := canonjson.MustMarshal(struct {
-		CallID     string          `json:"call_id"`
-		Capability string          `json:"capability"`
-		Arguments  json.RawMessage `json:"arguments"`
-	}{callID, capability, canonicalArguments})
+	// {"arguments":...,"call_id":...,"capability":...}: keys in RFC 8785 order.
+	doc := make([]byte, 0, len(canonicalArguments)+len(callID)+len(capability)+48)
+	doc = append(doc, `{"arguments":`...)
+	doc = append(doc, canonicalArguments...)
+	doc = append(doc, `,"call_id":`...)
+	doc = canonjson.AppendString(doc, callID)
+	doc = append(doc, `,"capability":`...)
+	doc = canonjson.AppendString(doc, capability)
+	doc = append(doc, '}')
 	return canonjson.Digest(canonjson.DomainRequest, doc)
 }
 
 // dispatch performs admission steps 4-8 for an admitted call and always
 // ends in exactly one receipt.
 func (b *Broker) dispatch(ctx context.Context, call *admittedCall, streaming bool) []byte {
-	canonArgs, err := canonjson.Canonical(call.arguments)
-	if err != nil { // validated by DecodeStrict already
+	canonArgs, err := canonjson.CanonicalValidated(call.arguments) // the frame passed DecodeStrict
+	if err != nil {
 		canonArgs = call.arguments
 	}
 	rc := &receiptDraft{call: call, requestSHA256: RequestDigest(call.callID, call.capability, canonArgs)}
@@ -297,7 +301,7 @@ func (b *Broker) dispatch(ctx context.Context, call *admittedCall, streaming boo
 	if streaming && capability.Effect() == plan.EffectWorkspaceWrite {
 		return b.finish(rc, StatusDenied, CodeStreamingForbidsWrite, nil)
 	}
-	args, err := canonjson.ParseStrict(canonArgs, MaxFrameBytes)
+	args, err := canonjson.DecodeCanonical(canonArgs)
 	if err != nil || capability.ValidateInput(args) != nil {
 		return b.finish(rc, StatusDenied, CodeInputSchema, nil)
 	}
@@ -384,7 +388,7 @@ func (b *Broker) invoke(ctx context.Context, h any, c *plan.Capability, args jso
 	if err != nil {
 		return nil, nil, StatusError, CodeResultMalformed
 	}
-	decoded, _ := canonjson.ParseStrict(canonResult, canonjson.MaxHostBytes)
+	decoded, _ := canonjson.DecodeCanonical(canonResult)
 	if c.ValidateOutput(decoded) != nil {
 		return nil, nil, StatusError, CodeOutputSchema
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apysup/apysup/internal/canonjson"
 	"github.com/apysup/apysup/plan"
 )
 
@@ -90,5 +91,23 @@ func TestGuestCannotAuthorHostFields(t *testing.T) {
 		if err := CheckGuestOutput(json.RawMessage(ok)); err != nil {
 			t.Errorf("%s refused: %v", ok, err)
 		}
+	}
+}
+
+func TestReceiptCanonicalMatchesJCS(t *testing.T) {
+	for _, r := range []Receipt{
+		{},
+		{SchemaVersion: ReceiptSchemaVersion, RunID: "run-1", PlanSHA256: "sha256:ab", CallID: "p:program:1", ParentCallID: "p",
+			ApprovalRequestID: "apr_1", Capability: "a.b", OperationIndex: 7, RequestSHA256: "sha256:cd", Outcome: "ok",
+			ErrorCode: "x", ResponseSHA256: "sha256:ef", ReceiptID: "sha256:00"},
+		{CallID: "weird \"id\"\n\x01é", Capability: "\u2028", OperationIndex: 255},
+	} {
+		if got, want := string(r.canonical()), string(canonjson.MustMarshal(r)); got != want {
+			t.Errorf("got  %s\nwant %s", got, want)
+		}
+	}
+	if got, want := RequestDigest("c\"1", "cap", json.RawMessage(`{"a":1}`)),
+		canonjson.Digest(canonjson.DomainRequest, canonjson.MustMarshal(map[string]any{"call_id": "c\"1", "capability": "cap", "arguments": map[string]any{"a": 1}})); got != want {
+		t.Errorf("request digest %s != %s", got, want)
 	}
 }

@@ -55,3 +55,57 @@ func DigestOf(domain string, v any) (string, error) {
 	}
 	return Digest(domain, c), nil
 }
+
+// CanonicalValidated is Canonical for bytes that already passed Validate
+// (for example a member of a frame DecodeStrict accepted): it skips the
+// second validation pass on the hot path.
+func CanonicalValidated(raw []byte) ([]byte, error) {
+	out, err := jcs.Transform(raw)
+	if err != nil {
+		return nil, &Error{Code: CodeSyntax, Detail: err.Error()}
+	}
+	return out, nil
+}
+
+// DecodeCanonical decodes bytes produced by Canonical into Go values (as
+// ParseStrict does) without validating them again.
+func DecodeCanonical(canonical []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(canonical))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, &Error{Code: CodeSyntax, Detail: err.Error()}
+	}
+	return v, nil
+}
+
+// AppendString appends s as an RFC 8785 string literal: only '"', '\\' and
+// control characters are escaped (the short forms where JSON has them,
+// else \u00xx in lowercase hex); everything else is written as UTF-8.
+// s must be valid UTF-8.
+func AppendString(dst []byte, s string) []byte {
+	const hexDigits = "0123456789abcdef"
+	dst = append(dst, '"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			dst = append(dst, '\\', c)
+		case c >= 0x20:
+			dst = append(dst, c)
+		case c == '\b':
+			dst = append(dst, '\\', 'b')
+		case c == '\t':
+			dst = append(dst, '\\', 't')
+		case c == '\n':
+			dst = append(dst, '\\', 'n')
+		case c == '\f':
+			dst = append(dst, '\\', 'f')
+		case c == '\r':
+			dst = append(dst, '\\', 'r')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		}
+	}
+	return append(dst, '"')
+}

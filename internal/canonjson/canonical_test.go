@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"testing"
+	"unicode/utf8"
 )
 
 // RFC 8785 section 3.2.2 and 3.2.3 examples.
@@ -115,4 +116,32 @@ func TestDigestDomainSeparated(t *testing.T) {
 	if !IsDigest(want) || IsDigest("sha256:XYZ") || IsDigest(want[:70]) || IsDigest("md5:"+want[7:]) {
 		t.Fatal("IsDigest misjudges")
 	}
+}
+
+func TestAppendStringMatchesCanonical(t *testing.T) {
+	for _, s := range []string{"", "plain", "quote\" back\\slash", "ctl \x00\x01\x1f\b\t\n\f\r", "é€😀", "\u2028\u2029", "<&>/"} {
+		want, err := Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := AppendString(nil, s); string(got) != string(want) {
+			t.Errorf("%q: got %s want %s", s, got, want)
+		}
+	}
+}
+
+func FuzzAppendString(f *testing.F) {
+	f.Add("a\"b\\c\x01é")
+	f.Fuzz(func(t *testing.T, s string) {
+		if !utf8.ValidString(s) {
+			return
+		}
+		want, err := Marshal(s)
+		if err != nil {
+			return
+		}
+		if got := AppendString(nil, s); string(got) != string(want) {
+			t.Fatalf("%q: got %s want %s", s, got, want)
+		}
+	})
 }
