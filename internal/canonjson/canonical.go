@@ -67,8 +67,9 @@ func CanonicalValidated(raw []byte) ([]byte, error) {
 	return out, nil
 }
 
-// DecodeCanonical decodes bytes produced by Canonical into Go values (as
-// ParseStrict does) without validating them again.
+// DecodeCanonical decodes bytes that already passed Validate (for example
+// the output of Canonical) into Go values: maps, slices, strings, bools,
+// nil and json.Number. It does not validate them again.
 func DecodeCanonical(canonical []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(canonical))
 	dec.UseNumber()

@@ -91,13 +91,7 @@ func ParseStrict(data []byte, maxBytes int) (any, error) {
 	if err := Validate(data, maxBytes); err != nil {
 		return nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, &Error{Code: CodeSyntax, Detail: err.Error()}
-	}
-	return v, nil
+	return DecodeCanonical(data) // validated: decoding needs no second pass
 }
 
 // DecodeStrict validates data, then decodes it into v refusing unknown
