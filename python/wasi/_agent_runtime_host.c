@@ -1,0 +1,130 @@
+/*
+ * _agent_runtime_host: the WASI guest's one door to the host.
+ *
+ * call(request: bytes) -> bytes hands a broker call frame to the host
+ * import agent_runtime_v1.host_call and passes the host's answer (the RPC
+ * response envelope, ARCHITECTURE.md) to _agent_runtime_wire.decode, the
+ * same pure-Python decoder the native bridge uses, so both backends return
+ * the same results and raise the same exceptions.
+ *
+ * The module never interprets the envelope itself and never retries: a host
+ * answer it cannot use is an ambiguous outcome, because the host may already
+ * have dispatched the call.
+ */
+#define PY_SSIZE_T_CLEAN
+#include "Python.h"
+
+#include <stdint.h>
+
+/* Both directions are bounded like the native transport (SPEC.md section 3). */
+#define HOST_CALL_LIMIT (1 << 20)
+
+__attribute__((import_module("agent_runtime_v1"), import_name("host_call")))
+int32_t agent_runtime_v1_host_call(const uint8_t *req_ptr, uint32_t req_len,
+                                   uint8_t *resp_ptr, uint32_t resp_cap);
+
+/* raise_wire raises _agent_runtime_wire.<type_name>(error_code, message). */
+static PyObject *
+raise_wire(PyObject *wire, const char *type_name, const char *error_code,
+           const char *message)
+{
+    PyObject *type = PyObject_GetAttrString(wire, type_name);
+    if (type == NULL) {
+        return NULL;
+    }
+    PyObject *exc = PyObject_CallFunction(type, "ss", error_code, message);
+    Py_DECREF(type);
+    if (exc == NULL) {
+        return NULL;
+    }
+    PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+    Py_DECREF(exc);
+    return NULL;
+}
+
+PyDoc_STRVAR(call_doc,
+"call(request: bytes) -> bytes\n\n"
+"Send one broker call frame to the host and return the canonical JSON\n"
+"bytes of the result; raise the _agent_runtime_wire exceptions otherwise.");
+
+static PyObject *
+agent_runtime_host_call(PyObject *module, PyObject *arg)
+{
+    const char *req;
+    Py_ssize_t req_len;
+    if (PyBytes_Check(arg)) {
+        req = PyBytes_AS_STRING(arg);
+        req_len = PyBytes_GET_SIZE(arg);
+    }
+    else if (PyByteArray_Check(arg)) {
+        req = PyByteArray_AS_STRING(arg);
+        req_len = PyByteArray_GET_SIZE(arg);
+    }
+    else {
+        PyErr_SetString(PyExc_TypeError, "request must be bytes");
+        return NULL;
+    }
+    /* Imported by name at call time: the guest files are on sys.path only
+       once the runner has started. */
+    PyObject *wire = PyImport_ImportModule("_agent_runtime_wire");
+    if (wire == NULL) {
+        return NULL;
+    }
+    PyObject *result = NULL;
+    /* Refused before anything leaves the guest, with the native bridge's
+       codes and messages: zero dispatch. */
+    if (req_len > HOST_CALL_LIMIT) {
+        raise_wire(wire, "CapabilityError", "frame_too_large",
+                   "the call frame exceeds 1 MiB");
+        goto done;
+    }
+    if (req_len == 0) {
+        raise_wire(wire, "CapabilityError", "malformed_frame",
+                   "the call frame is empty");
+        goto done;
+    }
+    uint8_t *resp = PyMem_Malloc(HOST_CALL_LIMIT);
+    if (resp == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int32_t n = agent_runtime_v1_host_call(
+        (const uint8_t *)req, (uint32_t)req_len,
+        resp, (uint32_t)HOST_CALL_LIMIT);
+    if (n < 0 || n > HOST_CALL_LIMIT) {
+        PyMem_Free(resp);
+        raise_wire(wire, "AmbiguousOutcome", "dispatch_outcome_unknown",
+                   "the host did not return a usable response; the call may "
+                   "have been dispatched");
+        goto done;
+    }
+    PyObject *response = PyBytes_FromStringAndSize((const char *)resp, n);
+    PyMem_Free(resp);
+    if (response == NULL) {
+        goto done;
+    }
+    result = PyObject_CallMethod(wire, "decode", "O", response);
+    Py_DECREF(response);
+done:
+    Py_DECREF(wire);
+    return result;
+}
+
+static PyMethodDef agent_runtime_host_methods[] = {
+    {"call", agent_runtime_host_call, METH_O, call_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef agent_runtime_host_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "_agent_runtime_host",
+    .m_doc = "Host calls from the WASI guest through agent_runtime_v1.host_call.",
+    .m_size = 0,
+    .m_methods = agent_runtime_host_methods,
+};
+
+PyMODINIT_FUNC
+PyInit__agent_runtime_host(void)
+{
+    return PyModuleDef_Init(&agent_runtime_host_module);
+}

@@ -1,0 +1,249 @@
+#!/bin/bash
+# Build CPython 3.11 for wasm32-wasi from Debian's own python3.11 source, with
+# zlib and the _agent_runtime_host module built in (SPEC.md section 8).
+#
+#   build.sh               build once, print the output directory
+#   build.sh --print-dir   print the output directory, exit 1 if not built
+#   build.sh --print-key   print the key of the current inputs
+#
+# Output: ${XDG_CACHE_HOME:-$HOME/.cache}/apysup/wasi/<key>/ with python.wasm
+# (stripped), python311.zip (pyc-only stdlib) and manifest.json. The key is the
+# sha256 of every input file in this directory (this script, which pins the
+# source versions, flags and module list; the C module; mkstdlib.py; patches):
+# the list of "sha256  path" lines, paths sorted, hashed once more. The Go
+# side (sandbox/wazero) computes the same key from the embedded inputs.
+#
+# Needs root only when something is missing: it adds a deb-src entry, runs
+# apt-get update and installs the toolchain. Reaches nothing but Debian's
+# archive.
+set -euo pipefail
+
+# Inputs. Changing any line of this file changes the key.
+# bookworm's point-release version: bookworm-security's newer upload is not
+# served by every mirror (404 here), the point release is.
+PY_SRC_VERSION="3.11.2-6+deb12u8" # Debian's python3.11 source package
+ZLIB_SRC_VERSION="1:1.2.13.dfsg-1" # Debian's zlib source package
+LLVM=16
+PACKAGES=(
+	"clang-$LLVM" "lld-$LLVM" "llvm-$LLVM" "libclang-rt-$LLVM-dev-wasm32" wasi-libc
+	dpkg-dev gcc make libc6-dev xz-utils
+)
+# wasi-libc's CLOCK_* are pointers, which clang 16 refuses in timemodule.c.
+# CPython lowers its recursion limit to 600 under WASI for a 512 KiB stack;
+# the guest gets native's limit (1000) and native's stack size (8 MiB) so
+# that deep recursion ends in RecursionError on both backends, not a trap.
+WASI_CFLAGS="-O2 -Wno-error=int-conversion -DPy_DEFAULT_RECURSION_LIMIT=1000"
+WASI_LDFLAGS_NODIST="-z stack-size=8388608 -Wl,--stack-first -Wl,--initial-memory=16777216"
+# Built-in modules beyond configure's own choice, as Modules/Setup.local lines
+# (source paths relative to Modules/: makesetup breaks on absolute paths).
+SETUP_LOCAL="_agent_runtime_host _agent_runtime_host.c"
+
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export LC_ALL=C TZ=UTC SOURCE_DATE_EPOCH=0
+unset CC CXX CPP CFLAGS CPPFLAGS LDFLAGS LIBS AR RANLIB PYTHONPATH PYTHONHOME CONFIG_SITE
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+cache_root="${XDG_CACHE_HOME:-$HOME/.cache}/apysup/wasi"
+
+log() { printf '[wasi-python] %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+input_files() {
+	(cd "$here" && find . -type f \( -name build.sh -o -name '*.c' -o -name '*.py' -o -name '*.patch' \) |
+		sed 's|^\./||' | LC_ALL=C sort)
+}
+
+compute_key() {
+	local f
+	input_files | while IFS= read -r f; do (cd "$here" && sha256sum "$f"); done | sha256sum | cut -c1-64
+}
+
+key=$(compute_key)
+out="$cache_root/$key"
+
+if [[ "${1:-}" == "--print-key" ]]; then
+	printf '%s\n' "$key"
+	exit 0
+fi
+if [[ "${1:-}" == "--print-dir" ]]; then
+	[[ -f "$out/manifest.json" ]] || exit 1
+	printf '%s\n' "$out"
+	exit 0
+fi
+[[ $# -eq 0 ]] || die "usage: build.sh [--print-dir|--print-key]"
+
+if [[ -f "$out/manifest.json" ]]; then
+	log "cached: $out"
+	printf '%s\n' "$out"
+	exit 0
+fi
+
+mkdir -p "$cache_root"
+exec 9>"$cache_root/.lock"
+flock 9
+if [[ -f "$out/manifest.json" ]]; then # built by a concurrent run
+	printf '%s\n' "$out"
+	exit 0
+fi
+
+# --- toolchain and sources -------------------------------------------------
+
+as_root() {
+	[[ $(id -u) -eq 0 ]] || die "need root to $* (or install it once by hand)"
+}
+
+ensure_packages() {
+	local missing=() p
+	for p in "${PACKAGES[@]}"; do
+		[[ $(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) == "install ok installed" ]] || missing+=("$p")
+	done
+	[[ ${#missing[@]} -eq 0 ]] && return
+	as_root "install ${missing[*]}"
+	log "installing ${missing[*]}"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2 ||
+		{ apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2; }
+}
+
+have_src() {
+	local versions
+	versions=$(apt-cache showsrc "$1" 2>/dev/null | sed -n 's/^Version: //p')
+	grep -qxF -- "$2" <<<"$versions"
+}
+
+ensure_deb_src() {
+	have_src python3.11 "$PY_SRC_VERSION" && have_src zlib "$ZLIB_SRC_VERSION" && return
+	as_root "add a deb-src entry"
+	if ! grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+		local debian=/etc/apt/sources.list.d/debian.sources
+		[[ -f $debian ]] || die "no $debian to copy a deb-src entry from"
+		log "adding /etc/apt/sources.list.d/apysup-deb-src.sources"
+		awk 'BEGIN{RS="";ORS="\n\n"} /(^|\n)Types: deb(\n|$)/ {sub(/Types: deb/,"Types: deb-src"); print}' \
+			"$debian" >/etc/apt/sources.list.d/apysup-deb-src.sources
+	fi
+	log "apt-get update"
+	apt-get update -qq >&2
+	have_src python3.11 "$PY_SRC_VERSION" ||
+		die "python3.11 source $PY_SRC_VERSION is not in the archive; available: $(apt-cache showsrc python3.11 | sed -n 's/^Version: //p' | tr '\n' ' ')(update PY_SRC_VERSION in $here/build.sh)"
+	have_src zlib "$ZLIB_SRC_VERSION" ||
+		die "zlib source $ZLIB_SRC_VERSION is not in the archive (update ZLIB_SRC_VERSION in $here/build.sh)"
+}
+
+ensure_packages
+ensure_deb_src
+
+# The work directory has a fixed name per key (paths end up in the build's
+# sysconfig data) and sits beside the output so the final rename is atomic.
+work="$cache_root/.build-$key"
+cleanup() { rm -rf "$work"; }
+trap cleanup EXIT
+rm -rf "$work" "$cache_root"/failed-*.log
+mkdir -p "$work/src" "$work/out"
+jobs=$(nproc)
+
+log "fetching python3.11 $PY_SRC_VERSION and zlib $ZLIB_SRC_VERSION sources"
+(cd "$work/src" && apt-get source -q "python3.11=$PY_SRC_VERSION" "zlib=$ZLIB_SRC_VERSION" >"$work/apt-source.log" 2>&1) ||
+	{ cat "$work/apt-source.log" >&2; die "apt-get source failed"; }
+py_src=$(find "$work/src" -maxdepth 1 -type d -name 'python3.11-*' | head -1)
+zlib_src=$(find "$work/src" -maxdepth 1 -type d -name 'zlib-*' | head -1)
+[[ -d $py_src && -d $zlib_src ]] || die "sources did not unpack"
+for p in $(cd "$here" && find . -path './patches/*.patch' | LC_ALL=C sort); do
+	log "applying $p"
+	patch -d "$py_src" -p1 --quiet <"$here/$p"
+done
+cp "$here/_agent_runtime_host.c" "$py_src/Modules/"
+
+# Runs a build step quietly; on failure shows the end of its log.
+step() {
+	local name=$1
+	shift
+	log "$name"
+	if ! "$@" >"$work/$name.log" 2>&1; then
+		tail -n 40 "$work/$name.log" >&2
+		cp "$work/$name.log" "$cache_root/failed-$name.log"
+		die "$name failed (log above; whole log in $cache_root/failed-$name.log)"
+	fi
+}
+
+# --- native build python (same source, same bytecode) ------------------------
+
+mkdir -p "$work/native"
+step native-configure sh -c "cd '$work/native' && '$py_src/configure' --without-ensurepip"
+step native-make make -C "$work/native" -j"$jobs"
+build_python="$work/native/python"
+
+# --- WASI toolchain: an isolated sysroot keeps host headers out --------------
+
+sysroot="$work/sysroot"
+mkdir -p "$sysroot/include" "$sysroot/lib"
+ln -s /usr/include/wasm32-wasi "$sysroot/include/wasm32-wasi"
+ln -s /usr/lib/wasm32-wasi "$sysroot/lib/wasm32-wasi"
+wasi_cc="clang-$LLVM --target=wasm32-wasi --sysroot=$sysroot"
+
+# zlib: only the library objects, no configure (it probes the host).
+zlib_build="$work/zlib"
+mkdir -p "$zlib_build"
+zlib_objs=()
+log "zlib"
+for c in adler32 compress crc32 deflate infback inffast inflate inftrees trees uncompr zutil; do
+	$wasi_cc $WASI_CFLAGS -w -DHAVE_UNISTD_H -DHAVE_STDARG_H -I"$zlib_src" -c "$zlib_src/$c.c" -o "$zlib_build/$c.o"
+	zlib_objs+=("$zlib_build/$c.o")
+done
+cp "$zlib_src/zlib.h" "$zlib_src/zconf.h" "$zlib_build/"
+"llvm-ar-$LLVM" rcs "$zlib_build/libz.a" "${zlib_objs[@]}"
+
+# --- CPython for wasm32-wasi --------------------------------------------------
+
+wasi_build="$work/wasi"
+mkdir -p "$wasi_build/Modules" "$work/no-pkgconfig"
+printf '%s\n' "$SETUP_LOCAL" >"$wasi_build/Modules/Setup.local"
+# config.guess must not see the cross compiler, or it answers x86_64-pc-linux-gnux32.
+build_triple=$("$py_src/config.guess")
+step wasi-configure env \
+	CONFIG_SITE="$py_src/Tools/wasm/config.site-wasm32-wasi" \
+	CC="$wasi_cc" CPP="$wasi_cc -E" \
+	AR="llvm-ar-$LLVM" RANLIB="llvm-ranlib-$LLVM" \
+	CFLAGS="$WASI_CFLAGS" \
+	ZLIB_CFLAGS="-I$zlib_build" ZLIB_LIBS="$zlib_build/libz.a" \
+	PKG_CONFIG_LIBDIR="$work/no-pkgconfig" PKG_CONFIG_PATH= \
+	sh -c "cd '$wasi_build' && '$py_src/configure' -C --host=wasm32-unknown-wasi --build='$build_triple' \
+		--with-build-python='$build_python' --prefix=/usr --disable-test-modules --without-ensurepip"
+grep -q '^zlib ' "$wasi_build/Modules/Setup.stdlib" 2>/dev/null ||
+	grep -q 'MODULE_ZLIB_STATE=yes' "$wasi_build/Makefile" || die "configure did not enable zlib"
+# Replaces configure's own LDFLAGS_NODIST for WASI (a 512 KiB stack).
+step wasi-make make -C "$wasi_build" -j"$jobs" LDFLAGS_NODIST="$WASI_LDFLAGS_NODIST"
+
+# --- output --------------------------------------------------------------------
+
+log "strip python.wasm"
+"llvm-strip-$LLVM" -o "$work/out/python.wasm" "$wasi_build/python.wasm"
+
+log "python311.zip"
+sysconfig_dir=$(find "$wasi_build/build" -maxdepth 1 -type d -name 'lib.wasi-*' | head -1)
+[[ -d $sysconfig_dir ]] || die "no build/lib.wasi-* directory with the sysconfig data"
+"$build_python" -I -S "$here/mkstdlib.py" "$py_src/Lib" "$sysconfig_dir" "$work/out/python311.zip" >&2
+
+"$build_python" -I -S - "$work/out" "$key" "$PY_SRC_VERSION" "$ZLIB_SRC_VERSION" \
+	"$(dpkg-query -W -f='${Version}' "clang-$LLVM")" "$(dpkg-query -W -f='${Version}' wasi-libc)" <<'EOF'
+import hashlib, json, os, sys
+out, key, py, zlib, clang, wasi_libc = sys.argv[1:7]
+files = {}
+for name in ("python.wasm", "python311.zip"):
+    with open(os.path.join(out, name), "rb") as f:
+        data = f.read()
+    files[name] = {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+manifest = {
+    "schema_version": "apysup.wasi.v1",
+    "key": key,
+    "python_version": "3.11.2",
+    "source": {"python3.11": py, "zlib": zlib},
+    "toolchain": {"clang": clang, "wasi-libc": wasi_libc},
+    "files": files,
+}
+with open(os.path.join(out, "manifest.json"), "w") as f:
+    json.dump(manifest, f, indent=2, sort_keys=True)
+    f.write("\n")
+EOF
+
+mv -T "$work/out" "$out"
+log "built: $out ($(du -sh "$out" | cut -f1))"
+printf '%s\n' "$out"
