@@ -136,12 +136,8 @@ func (b *Backend) Run(ctx context.Context, job sandbox.Job, limits sandbox.Limit
 		return failed(err), err
 	}
 	out, err := s.run(ctx, job)
-	if derr := s.Destroy(); derr != nil {
-		out.Timings.Destroy = s.timings.Destroy
-		if err == nil {
-			err = derr
-		}
-		return out, err
+	if derr := s.Destroy(); derr != nil && err == nil {
+		err = derr
 	}
 	out.Timings = s.timings
 	return out, err

@@ -2,6 +2,7 @@ package native
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/opencontainers/cgroups"
 	// Registers the device-rule managers; without them the cgroup manager
@@ -76,6 +77,10 @@ func containerConfig(root *rootfs, src mountSources, ids IDPair, cgroupPath stri
 		&configs.Mount{Source: src.workspace, Destination: sandbox.GuestWorkDir, Device: "bind", Flags: bindRW},
 	)
 	pids := limits.Pids
+	// A backstop only: the supervisor's timer kills the tree first, but if
+	// the supervisor itself dies a spinning guest still ends (SIGXCPU, then
+	// SIGKILL). The CPU quota keeps CPU time below CPUs x wall time.
+	cpuSeconds := uint64(math.Ceil(limits.Timeout.Seconds()*max(limits.CPUs, 1))) + 2
 	cpuPeriod := uint64(100_000)
 	return &configs.Config{
 		Rootfs:     root.dir,
@@ -106,6 +111,7 @@ func containerConfig(root *rootfs, src mountSources, ids IDPair, cgroupPath stri
 		ParentDeathSignal: int(unix.SIGKILL),
 		Rlimits: []configs.Rlimit{
 			{Type: unix.RLIMIT_CORE, Hard: 0, Soft: 0},
+			{Type: unix.RLIMIT_CPU, Soft: cpuSeconds, Hard: cpuSeconds + 1},
 			{Type: unix.RLIMIT_NOFILE, Hard: limits.OpenFiles, Soft: limits.OpenFiles},
 			{Type: unix.RLIMIT_FSIZE, Hard: uint64(limits.FileSizeBytes), Soft: uint64(limits.FileSizeBytes)},
 		},

@@ -33,7 +33,8 @@ const maxGuestOutcome = 2 << 20
 //	Assign   the job: script and prelude copied, workspace handed to the run's uid
 //	Start    the container built and the guest started
 //	Wait     the guest ends (exit, timeout, limit, ctx) and is measured
-//	Destroy  everything taken is given back; safe to call at any point, once
+//	Destroy  everything taken is given back; safe at any point and twice;
+//	         it adds its duration to the Outcome that Wait returned
 //
 // libcontainer fixes mounts and argv when the container starts, so the job
 // is assigned before Start; a pool of prepared sandboxes keeps Prepare'd
@@ -59,6 +60,7 @@ type Sandbox struct {
 	started        time.Time
 	timings        sandbox.Timings
 	destroyed      bool
+	outcome        *sandbox.Outcome // what Wait returned; Destroy adds its timing
 }
 
 // Prepare checks the host (cached), validates limits and takes a host
@@ -105,36 +107,28 @@ func (s *Sandbox) makeDirs() error {
 
 func withDefaults(l sandbox.Limits) (sandbox.Limits, error) {
 	d := sandbox.DefaultLimits()
-	if l.Timeout == 0 {
-		l.Timeout = d.Timeout
-	}
-	if l.MemoryBytes == 0 {
-		l.MemoryBytes = d.MemoryBytes
-	}
-	if l.Pids == 0 {
-		l.Pids = d.Pids
-	}
-	if l.CPUs == 0 {
-		l.CPUs = d.CPUs
-	}
-	if l.TmpBytes == 0 {
-		l.TmpBytes = d.TmpBytes
-	}
-	if l.OutputBytes == 0 {
-		l.OutputBytes = d.OutputBytes
-	}
-	if l.OpenFiles == 0 {
-		l.OpenFiles = d.OpenFiles
-	}
-	if l.FileSizeBytes == 0 {
-		l.FileSizeBytes = d.FileSizeBytes
-	}
+	orDefault(&l.Timeout, d.Timeout)
+	orDefault(&l.MemoryBytes, d.MemoryBytes)
+	orDefault(&l.Pids, d.Pids)
+	orDefault(&l.CPUs, d.CPUs)
+	orDefault(&l.TmpBytes, d.TmpBytes)
+	orDefault(&l.OutputBytes, d.OutputBytes)
+	orDefault(&l.OpenFiles, d.OpenFiles)
+	orDefault(&l.FileSizeBytes, d.FileSizeBytes)
 	switch {
 	case l.Timeout < 0, l.MemoryBytes < 4<<20, l.Pids < 1, l.CPUs < 0.01, l.TmpBytes < 0,
 		l.OutputBytes < 0, l.OpenFiles < 16, l.FileSizeBytes < 0:
 		return l, refused(CodeInvalidLimits, "limits out of range: %+v", l)
 	}
 	return l, nil
+}
+
+// orDefault sets *v to d when *v is the zero value ("use the default").
+func orDefault[T comparable](v *T, d T) {
+	var zero T
+	if *v == zero {
+		*v = d
+	}
 }
 
 // Assign copies the job in and builds the container (not started yet).
@@ -332,6 +326,8 @@ func (s *Sandbox) Wait(ctx context.Context) (*sandbox.Outcome, error) {
 	out.Stdout, out.StdoutTruncated = s.stdout.wait()
 	out.Stderr, out.StderrTruncated = s.stderr.wait()
 	out.GuestOutcome = readGuestOutcome(filepath.Join(s.outDir, "outcome.json"))
+	out.Timings = s.timings
+	s.outcome = out
 	return out, err
 }
 
@@ -372,7 +368,12 @@ func (s *Sandbox) Destroy() error {
 	}
 	s.destroyed = true
 	t0 := time.Now()
-	defer func() { s.timings.Destroy = time.Since(t0) }()
+	defer func() {
+		s.timings.Destroy = time.Since(t0)
+		if s.outcome != nil {
+			s.outcome.Timings.Destroy = s.timings.Destroy
+		}
+	}()
 	var errs []error
 	if s.container != nil {
 		s.kill()
