@@ -1,0 +1,206 @@
+"""Decoding of a capability response, shared by both guest bridges.
+
+The native bridge (_agent_runtime_host.py, HTTP over a Unix socket) and the
+WASI build's built-in _agent_runtime_host module both hand the host's answer
+to decode(), so a script sees the same result bytes and the same typed
+exceptions on either backend. Standard library only; no I/O here.
+"""
+
+import json
+
+__all__ = [
+    "AgentRuntimeError",
+    "CapabilityError",
+    "AmbiguousOutcome",
+    "decode",
+    "canonical",
+    "MAX_FRAME_BYTES",
+]
+
+# The largest call frame the host accepts (SPEC section 5).
+MAX_FRAME_BYTES = 1 << 20
+
+
+class AgentRuntimeError(Exception):
+    """Base of every typed refusal the runtime raises.
+
+    error_code is a stable machine-readable string; message is the host's
+    fixed text for that code (never guest input)."""
+
+    def __init__(self, error_code, message=""):
+        super().__init__(error_code, message)
+        self.error_code = str(error_code)
+        self.message = str(message)
+
+    def __str__(self):
+        if self.message:
+            return "%s: %s" % (self.error_code, self.message)
+        return self.error_code
+
+
+class CapabilityError(AgentRuntimeError):
+    """The call was refused, denied or failed; the outcome is known."""
+
+
+class AmbiguousOutcome(AgentRuntimeError):
+    """The host cannot say whether the handler acted. Never retried
+    automatically: the guest decides what a second attempt would mean."""
+
+
+def _no_duplicates(pairs):
+    obj = {}
+    for key, value in pairs:
+        if key in obj:
+            raise ValueError("duplicate key")
+        obj[key] = value
+    return obj
+
+
+def _no_constant(name):
+    raise ValueError("non-finite number")
+
+
+def _loads_strict(data):
+    return json.loads(
+        data, object_pairs_hook=_no_duplicates, parse_constant=_no_constant
+    )
+
+
+def _malformed():
+    return AmbiguousOutcome(
+        "malformed_response", "the host's response could not be decoded"
+    )
+
+
+_REFUSALS = ("error", "denied", "refused")
+
+
+def decode(response):
+    """Return the canonical JSON bytes of the result of one call.
+
+    Only a transport status "completed" whose broker response has status
+    "ok" yields a result; a refusal raises CapabilityError, anything the
+    host cannot vouch for raises AmbiguousOutcome."""
+    if not isinstance(response, (bytes, bytearray, memoryview)):
+        raise TypeError("response must be bytes")
+    try:
+        doc = _loads_strict(bytes(response).decode("utf-8"))
+    except (ValueError, RecursionError):
+        raise _malformed() from None
+    if not isinstance(doc, dict):
+        raise _malformed()
+    status = doc.get("status")
+    if status == "completed":
+        return _decode_broker(doc.get("broker_response"))
+    code, message = _code(doc)
+    if status == "rejected":
+        raise CapabilityError(code, message)
+    if status == "ambiguous":
+        raise AmbiguousOutcome(code, message)
+    raise _malformed()
+
+
+def _code(doc):
+    code = doc.get("error_code")
+    message = doc.get("message", "")
+    if not isinstance(code, str) or not code:
+        code = "unspecified"
+    if not isinstance(message, str):
+        message = ""
+    return code, message
+
+
+def _decode_broker(broker):
+    if not isinstance(broker, dict):
+        raise _malformed()
+    status = broker.get("status")
+    if status == "ok":
+        if "result" not in broker:
+            raise _malformed()
+        try:
+            return canonical(broker["result"])
+        except (ValueError, TypeError, UnicodeEncodeError, RecursionError):
+            raise _malformed() from None
+    code, message = _code(broker)
+    if status in _REFUSALS:
+        raise CapabilityError(code, message)
+    if status == "ambiguous":
+        raise AmbiguousOutcome(code, message)
+    raise _malformed()
+
+
+def canonical(value):
+    """Encode a JSON value per RFC 8785 (JCS): keys sorted by UTF-16 code
+    units, no whitespace, ECMAScript number formatting, UTF-8."""
+    out = []
+    _encode(value, out)
+    return "".join(out).encode("utf-8")
+
+
+def _utf16_key(item):
+    return item[0].encode("utf-16-be", "surrogatepass")
+
+
+def _encode(value, out):
+    if value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif isinstance(value, str):
+        out.append(json.dumps(value, ensure_ascii=False))
+    elif isinstance(value, int):
+        out.append(str(int(value)))
+    elif isinstance(value, float):
+        out.append(_es_number(value))
+    elif isinstance(value, (list, tuple)):
+        out.append("[")
+        for i, item in enumerate(value):
+            if i:
+                out.append(",")
+            _encode(item, out)
+        out.append("]")
+    elif isinstance(value, dict):
+        for key in value:
+            if not isinstance(key, str):
+                raise TypeError("object keys must be strings")
+        out.append("{")
+        for i, (key, item) in enumerate(sorted(value.items(), key=_utf16_key)):
+            if i:
+                out.append(",")
+            out.append(json.dumps(key, ensure_ascii=False))
+            out.append(":")
+            _encode(item, out)
+        out.append("}")
+    else:
+        raise TypeError("not a JSON value: %s" % type(value).__name__)
+
+
+def _es_number(x):
+    """Number::toString from ECMAScript, as RFC 8785 requires."""
+    if x != x or x in (float("inf"), float("-inf")):
+        raise ValueError("non-finite number")
+    if x == 0:
+        return "0"
+    sign = "-" if x < 0 else ""
+    text = repr(abs(x))  # the shortest round-tripping digits
+    mantissa, _, exp = text.partition("e")
+    whole, _, frac = mantissa.partition(".")
+    digits = whole + frac
+    n = len(whole) + (int(exp) if exp else 0)
+    stripped = digits.lstrip("0")
+    n -= len(digits) - len(stripped)
+    digits = stripped.rstrip("0") or "0"
+    k = len(digits)
+    if k <= n <= 21:
+        body = digits + "0" * (n - k)
+    elif 0 < n <= 21:
+        body = digits[:n] + "." + digits[n:]
+    elif -6 < n <= 0:
+        body = "0." + "0" * (-n) + digits
+    else:
+        e = n - 1
+        tail = "e%s%d" % ("+" if e >= 0 else "-", abs(e))
+        body = (digits[0] + "." + digits[1:] if k > 1 else digits) + tail
+    return sign + body

@@ -1,0 +1,114 @@
+"""The guest's public runtime module.
+
+Scripts use set_result() and catch the exception types. The generated
+prelude binds the parent call id with _bind() and turns every capability
+function into _capability_call(); neither is for scripts. Nothing here
+grants anything: the host admits or refuses every call.
+"""
+
+import json
+import threading
+
+import _agent_runtime_host
+from _agent_runtime_wire import AgentRuntimeError, AmbiguousOutcome, CapabilityError
+
+__all__ = ["set_result", "AgentRuntimeError", "CapabilityError", "AmbiguousOutcome"]
+
+MAX_RESULT_BYTES = 1 << 20
+MAX_DEPTH = 64
+
+_lock = threading.Lock()
+_bound = False
+_parent = None
+_next = 1
+_result = None  # the JSON text given to set_result, or None
+
+
+def _bind(parent):
+    """Fix the call id namespace once: None for direct ids capability-<n>,
+    else programmatic ids <parent>:program:<n>; n counts from 1."""
+    global _bound, _parent, _next
+    if parent is not None and (not isinstance(parent, str) or not parent):
+        raise TypeError("parent must be None or a non-empty string")
+    with _lock:
+        if _bound:
+            raise AgentRuntimeError("already_bound", "the runtime is already bound")
+        _bound, _parent, _next = True, parent, 1
+
+
+def _dumps(value):
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+def _capability_call(name, args):
+    """Call one capability with keyword arguments; return its decoded result."""
+    global _next
+    if not isinstance(name, str) or not name:
+        raise TypeError("capability name must be a non-empty string")
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        raise TypeError("capability arguments must be a dict")
+    try:
+        encoded = _dumps(args)
+        encoded_name = _dumps(name)
+    except (TypeError, ValueError, RecursionError):
+        raise CapabilityError(
+            "arguments_not_json", "the arguments are not JSON-serialisable"
+        ) from None
+    # The id is allocated only once the frame can be built, so a local
+    # failure never burns a sequence number the host expects next.
+    with _lock:
+        n = _next
+        _next += 1
+        parent = _parent
+    call_id = "capability-%d" % n if parent is None else "%s:program:%d" % (parent, n)
+    text = '{"call_id":%s,"capability":%s,"arguments":%s}' % (
+        _dumps(call_id),
+        encoded_name,
+        encoded,
+    )
+    try:
+        frame = text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise CapabilityError(
+            "arguments_not_json", "the arguments are not valid UTF-8 text"
+        ) from None
+    return json.loads(_agent_runtime_host.call(frame))
+
+
+def _check(value, depth):
+    if depth > MAX_DEPTH:
+        raise AgentRuntimeError("result_not_json", "the result nests too deeply")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise AgentRuntimeError("result_not_json", "object keys must be strings")
+            _check(item, depth + 1)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _check(item, depth + 1)
+
+
+def set_result(value):
+    """Record the run's result: a JSON-serialisable value of at most 1 MiB.
+    The value is copied now; later changes to it are not seen."""
+    global _result
+    _check(value, 1)
+    try:
+        text = _dumps(value)
+        size = len(text.encode("utf-8"))
+    except (TypeError, ValueError, UnicodeEncodeError, RecursionError):
+        raise AgentRuntimeError(
+            "result_not_json", "the result is not JSON-serialisable"
+        ) from None
+    if size > MAX_RESULT_BYTES:
+        raise AgentRuntimeError("result_too_large", "the result exceeds 1 MiB")
+    with _lock:
+        _result = text
+
+
+def _take_result():
+    """(result_set, JSON text or None), for the runner."""
+    with _lock:
+        return _result is not None, _result

@@ -1,0 +1,155 @@
+"""Run one guest script under the apysup runtime.
+
+usage: python3.11 -I -S apysup_runner.py --prelude PRELUDE.py
+           --outcome OUTCOME.json [--workdir DIR] -- SCRIPT [ARGS...]
+
+Executes the prelude (which installs the capability modules in sys.modules),
+runs SCRIPT as __main__ with sys.argv = [SCRIPT, ARGS...] in DIR (default
+/workspace, left alone when it does not exist), then writes the outcome
+atomically and exits with the script's status. The outcome is the guest's
+own report; the host treats it as untrusted input.
+"""
+
+import os
+import sys
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
+
+import json  # noqa: E402
+import runpy  # noqa: E402
+import traceback  # noqa: E402
+
+TRACEBACK_BYTES = 16 << 10
+MESSAGE_BYTES = 4 << 10
+USAGE = (
+    "usage: apysup_runner.py --prelude PRELUDE --outcome OUTCOME "
+    "[--workdir DIR] -- SCRIPT [ARGS...]\n"
+)
+
+
+def _parse(argv):
+    opts = {"--prelude": None, "--outcome": None, "--workdir": "/workspace"}
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            rest = argv[i + 1 :]
+            if not rest or opts["--prelude"] is None or opts["--outcome"] is None:
+                return None
+            return opts["--prelude"], opts["--outcome"], opts["--workdir"], rest
+        if arg not in opts or i + 1 >= len(argv):
+            return None
+        opts[arg] = argv[i + 1]
+        i += 2
+    return None
+
+
+def _bounded(text, limit, keep_tail):
+    data = text.encode("utf-8", "replace")
+    if len(data) <= limit:
+        return text
+    cut = data[-limit:] if keep_tail else data[:limit]
+    return cut.decode("utf-8", "ignore")
+
+
+def _internal(filename):
+    return filename == __file__ or filename.startswith("<frozen runpy")
+
+
+def _user_traceback(tb):
+    """Drop the runner's and runpy's frames, as `python script.py` shows none."""
+    while tb is not None and _internal(tb.tb_frame.f_code.co_filename):
+        tb = tb.tb_next
+    return tb
+
+
+def _describe(exc, tb):
+    cls = type(exc)
+    name = cls.__qualname__
+    if cls.__module__ not in ("builtins", "__main__"):
+        name = "%s.%s" % (cls.__module__, name)
+    try:
+        message = str(exc)
+    except Exception:
+        message = "<unprintable %s>" % cls.__name__
+    try:
+        text = "".join(traceback.format_exception(cls, exc, tb))
+    except Exception:
+        text = "%s: %s\n" % (name, message)
+    return {
+        "type": name,
+        "message": _bounded(message, MESSAGE_BYTES, False),
+        "traceback": _bounded(text, TRACEBACK_BYTES, True),
+    }
+
+
+def _exit_status(code):
+    """What the process exit status becomes for SystemExit(code)."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    try:
+        sys.stderr.write(str(code) + "\n")
+    except Exception:
+        pass
+    return 1
+
+
+def _write_outcome(path, exit_code, error):
+    import agent_runtime
+
+    result_set, result = agent_runtime._take_result()
+    doc = {"exit_code": exit_code, "result_set": result_set}
+    if error is not None:
+        doc["error"] = error
+    text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+    if result_set:
+        text = text[:-1] + ',"result":' + result + "}"
+    tmp = "%s.tmp-%d" % (path, os.getpid())
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def main(argv):
+    parsed = _parse(argv)
+    if parsed is None:
+        sys.stderr.write(USAGE)
+        return 2
+    prelude, outcome, workdir, script_argv = parsed
+    exit_code, error = 0, None
+    try:
+        if os.path.isdir(workdir):
+            os.chdir(workdir)
+        with open(prelude, "rb") as f:
+            code = compile(f.read(), prelude, "exec")
+        exec(code, {"__name__": "__apysup_prelude__", "__builtins__": __builtins__})
+        sys.argv = list(script_argv)
+        runpy.run_path(script_argv[0], run_name="__main__")
+    except SystemExit as exc:
+        exit_code = _exit_status(exc.code)
+    except BaseException as exc:
+        tb = _user_traceback(exc.__traceback__)
+        exc.with_traceback(tb)
+        error = _describe(exc, tb)
+        exit_code = 1
+        try:
+            sys.excepthook(type(exc), exc, tb)
+        except Exception:
+            sys.stderr.write(error["traceback"])
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+    _write_outcome(outcome, exit_code, error)
+    return exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

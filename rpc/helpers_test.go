@@ -1,0 +1,112 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/apysup/apysup/internal/testenv"
+)
+
+const testPlan = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+
+// fakeBroker answers like Broker.Call: echo for any capability, with a few
+// capability names that misbehave on purpose.
+//
+//	fault.block      waits until release is closed (or the context ends)
+//	fault.refuse     status "refused", error_code "call_id_reused"
+//	fault.error      status "error", error_code "handler_failed"
+//	fault.ambiguous  status "ambiguous", error_code "approval_audit_failed"
+//	fault.panic      panics
+//	fault.empty      returns nothing (a transport failure)
+//	fault.garbage    returns bytes that are not JSON
+type fakeBroker struct {
+	entered chan string   // receives the call id of every fault.block call
+	release chan struct{} // closing it lets fault.block calls return
+	onCall  func(callID string)
+
+	mu    sync.Mutex
+	calls map[string]int
+	order []string
+	ctxs  []context.Context
+}
+
+func newFakeBroker() *fakeBroker {
+	return &fakeBroker{entered: make(chan string, 64), release: make(chan struct{}), calls: map[string]int{}}
+}
+
+func (b *fakeBroker) Call(ctx context.Context, frame []byte) []byte {
+	var f struct {
+		CallID     string          `json:"call_id"`
+		Capability string          `json:"capability"`
+		Arguments  json.RawMessage `json:"arguments"`
+	}
+	if err := json.Unmarshal(frame, &f); err != nil {
+		return []byte(`{"schema_version":"apysup.broker.v1","status":"refused","error_code":"malformed_frame","message":"malformed"}`)
+	}
+	b.mu.Lock()
+	b.calls[f.CallID]++
+	b.order = append(b.order, f.CallID)
+	b.ctxs = append(b.ctxs, ctx)
+	b.mu.Unlock()
+	if b.onCall != nil {
+		b.onCall(f.CallID)
+	}
+	id, _ := json.Marshal(f.CallID)
+	answer := func(status, code string) []byte {
+		return fmt.Appendf(nil, `{"schema_version":"apysup.broker.v1","call_id":%s,"status":%q,"error_code":%q,"message":"fixed text","receipt_id":"sha256:2222222222222222222222222222222222222222222222222222222222222222"}`, id, status, code)
+	}
+	switch f.Capability {
+	case "fault.block":
+		b.entered <- f.CallID
+		select {
+		case <-b.release:
+		case <-ctx.Done():
+			return answer("error", "cancelled")
+		}
+	case "fault.refuse":
+		return answer("refused", "call_id_reused")
+	case "fault.error":
+		return answer("error", "handler_failed")
+	case "fault.ambiguous":
+		return answer("ambiguous", "approval_audit_failed")
+	case "fault.panic":
+		panic("handler exploded")
+	case "fault.empty":
+		return nil
+	case "fault.garbage":
+		return []byte("<html>")
+	}
+	args := f.Arguments
+	if len(args) == 0 {
+		args = json.RawMessage(`{}`)
+	}
+	return fmt.Appendf(nil, `{"schema_version":"apysup.broker.v1","call_id":%s,"status":"ok","result":%s,"receipt_id":"sha256:2222222222222222222222222222222222222222222222222222222222222222"}`, id, args)
+}
+
+func (b *fakeBroker) count(callID string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.calls[callID]
+}
+
+func (b *fakeBroker) total() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.order)
+}
+
+func (b *fakeBroker) callIDs() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.order...)
+}
+
+func needPython(t testing.TB) {
+	t.Helper()
+	_, err := os.Stat(HostPython)
+	testenv.Need(t, err == nil, HostPython+" (apt-get install python3.11)")
+}

@@ -1,0 +1,203 @@
+package rpc
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// CallsPath is the one path the server answers.
+const CallsPath = "/v1/calls"
+
+const credentialScheme = "Apysup-Credential "
+
+// ServerConfig bounds the HTTP side of the channel. Zero values mean the
+// defaults of DefaultServerConfig.
+type ServerConfig struct {
+	MaxHeaderBytes    int
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration // the whole request, body included
+	WriteTimeout      time.Duration // writing the response, after the dispatch returned
+	IdleTimeout       time.Duration // a kept-alive connection between requests
+}
+
+// DefaultServerConfig returns the built-in server limits.
+func DefaultServerConfig() ServerConfig {
+	return ServerConfig{
+		MaxHeaderBytes:    8 << 10,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       5 * time.Minute,
+	}
+}
+
+func (c ServerConfig) withDefaults() ServerConfig {
+	d := DefaultServerConfig()
+	return ServerConfig{
+		MaxHeaderBytes:    positiveOr(c.MaxHeaderBytes, d.MaxHeaderBytes),
+		ReadHeaderTimeout: positiveOr(c.ReadHeaderTimeout, d.ReadHeaderTimeout),
+		ReadTimeout:       positiveOr(c.ReadTimeout, d.ReadTimeout),
+		WriteTimeout:      positiveOr(c.WriteTimeout, d.WriteTimeout),
+		IdleTimeout:       positiveOr(c.IdleTimeout, d.IdleTimeout),
+	}
+}
+
+// Server speaks the channel's HTTP/1.1 on Unix sockets and hands every
+// request to its Registry.
+type Server struct {
+	reg  *Registry
+	cfg  ServerConfig
+	http *http.Server
+}
+
+// NewServer returns a Server for reg.
+func NewServer(reg *Registry, cfg ServerConfig) *Server {
+	s := &Server{reg: reg, cfg: cfg.withDefaults()}
+	s.http = &http.Server{
+		Handler:           s,
+		MaxHeaderBytes:    s.cfg.MaxHeaderBytes,
+		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+		ReadTimeout:       s.cfg.ReadTimeout,
+		WriteTimeout:      s.cfg.WriteTimeout,
+		IdleTimeout:       s.cfg.IdleTimeout,
+		ConnContext:       withPeer,
+		// HTTP/2 is never negotiated on a Unix socket; say so explicitly.
+		Protocols: new(http.Protocols),
+	}
+	s.http.Protocols.SetHTTP1(true)
+	return s
+}
+
+// Serve accepts connections on l until Shutdown or Close; it then returns nil.
+func (s *Server) Serve(l net.Listener) error {
+	err := s.http.Serve(l)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Shutdown stops accepting, waits for requests in progress until ctx ends.
+func (s *Server) Shutdown(ctx context.Context) error { return s.http.Shutdown(ctx) }
+
+// Close stops the server and closes every connection now.
+func (s *Server) Close() error { return s.http.Close() }
+
+type peerKey struct{}
+
+// peer is the connecting process's credentials from SO_PEERCRED.
+type peer struct {
+	uid uint32
+	ok  bool
+}
+
+func withPeer(ctx context.Context, c net.Conn) context.Context {
+	return context.WithValue(ctx, peerKey{}, peerOf(c))
+}
+
+func peerOf(c net.Conn) peer {
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return peer{}
+	}
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return peer{}
+	}
+	var p peer
+	cerr := raw.Control(func(fd uintptr) {
+		cred, err := unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+		if err == nil {
+			p = peer{uid: cred.Uid, ok: true}
+		}
+	})
+	if cerr != nil {
+		return peer{}
+	}
+	return p
+}
+
+// ServeHTTP answers POST /v1/calls.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h["Date"] = nil // one less header to format and parse per call
+	if r.URL.Path != CallsPath {
+		reply(w, http.StatusNotFound, rejected(CodeNotFound))
+		return
+	}
+	if r.Method != http.MethodPost {
+		h.Set("Allow", http.MethodPost)
+		reply(w, http.StatusMethodNotAllowed, rejected(CodeMethodNotAllowed))
+		return
+	}
+	p, _ := r.Context().Value(peerKey{}).(peer)
+	credential, ok := parseCredential(r.Header.Get("Authorization"))
+	if !p.ok || !ok {
+		reply(w, http.StatusUnauthorized, rejected(CodeUnauthenticated))
+		return
+	}
+	body, ref := readBody(w, r)
+	if ref != nil {
+		h.Set("Connection", "close")
+		reply(w, ref.status, ref.body())
+		return
+	}
+	// A dispatch may wait for a human approval far longer than any write
+	// timeout: the deadline covers writing the answer, not waiting for it.
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Time{})
+	status, response := s.reg.Dispatch(r.Context(), p.uid, credential, body)
+	_ = rc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
+	reply(w, status, response)
+}
+
+func parseCredential(header string) ([]byte, bool) {
+	enc, ok := strings.CutPrefix(header, credentialScheme)
+	if !ok || len(enc) != base64.RawURLEncoding.EncodedLen(CredentialBytes) {
+		return nil, false
+	}
+	cred, err := base64.RawURLEncoding.Strict().DecodeString(enc)
+	if err != nil || len(cred) != CredentialBytes {
+		return nil, false
+	}
+	return cred, true
+}
+
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, *refusal) {
+	if r.ContentLength > MaxEnvelopeBytes {
+		return nil, errTooLarge
+	}
+	if r.ContentLength >= 0 {
+		body := make([]byte, r.ContentLength)
+		if _, err := io.ReadFull(r.Body, body); err != nil {
+			return nil, errMalformed
+		}
+		return body, nil
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxEnvelopeBytes))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return nil, errTooLarge
+	case err != nil:
+		return nil, errMalformed
+	}
+	return body, nil
+}
+
+func reply(w http.ResponseWriter, status int, body []byte) {
+	h := w.Header()
+	h["Content-Type"] = []string{"application/json"}
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
