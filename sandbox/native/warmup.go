@@ -24,7 +24,11 @@ type cgroupWarmer struct {
 
 func newCgroupWarmer() *cgroupWarmer {
 	if cgroups.IsCgroup2UnifiedMode() {
-		return &cgroupWarmer{}
+		own, err := cgroups.ParseCgroupFile("/proc/self/cgroup")
+		if err != nil {
+			return &cgroupWarmer{}
+		}
+		return &cgroupWarmer{procs: filepath.Join("/sys/fs/cgroup", own[""], "cgroup.procs")}
 	}
 	dir, err := cgroups.GetOwnCgroupPath("pids")
 	if err != nil {
