@@ -51,9 +51,9 @@ type Backend struct {
 
 var _ sandbox.Backend = (*Backend)(nil)
 
-// New builds a Backend: it writes the guest files and the skeleton root
-// once into a new state directory. It does not check the host; Run does
-// (see Doctor).
+// New builds a Backend: it sweeps what dead supervisors left behind (see
+// sweepStale), then writes the guest files and the skeleton root once into
+// a new state directory. It does not check the host; Run does (see Doctor).
 func New(cfg Config) (*Backend, error) {
 	if cfg.GuestFiles == nil {
 		return nil, errors.New("native: Config.GuestFiles is required")
@@ -74,7 +74,10 @@ func New(cfg Config) (*Backend, error) {
 	if sc == nil {
 		return nil, errors.New("native: the seccomp policy is empty")
 	}
-	dir, err := os.MkdirTemp(cfg.StateDir, "apysup-native-")
+	if err := sweepStale(cfg.StateDir); err != nil {
+		return nil, fmt.Errorf("native: sweeping runs of dead supervisors: %w", err)
+	}
+	dir, err := os.MkdirTemp(cfg.StateDir, stateDirPattern())
 	if err != nil {
 		return nil, err
 	}

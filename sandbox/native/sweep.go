@@ -1,0 +1,111 @@
+package native
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+
+	"github.com/opencontainers/cgroups"
+	"golang.org/x/sys/unix"
+)
+
+// A supervisor that dies (SIGKILL, OOM, power cut of the host process)
+// cannot clean up: its guests keep running until they end on their own
+// (RLIMIT_CPU stops a spinning one) and its cgroups and state directory
+// stay. Every name it creates carries its pid, so the next Backend built on
+// the host sweeps what belongs to supervisors that no longer exist. A pid
+// that is alive again (reused) is left alone: sweeping errs on the side of
+// not touching.
+var (
+	runCgroupName = regexp.MustCompile(`^apysup-([0-9]+)-[0-9]+$`)
+	stateDirName  = regexp.MustCompile(`^apysup-native-([0-9]+)-[0-9]+$`)
+)
+
+func stateDirPattern() string { return fmt.Sprintf("apysup-native-%d-*", os.Getpid()) }
+
+// deadOwner reports whether name matches re and its pid is not a live process.
+func deadOwner(re *regexp.Regexp, name string) bool {
+	m := re.FindStringSubmatch(name)
+	if m == nil {
+		return false
+	}
+	pid, err := strconv.Atoi(m[1])
+	if err != nil || pid == os.Getpid() || pid <= 0 {
+		return false
+	}
+	err = unix.Kill(pid, 0)
+	return errors.Is(err, unix.ESRCH)
+}
+
+// runCgroupParents are the directories under which runs' cgroups are made.
+func runCgroupParents() []string {
+	if cgroups.IsCgroup2UnifiedMode() {
+		own, err := cgroups.ParseCgroupFile("/proc/self/cgroup")
+		if err != nil {
+			return nil
+		}
+		return []string{filepath.Join("/sys/fs/cgroup", own[""])}
+	}
+	subsystems, err := cgroups.GetAllSubsystems()
+	if err != nil {
+		return nil
+	}
+	var dirs []string
+	seen := map[string]bool{}
+	for _, s := range subsystems {
+		if d, err := cgroups.GetOwnCgroupPath(s); err == nil && !seen[d] {
+			seen[d] = true
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
+}
+
+// sweepStale kills the processes of dead supervisors' runs and removes
+// their cgroups and state directories. Errors are reported, not fatal.
+func sweepStale(stateBase string) error {
+	var errs []error
+	var stale []string
+	for _, parent := range runCgroupParents() {
+		entries, _ := os.ReadDir(parent)
+		for _, e := range entries {
+			if e.IsDir() && deadOwner(runCgroupName, e.Name()) {
+				stale = append(stale, filepath.Join(parent, e.Name()))
+			}
+		}
+	}
+	// Kill first in every hierarchy (a run is one pid namespace: killing its
+	// pid 1 ends it), then remove once the processes are gone.
+	for _, dir := range stale {
+		pids, _ := cgroups.GetAllPids(dir)
+		for _, pid := range pids {
+			_ = unix.Kill(pid, unix.SIGKILL)
+		}
+	}
+	for _, dir := range stale {
+		if err := removeCgroup(dir); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	entries, _ := os.ReadDir(stateBase)
+	for _, e := range entries {
+		if e.IsDir() && deadOwner(stateDirName, e.Name()) {
+			if err := os.RemoveAll(filepath.Join(stateBase, e.Name())); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// removeCgroup removes a cgroup whose processes were just killed
+// (RemovePath retries EBUSY for about a second while the kernel reaps them).
+func removeCgroup(dir string) error {
+	if err := cgroups.RemovePath(dir); err != nil {
+		return fmt.Errorf("native: stale cgroup %s: %w", dir, err)
+	}
+	return nil
+}
