@@ -1,0 +1,129 @@
+package rpc
+
+import (
+	"bytes"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/apysup/apysup/internal/canonjson"
+)
+
+func TestParseEnvelopeRefusals(t *testing.T) {
+	good := string(envelopeFor(frame("capability-1", "echo.say", `{"a":[1,{"b":null}]}`)))
+	deep := strings.Repeat(`[`, 64) + strings.Repeat(`]`, 64)
+	cases := map[string]struct {
+		body   string
+		status int
+		code   string
+	}{
+		"empty":              {"", 400, CodeMalformedEnvelope},
+		"not json":           {"hello", 400, CodeMalformedEnvelope},
+		"array":              {"[]", 400, CodeMalformedEnvelope},
+		"trailing data":      {good + "{}", 400, CodeMalformedEnvelope},
+		"invalid utf-8":      {strings.Replace(good, "echo.say", "echo.\xff", 1), 400, CodeMalformedEnvelope},
+		"lone surrogate":     {strings.Replace(good, "echo.say", `echo\ud800`, 1), 400, CodeMalformedEnvelope},
+		"duplicate key":      {strings.Replace(good, `"channel_id":"ch-1"`, `"channel_id":"ch-1","channel_id":"ch-1"`, 1), 400, CodeMalformedEnvelope},
+		"duplicate in frame": {strings.Replace(good, `{"b":null}`, `{"b":null,"b":1}`, 1), 400, CodeMalformedEnvelope},
+		"unknown field":      {strings.Replace(good, `"channel_id"`, `"x":1,"channel_id"`, 1), 400, CodeMalformedEnvelope},
+		"case-folded field":  {strings.Replace(good, `"channel_id"`, `"Channel_ID"`, 1), 400, CodeMalformedEnvelope},
+		"missing field":      {strings.Replace(good, `"invocation_id":"inv-1",`, ``, 1), 400, CodeMalformedEnvelope},
+		"wrong schema":       {strings.Replace(good, `apysup.rpc.v1`, `apysup.rpc.v2`, 1), 400, CodeMalformedEnvelope},
+		"id not a string":    {strings.Replace(good, `"inv-1"`, `7`, 1), 400, CodeMalformedEnvelope},
+		"empty id":           {strings.Replace(good, `"inv-1"`, `""`, 1), 400, CodeMalformedEnvelope},
+		"long id":            {strings.Replace(good, `"inv-1"`, `"`+strings.Repeat("i", 257)+`"`, 1), 400, CodeMalformedEnvelope},
+		"call not object":    {string(envelopeFor(`[1]`)), 400, CodeMalformedEnvelope},
+		"call null":          {string(envelopeFor(`null`)), 400, CodeMalformedEnvelope},
+		"no call id":         {string(envelopeFor(`{"capability":"echo.say","arguments":{}}`)), 400, CodeMalformedEnvelope},
+		"numeric call id":    {string(envelopeFor(`{"call_id":1,"capability":"echo.say","arguments":{}}`)), 400, CodeMalformedEnvelope},
+		"too deep":           {string(envelopeFor(frame("capability-1", "echo.say", `{"d":`+deep+`}`))), 400, CodeMalformedEnvelope},
+		"frame too large": {string(envelopeFor(frame("capability-1", "echo.say", `{"s":"`+strings.Repeat("x", MaxFrameBytes)+`"}`))),
+			http.StatusRequestEntityTooLarge, CodeFrameTooLarge},
+		"envelope too large": {good + strings.Repeat(" ", MaxEnvelopeBytes), http.StatusRequestEntityTooLarge, CodeRequestTooLarge},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			env, ref := parseEnvelope([]byte(tc.body))
+			if ref == nil {
+				t.Fatalf("accepted: %+v", env)
+			}
+			if ref.status != tc.status || ref.code != tc.code {
+				t.Fatalf("got %d %s, want %d %s", ref.status, ref.code, tc.status, tc.code)
+			}
+		})
+	}
+}
+
+func TestParseEnvelopeAccepts(t *testing.T) {
+	f := `{ "arguments": {"x": 1.50}, "call_id": "a:program:1", "capability": "echo.say" }`
+	body := " \n" + string(envelopeFor(f)) + "\n"
+	env, ref := parseEnvelope([]byte(body))
+	if ref != nil {
+		t.Fatalf("refused: %+v", ref)
+	}
+	want := canonjson.Digest(canonjson.DomainRequest, []byte(`{"arguments":{"x":1.5},"call_id":"a:program:1","capability":"echo.say"}`))
+	if string(env.Frame) != f || env.CallID != "a:program:1" || env.Digest != want ||
+		env.ChannelID != "ch-1" || env.InvocationID != "inv-1" || env.ExecutionID != "run-1" || env.PlanSHA256 != testPlan {
+		t.Fatalf("%+v", env)
+	}
+}
+
+// FuzzEnvelope: the parser never panics; whatever it accepts has a frame
+// taken from the input unchanged, a digest that recomputes, and non-empty
+// bounded ids.
+func FuzzEnvelope(f *testing.F) {
+	f.Add(envelopeFor(frame("capability-1", "echo.say", `{"a":1}`)))
+	f.Add(envelopeFor(`{"call_id":"x","call_id":"y"}`))
+	f.Add([]byte(`{"schema_version":"apysup.rpc.v1","channel_id":"\u0063","invocation_id":"i","execution_id":"e","plan_sha256":"p","call":{"call_id":"\ud83d\ude00"}}`))
+	f.Add([]byte(`{"call":{}}`))
+	f.Add([]byte("\xef\xbb\xbf{}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		env, ref := parseEnvelope(data)
+		if ref != nil {
+			if env != nil || ref.status < 400 || ref.code == "" {
+				t.Fatalf("bad refusal %+v", ref)
+			}
+			return
+		}
+		if !bytes.Contains(data, env.Frame) || len(env.Frame) > MaxFrameBytes || env.Frame[0] != '{' {
+			t.Fatalf("frame not from the input: %q", env.Frame)
+		}
+		c, err := canonjson.Canonical(env.Frame)
+		if err != nil || canonjson.Digest(canonjson.DomainRequest, c) != env.Digest {
+			t.Fatalf("digest does not recompute: %v", err)
+		}
+		for _, s := range []string{env.ChannelID, env.InvocationID, env.ExecutionID, env.PlanSHA256, env.CallID} {
+			if s == "" || len(s) > maxIDBytes {
+				t.Fatalf("bad id %q", s)
+			}
+		}
+	})
+}
+
+// FuzzDispatch: any body through the whole registry gives one of the
+// documented statuses and a JSON body, and never dispatches a call id twice.
+func FuzzDispatch(f *testing.F) {
+	f.Add(envelopeFor(frame("capability-1", "echo.say", `{}`)), uint8(1))
+	f.Add(envelopeFor(frame("capability-1", "fault.panic", `{}`)), uint8(2))
+	f.Add(envelopeFor(frame("capability-1", "fault.garbage", `{"a":[]}`)), uint8(3))
+	f.Fuzz(func(t *testing.T, body []byte, repeat uint8) {
+		tc := openTest(t, ChannelLimits{})
+		close(tc.b.release) // fault.block must not hold the fuzzer
+		for range 1 + int(repeat%4) {
+			status, resp := tc.reg.Dispatch(t.Context(), testUID, tc.cred, body)
+			switch status {
+			case 200, 400, 401, 409, 413, 429:
+			default:
+				t.Fatalf("status %d", status)
+			}
+			if err := canonjson.Validate(resp, MaxEnvelopeBytes*2); err != nil {
+				t.Fatalf("response %q: %v", resp, err)
+			}
+		}
+		for _, id := range tc.b.callIDs() {
+			if tc.b.count(id) != 1 {
+				t.Fatalf("%q dispatched %d times", id, tc.b.count(id))
+			}
+		}
+	})
+}
