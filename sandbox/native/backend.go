@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -27,6 +28,13 @@ type Config struct {
 	// UIDs hands out the host identities of runs. Default:
 	// DefaultUIDAllocator(). Two Backends in one process may share one.
 	UIDs *UIDAllocator
+	// CgroupParent is the absolute cgroup path (e.g. "/apysup") under which
+	// each run's cgroup is made, in every hierarchy. Default: the
+	// supervisor's own cgroup. On a cgroup v2 host that cgroup holds the
+	// supervisor, and v2 lets a cgroup hand controllers to children only
+	// when it holds no process (unless it is the root): set CgroupParent
+	// to a cgroup the supervisor is not in.
+	CgroupParent string
 	// Seccomp builds the syscall filter; default: the seccomp package's
 	// policy. A nil result is refused, never run without a filter.
 	Seccomp func() (*configs.Seccomp, error)
@@ -42,7 +50,8 @@ type Backend struct {
 	containersDir string
 	runsDir       string
 
-	warmer *cgroupWarmer
+	warmer       *cgroupWarmer
+	cgroupParent string
 
 	doctorOnce sync.Once
 	report     doctor.Report
@@ -74,7 +83,10 @@ func New(cfg Config) (*Backend, error) {
 	if sc == nil {
 		return nil, errors.New("native: the seccomp policy is empty")
 	}
-	if err := sweepStale(cfg.StateDir); err != nil {
+	if cfg.CgroupParent != "" && !path.IsAbs(cfg.CgroupParent) {
+		return nil, fmt.Errorf("native: CgroupParent %q is not absolute", cfg.CgroupParent)
+	}
+	if err := sweepStale(cfg.StateDir, cfg.CgroupParent); err != nil {
 		return nil, fmt.Errorf("native: sweeping runs of dead supervisors: %w", err)
 	}
 	dir, err := os.MkdirTemp(cfg.StateDir, stateDirPattern())
@@ -85,7 +97,8 @@ func New(cfg Config) (*Backend, error) {
 		guestDir:      filepath.Join(dir, "guest"),
 		containersDir: filepath.Join(dir, "containers"),
 		runsDir:       filepath.Join(dir, "runs"),
-		warmer:        newCgroupWarmer()}
+		warmer:        newCgroupWarmer(),
+		cgroupParent:  cfg.CgroupParent}
 	if err := b.init(cfg.GuestFiles); err != nil {
 		os.RemoveAll(dir)
 		return nil, err

@@ -164,7 +164,7 @@ func (s *Sandbox) Assign(job sandbox.Job) error {
 	cfg := containerConfig(s.b.root, mountSources{
 		guestFiles: s.b.guestDir, runDir: job.RunDir, jobDir: s.jobDir,
 		outDir: s.outDir, workspace: job.WorkspaceDir,
-	}, s.ids, s.id, s.limits, sc)
+	}, s.ids, s.b.cgroupPath(s.id), s.limits, sc)
 	c, err := libcontainer.Create(s.b.containersDir, s.id, cfg)
 	if err != nil {
 		return setupFailed(fmt.Errorf("create container: %w", err))

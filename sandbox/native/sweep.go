@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -40,9 +41,22 @@ func deadOwner(re *regexp.Regexp, name string) bool {
 	return errors.Is(err, unix.ESRCH)
 }
 
-// runCgroupParents are the directories under which runs' cgroups are made.
-func runCgroupParents() []string {
+// cgroupPath is the libcontainer cgroup path of run id: relative (under
+// the supervisor's own cgroup) or under Config.CgroupParent.
+func (b *Backend) cgroupPath(id string) string {
+	if b.cgroupParent == "" {
+		return id
+	}
+	return path.Join(b.cgroupParent, id)
+}
+
+// runCgroupParents are the directories under which runs' cgroups are made
+// (parent as in Config.CgroupParent).
+func runCgroupParents(parent string) []string {
 	if cgroups.IsCgroup2UnifiedMode() {
+		if parent != "" {
+			return []string{filepath.Join("/sys/fs/cgroup", parent)}
+		}
 		own, err := cgroups.ParseCgroupFile("/proc/self/cgroup")
 		if err != nil {
 			return nil
@@ -56,7 +70,17 @@ func runCgroupParents() []string {
 	var dirs []string
 	seen := map[string]bool{}
 	for _, s := range subsystems {
-		if d, err := cgroups.GetOwnCgroupPath(s); err == nil && !seen[d] {
+		var d string
+		if parent != "" {
+			mnt, err := cgroups.FindCgroupMountpoint("", s)
+			if err != nil {
+				continue
+			}
+			d = filepath.Join(mnt, parent)
+		} else if d, err = cgroups.GetOwnCgroupPath(s); err != nil {
+			continue
+		}
+		if !seen[d] {
 			seen[d] = true
 			dirs = append(dirs, d)
 		}
@@ -66,10 +90,10 @@ func runCgroupParents() []string {
 
 // sweepStale kills the processes of dead supervisors' runs and removes
 // their cgroups and state directories. Errors are reported, not fatal.
-func sweepStale(stateBase string) error {
+func sweepStale(stateBase, cgroupParent string) error {
 	var errs []error
 	var stale []string
-	for _, parent := range runCgroupParents() {
+	for _, parent := range runCgroupParents(cgroupParent) {
 		entries, _ := os.ReadDir(parent)
 		for _, e := range entries {
 			if e.IsDir() && deadOwner(runCgroupName, e.Name()) {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"syscall"
 	"testing"
+
+	"github.com/apysup/apysup/sandbox"
 )
 
 // What a supervisor killed with SIGKILL leaves (a guest still running in
@@ -27,7 +29,7 @@ func TestSweepsRunsOfDeadSupervisors(t *testing.T) {
 	defer guest.Process.Kill()
 	name := fmt.Sprintf("apysup-%d-1", deadPid)
 	var made []string
-	for _, parent := range runCgroupParents() {
+	for _, parent := range runCgroupParents("") {
 		dir := filepath.Join(parent, name)
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			t.Fatal(err)
@@ -66,5 +68,37 @@ func TestSweepsRunsOfDeadSupervisors(t *testing.T) {
 	}
 	if _, err := os.Stat(liveState); err != nil {
 		t.Errorf("a live supervisor's state dir was swept: %v", err)
+	}
+}
+
+// Runs can live under a cgroup parent of the caller's choosing (needed on
+// cgroup v2 hosts); nothing is left there either.
+func TestCgroupParent(t *testing.T) {
+	testBackend(t)
+	parent := fmt.Sprintf("/apysup-test-%d", os.Getpid())
+	b, err := New(Config{GuestFiles: guestFiles(), CgroupParent: parent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	script := "print(open('/proc/self/cgroup').read().count('apysup'))\n"
+	out := run(t, b, script, sandbox.Limits{})
+	if out.Status != sandbox.StatusOK || out.Usage.PeakMemoryBytes == 0 {
+		t.Fatalf("status %s usage %+v stderr %q", out.Status, out.Usage, out.Stderr)
+	}
+	for _, dir := range runCgroupParents(parent) {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if e.IsDir() {
+				t.Errorf("cgroup left: %s/%s", dir, e.Name())
+			}
+		}
+		// The parent itself is the caller's; this test made it, so removes it.
+		if err := os.Remove(dir); err != nil {
+			t.Error(err)
+		}
 	}
 }
