@@ -116,8 +116,9 @@ func sweepStale(stateBase, cgroupParent string) error {
 	}
 	entries, _ := os.ReadDir(stateBase)
 	for _, e := range entries {
-		if e.IsDir() && deadOwner(stateDirName, e.Name()) {
-			if err := os.RemoveAll(filepath.Join(stateBase, e.Name())); err != nil {
+		dir := filepath.Join(stateBase, e.Name())
+		if e.IsDir() && deadOwner(stateDirName, e.Name()) && ownedPrivately(dir) == nil {
+			if err := os.RemoveAll(dir); err != nil {
 				errs = append(errs, err)
 			}
 		}

@@ -55,7 +55,16 @@ func NewUIDAllocator(base, count uint32) (*UIDAllocator, error) {
 	}
 	n := int(count / 2)
 	return &UIDAllocator{base: base, slots: n, used: make([]bool, n), locks: map[int]*os.File{},
-		lockDir: filepath.Join(os.TempDir(), fmt.Sprintf("apysup-uids-%d", base))}, nil
+		lockDir: uidLockDir(base)}, nil
+}
+
+// uidLockDir prefers /run (root's, usually tmpfs) to the shared temp dir.
+func uidLockDir(base uint32) string {
+	name := fmt.Sprintf("apysup-native-uids-%d", base)
+	if unix.Access("/run", unix.W_OK) == nil {
+		return filepath.Join("/run", name)
+	}
+	return filepath.Join(os.TempDir(), name)
 }
 
 // DefaultUIDAllocator covers [1_500_000, 1_565_536).
@@ -93,6 +102,10 @@ func (a *UIDAllocator) lock(s int) (*os.File, error) {
 	if err := os.MkdirAll(a.lockDir, 0o700); err != nil {
 		return nil, fmt.Errorf("native: uid lock dir: %w", err)
 	}
+	// Anyone who could write here could free another supervisor's slot.
+	if err := ownedPrivately(a.lockDir); err != nil {
+		return nil, fmt.Errorf("native: uid lock dir: %w", err)
+	}
 	f, err := os.OpenFile(filepath.Join(a.lockDir, fmt.Sprint(a.pair(s).Root)), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("native: uid lock: %w", err)
@@ -122,4 +135,17 @@ func (a *UIDAllocator) Release(p IDPair) {
 func (a *UIDAllocator) pair(s int) IDPair {
 	r := a.base + 2*uint32(s)
 	return IDPair{Root: r, Guest: r + 1}
+}
+
+// ownedPrivately checks that dir is a directory of this process's euid that
+// no one else can write to.
+func ownedPrivately(dir string) error {
+	var st unix.Stat_t
+	if err := unix.Lstat(dir, &st); err != nil {
+		return err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != os.Geteuid() || st.Mode&0o022 != 0 {
+		return fmt.Errorf("%s is not a directory of uid %d writable only by it", dir, os.Geteuid())
+	}
+	return nil
 }
