@@ -151,7 +151,15 @@ def _encode(value, out):
     elif isinstance(value, str):
         out.append(json.dumps(value, ensure_ascii=False))
     elif isinstance(value, int):
-        out.append(str(int(value)))
+        # JSON numbers are IEEE-754 doubles to RFC 8785: an integer beyond
+        # 2**53 is written as the double it becomes, as the host does.
+        if -(1 << 53) <= value <= (1 << 53):
+            out.append(str(int(value)))
+        else:
+            try:
+                out.append(_es_number(float(value)))
+            except OverflowError:
+                raise ValueError("number out of range") from None
     elif isinstance(value, float):
         out.append(_es_number(value))
     elif isinstance(value, (list, tuple)):

@@ -1,0 +1,265 @@
+"""Unit tests of the guest files. Run by guest_test.go as
+python3.11 -I -S test_guest.py GUEST_DIR (GUEST_DIR holds the embedded files)."""
+
+import json
+import os
+import socket
+import sys
+import tempfile
+import threading
+import unittest
+
+sys.path.insert(0, sys.argv.pop(1))
+
+import _agent_runtime_host as host  # noqa: E402
+import _agent_runtime_wire as wire  # noqa: E402
+import agent_runtime  # noqa: E402
+
+
+def response(status, **fields):
+    doc = {"status": status}
+    doc.update(fields)
+    return json.dumps(doc).encode()
+
+
+def broker(status, **fields):
+    doc = {"schema_version": "apysup.broker.v1", "call_id": "capability-1", "status": status}
+    doc.update(fields)
+    return doc
+
+
+class WireDecode(unittest.TestCase):
+    def test_ok_returns_canonical_result(self):
+        body = response("completed", broker_response=broker("ok", result={"b": 1.50, "a": [1e21, "é"]}))
+        self.assertEqual(wire.decode(body), '{"a":[1e+21,"é"],"b":1.5}'.encode())
+
+    def test_refusals_raise_capability_error(self):
+        for status in ("refused", "denied", "error"):
+            body = response("completed", broker_response=broker(status, error_code="code_" + status, message="m"))
+            with self.assertRaises(wire.CapabilityError) as cm:
+                wire.decode(body)
+            self.assertEqual((cm.exception.error_code, cm.exception.message), ("code_" + status, "m"))
+        with self.assertRaises(wire.CapabilityError) as cm:
+            wire.decode(response("rejected", error_code="unauthenticated"))
+        self.assertEqual(cm.exception.error_code, "unauthenticated")
+
+    def test_ambiguous_raises_ambiguous_outcome(self):
+        for body, code in (
+            (response("completed", broker_response=broker("ambiguous", error_code="approval_audit_failed")), "approval_audit_failed"),
+            (response("ambiguous", error_code="call_in_flight"), "call_in_flight"),
+        ):
+            with self.assertRaises(wire.AmbiguousOutcome) as cm:
+                wire.decode(body)
+            self.assertEqual(cm.exception.error_code, code)
+            self.assertIsInstance(cm.exception, wire.AgentRuntimeError)
+
+    def test_malformed_is_ambiguous(self):
+        for body in (
+            b"",
+            b"not json",
+            b"[]",
+            b'{"status":"completed","status":"rejected"}',
+            response("completed", broker_response=broker("ok")),
+            response("completed", broker_response=broker("weird")),
+            response("completed", broker_response="x"),
+            response("other"),
+            b'{"status":"completed","broker_response":{"status":"ok","result":NaN}}',
+            b'{"status":"completed","broker_response":{"status":"ok","result":"\\ud800"}}',
+            b"\xff",
+        ):
+            with self.assertRaises(wire.AmbiguousOutcome, msg=body) as cm:
+                wire.decode(body)
+            self.assertEqual(cm.exception.error_code, "malformed_response")
+
+
+class Canonical(unittest.TestCase):
+    def test_rfc8785_numbers(self):
+        cases = {
+            0.0: "0", -0.0: "0", 5e-324: "5e-324", 1.7976931348623157e308: "1.7976931348623157e+308",
+            9007199254740992.0: "9007199254740992", 295147905179352830000.0: "295147905179352830000",
+            9.999999999999997e22: "9.999999999999997e+22", 1e23: "1e+23", 1e21: "1e+21",
+            999999999999999700000.0: "999999999999999700000", 9.999999999999997e-7: "9.999999999999997e-7",
+            0.000001: "0.000001", 333333333.3333332: "333333333.3333332", -0.0000033333333333333333: "-0.0000033333333333333333",
+            1424953923781206.2: "1424953923781206.2", 4.5: "4.5", 0.002: "0.002", 1e-27: "1e-27", 100.0: "100",
+        }
+        for value, want in cases.items():
+            self.assertEqual(wire.canonical(value), want.encode(), value)
+
+    def test_rfc8785_key_order(self):
+        doc = {"€": 1, "\r": 2, "דּ": 3, "1": 4, "😀": 5, "\u0080": 6, "ö": 7}
+        self.assertEqual(
+            wire.canonical(doc).decode(),
+            '{"\\r":2,"1":4,"\u0080":6,"ö":7,"€":1,"😀":5,"דּ":3}',
+        )
+
+    def test_refuses_non_json(self):
+        for value in (float("nan"), float("inf"), {1: 2}, object()):
+            with self.assertRaises((TypeError, ValueError)):
+                wire.canonical(value)
+
+
+class CallIDs(unittest.TestCase):
+    def setUp(self):
+        self.frames = []
+        self.lock = threading.Lock()
+        self.saved = host.call
+
+        def fake(frame):
+            with self.lock:
+                self.frames.append(json.loads(frame))
+            return b'{"ok":true}'
+
+        host.call = fake
+        agent_runtime._bound = False
+
+    def tearDown(self):
+        host.call = self.saved
+
+    def test_direct_ids_are_allocated_once_each_across_threads(self):
+        agent_runtime._bind(None)
+        threads = [
+            threading.Thread(target=lambda: [agent_runtime._capability_call("echo.say", {"i": i}) for i in range(100)])
+            for _ in range(8)
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        ids = sorted(int(f["call_id"].split("-")[1]) for f in self.frames)
+        self.assertEqual(ids, list(range(1, 801)))
+
+    def test_program_ids_and_unburnt_sequence(self):
+        agent_runtime._bind("toolu_9")
+        with self.assertRaises(agent_runtime.CapabilityError) as cm:
+            agent_runtime._capability_call("echo.say", {"x": object()})
+        self.assertEqual(cm.exception.error_code, "arguments_not_json")
+        self.assertEqual(agent_runtime._capability_call("echo.say", {"x": 1}), {"ok": True})
+        agent_runtime._capability_call("notes.put", {})
+        self.assertEqual(
+            self.frames,
+            [
+                {"call_id": "toolu_9:program:1", "capability": "echo.say", "arguments": {"x": 1}},
+                {"call_id": "toolu_9:program:2", "capability": "notes.put", "arguments": {}},
+            ],
+        )
+        with self.assertRaises(agent_runtime.AgentRuntimeError):
+            agent_runtime._bind(None)
+
+
+class FakeChannel:
+    """A Unix-socket HTTP peer with a scripted behaviour per connection."""
+
+    def __init__(self, behaviours):
+        self.dir = tempfile.mkdtemp()
+        self.path = os.path.join(self.dir, "s")
+        self.listener = socket.socket(socket.AF_UNIX)
+        self.listener.bind(self.path)
+        self.listener.listen()
+        self.behaviours = list(behaviours)
+        self.requests = 0
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+        cf = os.path.join(self.dir, "channel.json")
+        with open(cf, "w") as f:
+            json.dump({"socket": self.path, "channel_id": "c", "invocation_id": "i", "execution_id": "e",
+                       "plan_sha256": "sha256:" + "0" * 64, "credential": "A" * 43}, f)
+        os.environ["APYSUP_CHANNEL_FILE"] = cf
+        host._channel = None
+        host._idle.clear()
+
+    def serve(self):
+        for behaviour in self.behaviours:
+            conn, _ = self.listener.accept()
+            with conn:
+                behaviour(self, conn)
+
+    def read_request(self, conn):
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += conn.recv(65536)
+        head, _, body = data.partition(b"\r\n\r\n")
+        length = int([l for l in head.split(b"\r\n") if l.lower().startswith(b"content-length:")][0].split(b":")[1])
+        while len(body) < length:
+            body += conn.recv(65536)
+        self.requests += 1
+        return json.loads(body)
+
+    def answer(self, conn, req):
+        result = req["call"]["arguments"]
+        body = response("completed", broker_response=broker("ok", result=result))
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+
+    def close(self):
+        self.listener.close()
+        os.unlink(self.path)
+        os.unlink(os.environ.pop("APYSUP_CHANNEL_FILE"))
+        os.rmdir(self.dir)
+        host._channel = None
+        for s in host._idle:
+            s.close()
+        host._idle.clear()
+
+
+def answer_then_close(ch, conn):
+    ch.answer(conn, ch.read_request(conn))
+
+
+def answer_twice(ch, conn):
+    for _ in range(2):
+        ch.answer(conn, ch.read_request(conn))
+
+
+def read_then_drop(ch, conn):
+    ch.read_request(conn)
+
+
+FRAME = b'{"call_id":"capability-1","capability":"echo.say","arguments":{"n":1}}'
+
+
+class Bridge(unittest.TestCase):
+    def test_keeps_the_connection_alive(self):
+        ch = FakeChannel([answer_twice])
+        try:
+            self.assertEqual(host.call(FRAME), b'{"n":1}')
+            self.assertEqual(host.call(FRAME.replace(b"1}", b"2}")), b'{"n":2}')
+            self.assertEqual(ch.requests, 2)
+        finally:
+            ch.close()
+
+    def test_reconnects_when_an_idle_connection_was_closed(self):
+        # The peer closes the kept-alive connection after one answer: the
+        # request on it gets no byte back and is sent again on a new one.
+        ch = FakeChannel([answer_then_close, answer_then_close])
+        try:
+            host.call(FRAME)
+            self.assertEqual(host.call(FRAME), b'{"n":1}')
+            self.assertEqual(ch.requests, 2)
+        finally:
+            ch.close()
+
+    def test_failure_after_sending_is_ambiguous(self):
+        ch = FakeChannel([read_then_drop])
+        try:
+            with self.assertRaises(agent_runtime.AmbiguousOutcome) as cm:
+                host.call(FRAME)
+            self.assertEqual(cm.exception.error_code, "dispatch_outcome_unknown")
+        finally:
+            ch.close()
+
+    def test_refusals_before_sending(self):
+        with self.assertRaises(agent_runtime.CapabilityError) as cm:
+            host.call(b"x" * ((1 << 20) + 1))
+        self.assertEqual(cm.exception.error_code, "frame_too_large")
+        os.environ["APYSUP_CHANNEL_FILE"] = "/nonexistent/channel.json"
+        host._channel = None
+        try:
+            with self.assertRaises(agent_runtime.CapabilityError) as cm:
+                host.call(FRAME)
+            self.assertEqual(cm.exception.error_code, "channel_unavailable")
+        finally:
+            del os.environ["APYSUP_CHANNEL_FILE"]
+            host._channel = None
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)
