@@ -336,7 +336,6 @@ func TestDispatchContextIsNotTheRequests(t *testing.T) {
 	}
 }
 
-
 func TestOpenValidates(t *testing.T) {
 	reg := NewRegistry(RegistryConfig{})
 	good := ChannelConfig{ChannelID: "c", InvocationID: "i", ExecutionID: "r", PlanSHA256: testPlan,
