@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apysup/apysup/python"
 	"github.com/apysup/apysup/sandbox"
 )
 
@@ -29,16 +30,12 @@ func BenchmarkBareRunner(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	runner := filepath.Join(dir, "runner.py")
-	src, err := os.ReadFile("testdata/guest/apysup_runner.py")
-	if err != nil {
+	if err := writeGuestFiles(guestFiles(), filepath.Join(dir, "guest")); err != nil {
 		b.Fatal(err)
 	}
-	if err := os.WriteFile(runner, src, 0o644); err != nil {
-		b.Fatal(err)
-	}
+	runner := filepath.Join(dir, "guest", python.Runner)
 	for b.Loop() {
-		cmd := exec.Command(sandbox.GuestPython, "-I", "-S", runner, "--prelude", filepath.Join(dir, "prelude.py"),
+		cmd := exec.Command(sandbox.GuestPython, "-I", "-S", runner, "--workdir", dir, "--prelude", filepath.Join(dir, "prelude.py"),
 			"--outcome", filepath.Join(dir, "outcome.json"), "--", filepath.Join(dir, "main.py"))
 		cmd.Env = guestEnv
 		if err := cmd.Run(); err != nil {

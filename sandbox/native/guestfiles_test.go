@@ -2,8 +2,9 @@ package native
 
 import (
 	"io/fs"
-	"os"
+
+	"github.com/apysup/apysup/python"
 )
 
-// guestFiles are the guest files the tests mount at /opt/apysup.
-func guestFiles() fs.FS { return os.DirFS("testdata/guest") }
+// guestFiles are the real guest files (runner and agent_runtime modules).
+func guestFiles() fs.FS { return python.GuestFiles }

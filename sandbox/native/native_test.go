@@ -2,6 +2,8 @@ package native
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -45,5 +47,15 @@ func TestExitCodeAndException(t *testing.T) {
 				t.Errorf("stderr %q lacks %q", out.Stderr, tc.stderr)
 			}
 		})
+	}
+}
+
+// The guest modules are compiled once per Backend, not once per run.
+func TestGuestFilesPrecompiled(t *testing.T) {
+	b := testBackend(t)
+	for _, name := range []string{"agent_runtime", "_agent_runtime_wire", "_agent_runtime_host"} {
+		if _, err := os.Stat(filepath.Join(b.guestDir, "__pycache__", name+".cpython-311.pyc")); err != nil {
+			t.Error(err)
+		}
 	}
 }

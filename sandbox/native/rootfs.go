@@ -5,8 +5,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/apysup/apysup/sandbox/doctor"
 )
 
 // Top-level system directories a guest may see. /usr is always bound;
@@ -115,7 +118,21 @@ func writeGuestFiles(files fs.FS, dir string) error {
 	if !found {
 		return fmt.Errorf("native: guest files lack apysup_runner.py")
 	}
+	precompile(dir)
 	return nil
+}
+
+// precompile writes __pycache__ next to the guest files once, so that no
+// run compiles the guest modules again (guests run with
+// PYTHONDONTWRITEBYTECODE=1 on a read-only mount: they read pycs but never
+// write them). unchecked-hash pycs are not even compared with their source,
+// which cannot change under a Backend. A failure only costs speed (a host
+// without Python is refused by the doctor before any run).
+func precompile(dir string) {
+	cmd := exec.Command(doctor.PythonPath, "-I", "-S", "-m", "compileall", "-q",
+		"--invalidation-mode", "unchecked-hash", dir)
+	cmd.Env = []string{}
+	_ = cmd.Run()
 }
 
 func copyFile(src, dst string, mode os.FileMode) error {
