@@ -375,10 +375,12 @@ func (s *Sandbox) Destroy() error {
 		}
 	}()
 	var errs []error
+	containerGone := true
 	if s.container != nil {
 		s.kill()
 		if err := s.container.Destroy(); err != nil {
 			errs = append(errs, err)
+			containerGone = false
 		}
 	}
 	if s.stdout != nil {
@@ -403,7 +405,11 @@ func (s *Sandbox) Destroy() error {
 	if err := os.RemoveAll(s.dir); err != nil {
 		errs = append(errs, err)
 	}
-	s.b.uids.Release(s.ids)
+	// A run whose container could not be removed may still hold processes
+	// with its host ids: those ids are never handed out again.
+	if containerGone {
+		s.b.uids.Release(s.ids)
+	}
 	if len(errs) > 0 {
 		return &Error{Status: sandbox.StatusSetupFailed, Code: CodeCleanupFailed, Err: errors.Join(errs...)}
 	}
