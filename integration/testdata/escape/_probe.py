@@ -78,3 +78,10 @@ def create_new(path):
     os.unlink(path)
     return "created"
 
+
+def report_host_uid():
+    """INFO host_uid: the host uid that uid 1000 maps to (from uid_map)."""
+    for line in open("/proc/self/uid_map"):
+        inside, outside, _ = line.split()
+        if inside == str(os.getuid()):
+            info("host_uid", int(outside))

@@ -1,0 +1,221 @@
+package integration
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/apysup/apysup/rpc"
+	"github.com/apysup/apysup/sandbox"
+)
+
+// TestWritesOutsideWorkspaceAndTmpFail: the root, the system binds, the
+// runner's files, the job and the channel directory, /proc/sys and
+// /proc/sysrq-trigger are all read-only; /workspace and /tmp are not.
+func TestWritesOutsideWorkspaceAndTmpFail(t *testing.T) {
+	t.Parallel()
+	need(t)
+	res := runGuest(t, "writes.py", sandbox.Limits{})
+	if res.Status != sandbox.StatusOK {
+		t.Fatalf("guest: %s", summary(res))
+	}
+	const denied = "EROFS|EACCES|EPERM"
+	want := map[string]string{}
+	for _, d := range []string{"/", "/etc", "/usr", "/usr/bin", "/usr/lib", "/opt", "/opt/apysup", "/run", "/run/apysup",
+		"/run/apysup/job", "/bin", "/lib", "/dev", "/proc", "/proc/sys", "/proc/sys/kernel"} {
+		for _, op := range []string{"create:", "mkdir:", "symlink:"} {
+			want[op+d] = denied
+		}
+	}
+	// proc refuses new entries with ENOENT.
+	for _, d := range []string{"/proc", "/proc/sys", "/proc/sys/kernel"} {
+		for _, op := range []string{"create:", "mkdir:", "symlink:"} {
+			want[op+d] += "|ENOENT"
+		}
+	}
+	for _, p := range []string{"/etc/passwd", "/etc/hosts", "/usr/bin/python3.11", "/opt/apysup/apysup_runner.py",
+		"/run/apysup/channel.json", "/run/apysup/job/prelude.py", "/proc/sysrq-trigger", "/proc/sys/kernel/hostname",
+		"/proc/sys/kernel/core_pattern", "/proc/sys/vm/drop_caches", "/proc/sys/kernel/modprobe", "/proc/sys/fs/file-max",
+		"/proc/sys/net/ipv4/ip_forward", "/proc/sys/user/max_user_namespaces"} {
+		want["open-write:"+p] = denied
+		if _, err := os.Stat(p); os.IsNotExist(err) && strings.HasPrefix(p, "/proc/") {
+			want["open-write:"+p] += "|ENOENT" // this kernel has no such file
+		}
+	}
+	for _, k := range []string{"chmod:/etc/passwd", "chmod:/usr/bin/python3.11", "rename:/etc/hosts",
+		"unlink:/opt/apysup/apysup_runner.py", "utime:/usr/bin/python3.11", "rmtree:/run/apysup/job", "chown:/workspace"} {
+		want[k] = denied
+	}
+	want["link:/usr/bin/python3.11"] = "EXDEV|" + denied // another mount: no hard link into /workspace
+	m := parseMarkers(t, res)
+	m.expect(t, want, "write:/workspace", "write:/tmp", "mkdir:/tmp")
+	var writable []string
+	m.infoAs(t, "writable", &writable)
+	for _, p := range writable {
+		switch {
+		case p == "/workspace" || strings.HasPrefix(p, "/workspace/"),
+			p == "/tmp" || strings.HasPrefix(p, "/tmp/"),
+			p == sandbox.GuestOutDir,                    // the runner's outcome.json (documented)
+			p == sandbox.GuestRunDir+"/"+rpc.SocketName, // the channel: W_OK on a socket is connect
+			guestDevices[p] != "":
+		default:
+			t.Errorf("the guest can write %s", p)
+		}
+	}
+	for _, p := range []string{"/workspace", "/tmp", "/workspace/apysup-escape-probe"} {
+		if !slices.Contains(writable, p) {
+			t.Errorf("the writable walk missed %s (found %v)", p, writable)
+		}
+	}
+}
+
+// guestDevices are the only device nodes a guest may have, by type and number.
+var guestDevices = map[string]string{
+	"/dev/null": "c:1:3", "/dev/zero": "c:1:5", "/dev/full": "c:1:7", "/dev/random": "c:1:8", "/dev/urandom": "c:1:9",
+}
+
+// Other /dev entries the runtime may add: the standard symlinks and empty
+// mount points (never a device node).
+var guestDevOthers = map[string]string{
+	"/dev/fd": "l", "/dev/stdin": "l", "/dev/stdout": "l", "/dev/stderr": "l", "/dev/ptmx": "l", "/dev/core": "l",
+	"/dev/pts": "d", "/dev/shm": "d", "/dev/mqueue": "d",
+}
+
+// guestEnvKeys are all the environment a guest may have: the runner's
+// documented environment, plus LC_CTYPE, which CPython sets itself when
+// it coerces the C locale.
+var guestEnvKeys = []string{"PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE", "PYTHONUTF8", "PATH", "HOME", "LANG", "LC_CTYPE"}
+
+// TestHostIsInvisible: /proc shows only the guest's own processes (pid 1
+// is the guest's init), host pids cannot be signalled and the host process
+// survives, no host environment variable and no inherited descriptor
+// reaches the guest, and /dev holds only the five harmless devices.
+func TestHostIsInvisible(t *testing.T) {
+	t.Parallel()
+	need(t)
+	sleeper := exec.Command("sleep", "300")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		sleeper.Process.Kill()
+		sleeper.Wait()
+	}()
+	hostPids := []int{os.Getpid(), os.Getppid(), sleeper.Process.Pid}
+	var args []string
+	for _, p := range hostPids {
+		args = append(args, strconv.Itoa(p))
+	}
+	res := runGuest(t, "host.py", sandbox.Limits{}, args...)
+	if res.Status != sandbox.StatusOK {
+		t.Fatalf("guest: %s", summary(res))
+	}
+	if err := sleeper.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Errorf("the host process the guest tried to kill is gone: %v", err)
+	}
+	want := map[string]string{"kill:all": "ESRCH", "setpriority:host": "ESRCH|EPERM"}
+	for i := range hostPids {
+		want[fmt.Sprintf("kill:host%d", i)] = "ESRCH"
+		want[fmt.Sprintf("kill0:host%d", i)] = "ESRCH"
+		want[fmt.Sprintf("proc:host%d", i)] = "ENOENT"
+	}
+	for _, p := range []string{"/dev/mem", "/dev/kmem", "/dev/port", "/dev/kmsg", "/dev/sda", "/dev/vda", "/dev/nvme0n1",
+		"/dev/tty", "/dev/console", "/dev/net/tun", "/dev/fuse", "/dev/kvm", "/dev/loop0", "/dev/loop-control", "/dev/vsock"} {
+		want["open:"+p] = "ENOENT"
+	}
+	m := parseMarkers(t, res)
+	m.expect(t, want, "read:/dev/urandom", "write:/dev/null")
+
+	// Processes.
+	var procs map[string]string
+	var self struct {
+		Pid, Ppid, Child, UID int
+		UIDMap                []string `json:"uid_map"`
+		Pid1                  []string
+	}
+	m.infoAs(t, "procs", &procs)
+	m.infoAs(t, "self", &self)
+	if self.Pid != 1 || self.Ppid != 0 || self.UID != 1000 {
+		t.Errorf("guest identity %+v: want pid 1 (its namespace's init), ppid 0, uid 1000", self)
+	}
+	if !slices.Equal(self.Pid1, []string{sandbox.GuestPython, "-I", "-S", sandbox.GuestRunner}) {
+		t.Errorf("pid 1 of the guest runs %v, want the runner", self.Pid1)
+	}
+	if len(procs) != 2 || procs["1"] != sandbox.GuestPython || procs[strconv.Itoa(self.Child)] != sandbox.GuestPython {
+		t.Errorf("the guest's /proc lists %v; want only itself (1) and its child (%d)", procs, self.Child)
+	}
+	if len(self.UIDMap) != 6 || self.UIDMap[0] != "0" || self.UIDMap[3] != "1000" {
+		t.Errorf("uid_map %v: want container root and 1000, one id each", self.UIDMap)
+	} else if h, _ := strconv.Atoi(self.UIDMap[4]); h < 1000 {
+		t.Errorf("uid 1000 maps to host uid %d, a real user's", h)
+	}
+
+	// Environment.
+	var env map[string]string
+	var procEnv []string
+	m.infoAs(t, "environ", &env)
+	m.infoAs(t, "proc_environ", &procEnv)
+	for k := range env {
+		if !slices.Contains(guestEnvKeys, k) {
+			t.Errorf("guest environment has %s=%q", k, env[k])
+		}
+	}
+	for _, kv := range procEnv {
+		k, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(guestEnvKeys, k) {
+			t.Errorf("guest /proc/self/environ has %s", kv)
+		}
+	}
+	if strings.Contains(res.Stdout, hostEnvValue) || strings.Contains(res.Stdout, hostEnvName) {
+		t.Errorf("the host's %s reached the guest", hostEnvName)
+	}
+	if env["PATH"] == "" || env["HOME"] != "/workspace" {
+		t.Errorf("guest environment %v lacks the runner's PATH and HOME", env)
+	}
+
+	// Descriptors: 0, 1 and 2 only (plus the one listing /proc/self/fd).
+	var fds map[string]string
+	var openFDs []int
+	m.infoAs(t, "fds", &fds)
+	m.infoAs(t, "open_fds", &openFDs)
+	if !slices.Equal(openFDs, []int{0, 1, 2}) {
+		t.Errorf("guest has descriptors %v open, want [0 1 2]: %v", openFDs, fds)
+	}
+	for fd, target := range fds {
+		if fd != "0" && fd != "1" && fd != "2" && target != "gone" && !strings.HasPrefix(target, "/proc/") {
+			t.Errorf("inherited descriptor %s -> %s", fd, target)
+		}
+	}
+	t.Logf("guest descriptors %v", fds)
+
+	// Devices.
+	var devs map[string]string
+	m.infoAs(t, "dev", &devs)
+	for p, kind := range devs {
+		switch {
+		case guestDevices[p] != "":
+			if kind != guestDevices[p] {
+				t.Errorf("%s is %s, want %s", p, kind, guestDevices[p])
+			}
+		case guestDevOthers[p] != "":
+			if kind != guestDevOthers[p] {
+				t.Errorf("%s is %s, want %s", p, kind, guestDevOthers[p])
+			}
+		case strings.HasPrefix(kind, "c") || strings.HasPrefix(kind, "b"):
+			t.Errorf("host device node %s (%s) in the guest", p, kind)
+		default:
+			t.Errorf("unexpected /dev entry %s (%s)", p, kind)
+		}
+	}
+	for p := range guestDevices {
+		if devs[p] == "" {
+			t.Errorf("%s is missing", p)
+		}
+	}
+	t.Logf("guest /dev: %v", devs)
+}

@@ -1,0 +1,167 @@
+package integration
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apysup/apysup/sandbox"
+)
+
+// processesOf lists this process's descendants that run as host uid: what
+// is left of a run whose guest reported that uid. (The native backend
+// hands out uids round-robin, so no later run of this process has it.)
+func processesOf(uid int) []int {
+	var out []int
+	for _, pid := range descendants() {
+		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) > 1 && f[0] == "Uid:" && f[1] == strconv.Itoa(uid) {
+				out = append(out, pid)
+			}
+		}
+	}
+	return out
+}
+
+// assertGone checks that no process of the run that reported host_uid is
+// left (polling briefly: the kernel reaps a killed tree asynchronously).
+func assertGone(t *testing.T, m markers) {
+	t.Helper()
+	var uid int
+	m.infoAs(t, "host_uid", &uid)
+	if uid < 1000 {
+		t.Fatalf("guest host uid %d", uid)
+	}
+	var left []int
+	for i := 0; i < 50; i++ {
+		if left = processesOf(uid); len(left) == 0 {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Errorf("processes of host uid %d outlived their run: %v", uid, left)
+}
+
+// TestForkBombIsContained: under Pids=64 the bomb meets EAGAIN, the run
+// ends, and none of its processes outlive it.
+func TestForkBombIsContained(t *testing.T) {
+	t.Parallel()
+	need(t)
+	began := time.Now()
+	res := runGuest(t, "forkbomb.py", sandbox.Limits{Pids: 64, Timeout: 60 * time.Second})
+	t.Logf("fork bomb: %s in %v, usage %+v", res.Status, time.Since(began).Round(time.Millisecond), res.Usage)
+	switch res.Status {
+	case sandbox.StatusOK, sandbox.StatusError, sandbox.StatusKilled:
+	default:
+		t.Fatalf("guest: %s", summary(res))
+	}
+	m := parseMarkers(t, res)
+	m.expect(t, map[string]string{"fork:pids": "EAGAIN"})
+	var forked int
+	m.infoAs(t, "forked", &forked)
+	if forked < 1 || forked >= 64 {
+		t.Errorf("pid 1 forked %d children under pids=64", forked)
+	}
+	if res.Usage.Pids > 64 {
+		t.Errorf("pids peak %d above the limit of 64", res.Usage.Pids)
+	}
+	assertGone(t, m)
+}
+
+// TestMemoryLimit: a 4 GiB allocation under 256 MiB ends as memory_limit.
+func TestMemoryLimit(t *testing.T) {
+	t.Parallel()
+	need(t)
+	res := runGuest(t, "report_host_uid()\nb = b'x' * (4 << 30)\nemit('ESCAPED', 'alloc:4GiB', len(b))\n",
+		sandbox.Limits{MemoryBytes: 256 << 20})
+	if res.Status != sandbox.StatusMemoryLimit {
+		t.Fatalf("guest: %s", summary(res))
+	}
+	if res.Usage.PeakMemoryBytes > 256<<20 {
+		t.Errorf("peak memory %d above the 256 MiB limit", res.Usage.PeakMemoryBytes)
+	}
+	m := parseMarkers(t, res)
+	m.expect(t, nil)
+	assertGone(t, m)
+}
+
+// TestTimeout: a CPU spin (and a spinning child) under Timeout=2s ends as
+// timeout, the run returns soon after, and the tree is gone.
+func TestTimeout(t *testing.T) {
+	t.Parallel()
+	need(t)
+	began := time.Now()
+	res := runGuest(t, "spin.py", sandbox.Limits{Timeout: 2 * time.Second})
+	took := time.Since(began)
+	t.Logf("spin under a 2 s timeout returned after %v", took.Round(time.Millisecond))
+	if res.Status != sandbox.StatusTimeout {
+		t.Fatalf("guest: %s", summary(res))
+	}
+	if took > 20*time.Second {
+		t.Errorf("the run took %v to end after a 2 s timeout", took)
+	}
+	m := parseMarkers(t, res)
+	m.expect(t, nil, "spinning")
+	assertGone(t, m)
+}
+
+// TestFillingIsBounded: /tmp fills up (bytes and inodes) with ENOSPC seen
+// by the guest, a workspace file stops at RLIMIT_FSIZE with EFBIG, and
+// /tmp is usable again once the guest frees it.
+func TestFillingIsBounded(t *testing.T) {
+	t.Parallel()
+	need(t)
+	const tmpBytes, fileBytes = 4 << 20, 6 << 20 // the tmpfs fills before the file size limit
+	res := runGuest(t, "fill.py", sandbox.Limits{TmpBytes: tmpBytes, FileSizeBytes: fileBytes})
+	if res.Status != sandbox.StatusOK {
+		t.Fatalf("guest: %s", summary(res))
+	}
+	m := parseMarkers(t, res)
+	m.expect(t, map[string]string{"tmp:bytes": "ENOSPC", "tmp:inodes": "ENOSPC", "workspace:fsize": "EFBIG"}, "tmp:usable-again")
+	var filled, files, big int64
+	var statfs struct{ Bytes, Inodes int64 }
+	m.infoAs(t, "tmp_filled", &filled)
+	m.infoAs(t, "tmp_files", &files)
+	m.infoAs(t, "workspace_big", &big)
+	m.infoAs(t, "tmp_statvfs", &statfs)
+	t.Logf("/tmp: %+v; filled %d bytes, %d files; workspace file stopped at %d", statfs, filled, files, big)
+	if statfs.Bytes != tmpBytes || filled > tmpBytes {
+		t.Errorf("/tmp holds %d bytes (filled %d), want a %d-byte cap", statfs.Bytes, filled, tmpBytes)
+	}
+	if files >= statfs.Inodes || files < 100 {
+		t.Errorf("%d files in /tmp with %d inodes", files, statfs.Inodes)
+	}
+	if big != fileBytes {
+		t.Errorf("workspace file stopped at %d bytes, want RLIMIT_FSIZE %d", big, fileBytes)
+	}
+}
+
+// TestStdoutFlood: 100 MiB on stdout is cut at the 1 MiB default and
+// flagged; the supervisor's own memory growth is logged (not asserted: it
+// is shared with the tests running in parallel).
+func TestStdoutFlood(t *testing.T) {
+	t.Parallel()
+	need(t)
+	before := vmHWM()
+	res := runGuest(t, "chunk = b'x' * (1 << 20)\nfor _ in range(100):\n    sys.stdout.buffer.write(chunk)\nsys.stdout.flush()\nsys.stderr.write('flooded')\n",
+		sandbox.Limits{})
+	t.Logf("peak RSS of the test process: %d MiB before, %d MiB after the flood", before>>20, vmHWM()>>20)
+	if res.Status != sandbox.StatusOK {
+		t.Fatalf("guest: status %s code %s stderr %q", res.Status, res.ErrorCode, clip(res.Stderr, 2000))
+	}
+	limit := sandbox.DefaultLimits().OutputBytes
+	if !res.StdoutTruncated || len(res.Stdout) > limit || len(res.Stdout) < limit/2 {
+		t.Errorf("stdout %d bytes, truncated %v: want at most %d and the flag", len(res.Stdout), res.StdoutTruncated, limit)
+	}
+	if res.Stderr != "flooded" || res.StderrTruncated {
+		t.Errorf("stderr %q truncated %v", clip(res.Stderr, 200), res.StderrTruncated)
+	}
+}
+

@@ -1,0 +1,48 @@
+# Fill /tmp (a size-capped tmpfs) by bytes and by inodes, and a workspace
+# file past RLIMIT_FSIZE. argv: none.
+tmp = os.statvfs("/tmp")
+info("tmp_statvfs", {"bytes": tmp.f_blocks * tmp.f_frsize, "inodes": tmp.f_files})
+
+
+def fill_bytes():
+    chunk = b"x" * (1 << 20)
+    with open("/tmp/fill", "wb") as f:
+        for _ in range(4096):  # 4 GiB, far beyond any cap
+            f.write(chunk)
+            f.flush()
+    return "wrote 4 GiB"
+
+
+attempt("tmp:bytes", fill_bytes)
+info("tmp_filled", os.stat("/tmp/fill").st_size)
+os.unlink("/tmp/fill")
+
+made = []
+
+
+def fill_inodes():
+    for i in range(1_000_000):
+        open("/tmp/f%d" % i, "w").close()
+        made.append(i)
+    return "made a million files"
+
+
+attempt("tmp:inodes", fill_inodes)
+info("tmp_files", len(made))
+for i in made:
+    os.unlink("/tmp/f%d" % i)
+
+
+def big_workspace_file():
+    chunk = b"x" * (1 << 20)
+    with open("/workspace/big", "wb") as f:
+        for _ in range(64):
+            f.write(chunk)
+            f.flush()
+    return "wrote 64 MiB"
+
+
+attempt("workspace:fsize", big_workspace_file)
+info("workspace_big", os.stat("/workspace/big").st_size)
+os.unlink("/workspace/big")
+control("tmp:usable-again", lambda: open("/tmp/after", "w").write("ok"))

@@ -1,0 +1,81 @@
+# What a guest can see of, and do to, the host: processes, signals,
+# environment, inherited descriptors, device nodes.
+# argv: HOST_PID... (the supervisor test process, its parent, a host sleeper).
+import signal
+import stat
+import time
+
+host_pids = [int(p) for p in sys.argv[1:]]
+
+# A child of its own, so that /proc shows more than one process.
+r, w = os.pipe()
+child = os.fork()
+if child == 0:
+    os.close(r)
+    os.write(w, b"x")
+    time.sleep(60)
+    os._exit(0)
+os.close(w)
+os.read(r, 1)
+os.close(r)
+
+procs = {}
+for p in os.listdir("/proc"):
+    if p.isdigit():
+        try:
+            with open("/proc/%s/cmdline" % p, "rb") as f:
+                procs[p] = f.read().split(b"\0")[0].decode()
+        except OSError as e:
+            procs[p] = "unreadable:" + errno.errorcode.get(e.errno, "?")
+info("procs", procs)
+info("self", {"pid": os.getpid(), "ppid": os.getppid(), "child": child, "uid": os.getuid(),
+              "uid_map": open("/proc/self/uid_map").read().split(),
+              "pid1": open("/proc/1/cmdline", "rb").read().decode().split("\0")[:4]})
+
+for i, pid in enumerate(host_pids):
+    attempt("kill:host%d" % i, os.kill, pid, signal.SIGKILL)
+    attempt("kill0:host%d" % i, os.kill, pid, 0)
+    attempt("proc:host%d" % i, os.stat, "/proc/%d" % pid)
+os.kill(child, signal.SIGKILL)
+os.waitpid(child, 0)
+# With its child gone, nothing else in reach: kill(-1) finds no process.
+attempt("kill:all", os.kill, -1, signal.SIGKILL)
+attempt("setpriority:host", os.setpriority, os.PRIO_PROCESS, host_pids[0], 19)
+
+# Environment: only what the runner documents.
+info("environ", dict(os.environ))
+info("proc_environ", sorted(set(open("/proc/self/environ", "rb").read().decode("utf-8", "replace").split("\0")) - {""}))
+
+# Descriptors: /proc/self/fd, and every number up to the limit.
+fds = {}
+for fd in os.listdir("/proc/self/fd"):
+    try:
+        fds[fd] = os.readlink("/proc/self/fd/" + fd)
+    except OSError:
+        fds[fd] = "gone"  # the descriptor listdir itself used
+open_fds = []
+for fd in range(0, 4096):
+    try:
+        os.fstat(fd)
+        open_fds.append(fd)
+    except OSError:
+        pass
+info("fds", fds)
+info("open_fds", open_fds)
+
+# Device nodes: every entry under /dev with its type.
+KINDS = [(stat.S_ISCHR, "c"), (stat.S_ISBLK, "b"), (stat.S_ISDIR, "d"), (stat.S_ISLNK, "l"), (stat.S_ISREG, "f"),
+         (stat.S_ISSOCK, "s"), (stat.S_ISFIFO, "p")]
+devs = {}
+for root, dirs, names in os.walk("/dev", onerror=lambda e: None):
+    for n in dirs + names:
+        p = os.path.join(root, n)
+        st = os.lstat(p)
+        kind = next(k for f, k in KINDS if f(st.st_mode))
+        devs[p] = kind + (":%d:%d" % (os.major(st.st_rdev), os.minor(st.st_rdev)) if kind in "cb" else "")
+info("dev", devs)
+for path in ["/dev/mem", "/dev/kmem", "/dev/port", "/dev/kmsg", "/dev/sda", "/dev/vda", "/dev/nvme0n1", "/dev/tty",
+             "/dev/console", "/dev/net/tun", "/dev/fuse", "/dev/kvm", "/dev/loop0", "/dev/loop-control", "/dev/vsock"]:
+    attempt("open:" + path, lambda p: os.close(os.open(p, os.O_RDONLY)), path)
+control("read:/dev/urandom", lambda: len(open("/dev/urandom", "rb").read(16)) == 16 or 1 / 0)
+control("write:/dev/null", lambda: open("/dev/null", "w").write("x"))
