@@ -164,4 +164,3 @@ func TestStdoutFlood(t *testing.T) {
 		t.Errorf("stderr %q truncated %v", clip(res.Stderr, 200), res.StderrTruncated)
 	}
 }
-
