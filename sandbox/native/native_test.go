@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -57,5 +58,32 @@ func TestGuestFilesPrecompiled(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(b.guestDir, "__pycache__", name+".cpython-311.pyc")); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// The guest owns the out directory: whatever it leaves as outcome.json, the
+// host reads at most a 2 MiB regular file and never follows a link.
+func TestGuestOutcomeIsReadSafely(t *testing.T) {
+	b := testBackend(t)
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte(`{"secret":true}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const out = "/run/apysup/out/outcome.json"
+	for name, script := range map[string]string{
+		// The link target is a host path: only the host could resolve it.
+		"symlink": "import os\nos.symlink(" + strconv.Quote(secret) + ", '" + out + "')\nos._exit(0)\n",
+		"fifo":    "import os\nos.mkfifo('" + out + "')\nos._exit(0)\n",
+		"huge":    "import os\nopen('" + out + "', 'w').write('[' + '0,' * (2 << 20) + '0]')\nos._exit(0)\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			o := run(t, b, script, sandbox.Limits{})
+			if o.Status != sandbox.StatusOK || len(o.Stderr) != 0 {
+				t.Fatalf("the guest could not set the trap: %s %q", o.Status, o.Stderr)
+			}
+			if o.GuestOutcome != nil {
+				t.Fatalf("guest outcome %.100q read (stderr %q)", o.GuestOutcome, o.Stderr)
+			}
+		})
 	}
 }
