@@ -1,0 +1,185 @@
+package handlers
+
+import (
+	"bytes"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/apysup/apysup/broker"
+	"github.com/apysup/apysup/internal/canonjson"
+	"github.com/apysup/apysup/plan"
+)
+
+// Kinds of handler a manifest may name in handler.kind.
+const (
+	KindBuiltin = "builtin"
+	KindExec    = "exec"
+	KindHTTP    = "http"
+	KindKV      = "kv"
+)
+
+// Options are the host's choices that are not part of any manifest. The
+// zero value is ready to use.
+type Options struct {
+	// Now is the clock of builtin/clock.now; nil means time.Now.
+	Now func() time.Time
+	// ExecStderr, when set, receives after each exec call at most
+	// MaxExecStderrBytes of the command's stderr, in one Write. It is a
+	// host-side diagnostic sink: stderr never reaches the guest, a receipt
+	// or an error. nil discards it (the CLI's choice).
+	ExecStderr io.Writer
+}
+
+// Build makes one handler per distinct handler identity of m, after
+// validating each capability's handler config (and, for http, its grant
+// policy) strictly. Problems are reported all at once as plan.Problems
+// whose paths point into the manifest (capabilities[i].handler.config.x).
+// The returned Closer releases what the handlers hold (SQLite files, idle
+// HTTP connections); call it after the last run that uses them.
+func Build(m *plan.Manifest, opts Options) (*broker.Handlers, io.Closer, error) {
+	if m == nil {
+		return nil, nil, errors.New("handlers: no manifest")
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	b := &builder{opts: opts, dbs: map[string]*sql.DB{}}
+	hs := broker.NewHandlers()
+	type first struct {
+		index  int
+		policy []byte // canonical grant policy, for kinds that read it
+	}
+	seen := map[plan.HandlerIdentity]first{}
+	for i, c := range m.Capabilities {
+		path := fmt.Sprintf("capabilities[%d].handler", i)
+		id := c.Spec.Handler
+		if !b.configMatches(path, c) {
+			continue
+		}
+		policy, policyPath := grantOf(m, c.Spec.Name)
+		policyCanon := canonicalOrNil(policy)
+		h := b.handler(path, c, policy, policyPath)
+		if h == nil {
+			continue
+		}
+		if f, dup := seen[id]; dup {
+			// The broker's table is keyed by identity, and a handler call
+			// does not learn which capability it serves: capabilities may
+			// share a handler only when nothing capability-specific differs.
+			if id.Kind == KindHTTP && !bytes.Equal(f.policy, policyCanon) {
+				b.problems = append(b.problems, problem(CodeHandlerConflict, path,
+					fmt.Sprintf("shares its handler identity with capabilities[%d] but has a different grant policy; give one of them another handler id", f.index)))
+			}
+			continue
+		}
+		seen[id] = first{index: i, policy: policyCanon}
+		if err := hs.Add(id, h); err != nil {
+			b.problems = append(b.problems, problem(CodeHandlerConflict, path, err.Error()))
+		}
+	}
+	if len(b.problems) > 0 {
+		b.Close()
+		return nil, nil, b.problems
+	}
+	return hs, b, nil
+}
+
+// builder holds what Build's handlers share; it is the Closer Build returns.
+type builder struct {
+	opts       Options
+	problems   plan.Problems
+	dbs        map[string]*sql.DB // one per kv file path
+	transports []*http.Transport
+	stderr     *lockedWriter // shared by exec handlers, when Options.ExecStderr is set
+}
+
+// Close closes every SQLite database and idle HTTP connection. It is safe
+// to call more than once.
+func (b *builder) Close() error {
+	var errs []error
+	for path, db := range b.dbs {
+		errs = append(errs, db.Close())
+		delete(b.dbs, path)
+	}
+	for _, t := range b.transports {
+		t.CloseIdleConnections()
+	}
+	b.transports = nil
+	return errors.Join(errs...)
+}
+
+// configMatches checks that the config is the one the identity binds: a
+// manifest built by hand could otherwise pair one identity with two configs.
+func (b *builder) configMatches(path string, c plan.ManifestCapability) bool {
+	raw := c.HandlerConfig
+	if len(bytes.TrimSpace(raw)) == 0 {
+		raw = []byte(`{}`)
+	}
+	canon, err := canonjson.Canonical(raw)
+	if err != nil || canonjson.PlainDigest(canon) != c.Spec.Handler.ConfigSHA256 {
+		b.problems = append(b.problems, problem(CodeInvalidConfig, path+".config", "does not match the handler identity's config_sha256"))
+		return false
+	}
+	return true
+}
+
+// handler validates one capability's handler config and makes its handler,
+// or records problems and returns nil.
+func (b *builder) handler(path string, c plan.ManifestCapability, policy []byte, policyPath string) any {
+	before := len(b.problems)
+	var h any
+	switch c.Spec.Handler.Kind {
+	case KindBuiltin:
+		h = b.builtin(path, c)
+	case KindExec:
+		h = b.exec(path, c)
+	case KindHTTP:
+		h = b.http(path, c, policy, policyPath)
+	case KindKV:
+		h = b.kv(path, c)
+	default:
+		b.problems = append(b.problems, problem(CodeUnknownHandler, path+".kind", "unknown handler kind (known: builtin, exec, http, kv)"))
+	}
+	if len(b.problems) > before {
+		return nil
+	}
+	return h
+}
+
+// live refuses captured playback for kinds that have no transport evidence.
+func (b *builder) live(path string, c plan.ManifestCapability) {
+	if c.Spec.Playback != plan.PlaybackLive {
+		b.problems = append(b.problems, problem(CodeHandlerMismatch, path+".kind",
+			fmt.Sprintf("a %s handler returns no transport evidence; the capability's playback must be live", c.Spec.Handler.Kind)))
+	}
+}
+
+func (b *builder) fields(path string, c plan.ManifestCapability) *fields {
+	return readFields(path+".config", CodeInvalidConfig, c.HandlerConfig, &b.problems)
+}
+
+// grantOf returns the capability's grant policy and its manifest path, or
+// nil and "" when it has none (Seal refuses such a manifest).
+func grantOf(m *plan.Manifest, capability string) ([]byte, string) {
+	for j, g := range m.Grants {
+		if g.Capability == capability {
+			return g.Policy, fmt.Sprintf("grants[%d].policy", j)
+		}
+	}
+	return nil, ""
+}
+
+func canonicalOrNil(raw []byte) []byte {
+	if raw == nil {
+		return nil
+	}
+	c, err := canonjson.Canonical(raw)
+	if err != nil {
+		return nil
+	}
+	return c
+}

@@ -1,0 +1,28 @@
+// Package handlers builds the host's handler table from a manifest: one
+// handler per distinct handler identity, of four kinds.
+//
+//   - builtin: echo@1 and clock.now@1 (nondeterministic), no config.
+//   - exec: a fixed host command (argv from config) that reads the canonical
+//     arguments as JSON on stdin and writes one JSON value to stdout, in a
+//     process group of its own with a scrubbed environment, a timeout and an
+//     output bound.
+//   - http: one request whose method, URL template and headers come from
+//     config and whose destinations come from the capability's grant policy
+//     (allowed_hosts); captured playback with transport evidence.
+//   - kv: get, put or list on a namespace of an embedded SQLite file.
+//
+// It owns the validation of each kind's config (strict: unknown fields are
+// refused with their manifest path) and the resources the handlers hold
+// (SQLite files, HTTP connections), released by the Closer Build returns.
+// The plan package binds each config into the handler identity by digest;
+// Build checks that the config it reads is the one that digest names.
+//
+// It must never take a command line, URL, host, header or file path from
+// the guest: guest arguments only fill placeholders (path and query,
+// escaped), request bodies, stdin and keys. It must never put a grant
+// policy, URL, header, command line, environment or stderr in a result,
+// transport evidence or error: errors are *Error values whose text is a
+// stable code and a fixed description. It must never follow a redirect,
+// use a proxy, or connect anywhere the grant does not list, and never leave
+// a process of an exec handler running after its call returns.
+package handlers

@@ -1,0 +1,365 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/apysup/apysup/internal/canonjson"
+	"github.com/apysup/apysup/plan"
+)
+
+// Bounds of exec handlers.
+const (
+	MaxExecArgs        = 64
+	MaxExecArgBytes    = 4096
+	MaxExecEnv         = 64
+	MaxExecOutputBytes = canonjson.MaxGuestBytes
+	MaxExecStderrBytes = 64 << 10
+	DefaultExecTimeout = 10 * time.Second
+	MaxExecTimeout     = time.Hour
+	// execPath is the whole PATH of every command unless its config sets one.
+	execPath = "/usr/bin:/bin"
+	// killGrace bounds the wait for a killed process group's pipes to close;
+	// only a process that left the group (setsid) can hold them that long.
+	killGrace = 2 * time.Second
+)
+
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
+
+// execHandler runs one fixed host command per call (see doc.go).
+type execHandler struct {
+	argv      []string
+	env       []string
+	dir       string
+	timeout   time.Duration
+	maxOutput int
+	stderr    *lockedWriter // nil: stderr is drained and dropped
+}
+
+func (b *builder) exec(path string, c plan.ManifestCapability) any {
+	b.live(path, c)
+	f := b.fields(path, c)
+	if f == nil {
+		return nil
+	}
+	h := &execHandler{dir: "/"}
+	h.argv = f.strings("argv", true)
+	switch {
+	case len(h.argv) == 0 && f.values["argv"] != nil:
+		f.problem("argv", "must name a command")
+	case len(h.argv) > MaxExecArgs:
+		f.problem("argv", "has too many entries")
+	}
+	for i, a := range h.argv {
+		if len(a) > MaxExecArgBytes || strings.IndexByte(a, 0) >= 0 {
+			f.problem("argv", "entries must be at most 4096 bytes without NUL")
+			break
+		}
+		if i == 0 && !executableFile(a) {
+			f.problem("argv", "argv[0] must be the absolute, clean path of an executable file")
+		}
+	}
+	h.timeout = f.duration("timeout", DefaultExecTimeout, time.Millisecond, MaxExecTimeout)
+	h.maxOutput = int(f.integer("max_output_bytes", MaxExecOutputBytes, 1, MaxExecOutputBytes))
+	env, names := f.stringMap("env")
+	if len(names) > MaxExecEnv {
+		f.problem("env", "has too many entries")
+	}
+	hasPath := false
+	for _, k := range names {
+		if !envNameRE.MatchString(k) || strings.IndexByte(env[k], 0) >= 0 {
+			f.problem("env", "names must match "+envNameRE.String()+" and values hold no NUL")
+			break
+		}
+		hasPath = hasPath || k == "PATH"
+		h.env = append(h.env, k+"="+env[k])
+	}
+	if !hasPath {
+		h.env = append(h.env, "PATH="+execPath)
+	}
+	if _, ok := f.values["dir"]; ok {
+		h.dir = f.str("dir", false)
+		if st, err := os.Stat(h.dir); !filepath.IsAbs(h.dir) || filepath.Clean(h.dir) != h.dir || err != nil || !st.IsDir() {
+			f.problem("dir", "must be the absolute, clean path of an existing directory")
+		}
+	}
+	f.done()
+	if b.opts.ExecStderr != nil {
+		h.stderr = b.stderrSink()
+	}
+	return h
+}
+
+func executableFile(p string) bool {
+	if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+		return false
+	}
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0
+}
+
+// Call runs the command with the canonical arguments on stdin and returns
+// the one JSON value it writes to stdout.
+func (h *execHandler) Call(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, cancelled(err)
+	}
+	runCtx, cancel := context.WithTimeout(ctx, h.timeout)
+	defer cancel()
+	p, err := newPipes()
+	if err != nil {
+		return nil, fail(CodeExecFailed)
+	}
+	defer p.closeParent()
+	cmd := &exec.Cmd{
+		Path: h.argv[0], Args: h.argv, Env: h.env, Dir: h.dir,
+		Stdin: p.stdinR, Stdout: p.stdoutW, Stderr: p.stderrW,
+		// A group of its own, so a timeout kills every process it started.
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+	}
+	closeOnExec()
+	err = cmd.Start()
+	p.closeChild()
+	if err != nil {
+		return nil, fail(CodeExecFailed)
+	}
+	pid := cmd.Process.Pid
+
+	var wg sync.WaitGroup
+	wg.Add(3)
+	go func() { // stdin; a command that does not read it just gets EPIPE
+		defer wg.Done()
+		_, _ = p.stdinW.Write(args)
+		_ = p.stdinW.Close()
+	}()
+	overflow := make(chan struct{})
+	var out []byte
+	var outErr error
+	go func() {
+		defer wg.Done()
+		out, outErr = readBounded(p.stdoutR, h.maxOutput)
+		if errors.Is(outErr, errTooLarge) {
+			close(overflow)
+		}
+	}()
+	var stderr []byte
+	go func() {
+		defer wg.Done()
+		stderr, _ = readBounded(p.stderrR, MaxExecStderrBytes)
+		_, _ = io.Copy(io.Discard, p.stderrR) // drain, so the command never blocks on it
+	}()
+
+	exited := make(chan struct{})
+	go func() { waitExited(pid); close(exited) }()
+	killed := ""
+	select {
+	case <-exited:
+	case <-runCtx.Done():
+		killed = CodeExecTimeout
+	case <-overflow:
+		killed = CodeExecOutputTooLarge
+	}
+	// The leader stays a zombie until Wait reaps it, so its pid (the group
+	// id) cannot be reused meanwhile: kill the whole group, stragglers
+	// included, and reap the leader only once none of them is alive.
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	<-exited
+	// The pipes close as the killed processes exit; bound the wait for any
+	// process that left the group (setsid) while holding them.
+	grace := time.Now().Add(killGrace)
+	p.deadline(grace)
+	_ = p.stdinW.Close()
+	wg.Wait()
+	waitGroupDead(pid, grace)
+	waitErr := cmd.Wait()
+	if h.stderr != nil && len(stderr) > 0 {
+		h.stderr.write(stderr)
+	}
+
+	switch {
+	case ctx.Err() != nil:
+		return nil, cancelled(ctx.Err())
+	case killed == CodeExecOutputTooLarge || errors.Is(outErr, errTooLarge):
+		return nil, fail(CodeExecOutputTooLarge)
+	case killed == CodeExecTimeout:
+		return nil, fail(CodeExecTimeout)
+	case waitErr != nil || outErr != nil:
+		return nil, fail(CodeExecFailed)
+	}
+	if canonjson.Validate(out, h.maxOutput) != nil {
+		return nil, fail(CodeExecBadOutput)
+	}
+	return json.RawMessage(bytes.TrimSpace(out)), nil
+}
+
+// waitExited blocks until pid has exited, without reaping it.
+func waitExited(pid int) {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			return
+		}
+	}
+}
+
+// waitGroupDead returns once no process of group pgid is alive (gone or a
+// zombie), or at the deadline. A process that received SIGKILL runs no more
+// code of its own, but it holds its resources until the kernel has torn it
+// down; a call returns only after that.
+func waitGroupDead(pgid int, deadline time.Time) {
+	for groupAlive(pgid) && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// groupAlive reports whether a process of group pgid is neither a zombie
+// nor gone, reading /proc (there is no wait for processes one did not
+// start).
+func groupAlive(pgid int) bool {
+	if syscall.Kill(-pgid, 0) == syscall.ESRCH {
+		return false
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue // exited meanwhile
+		}
+		// pid (comm) state ppid pgrp ...; comm may hold anything, even ')'.
+		i := bytes.LastIndexByte(stat, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat[i+1:]))
+		if len(f) >= 3 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" && f[0] != "X" {
+			return true
+		}
+	}
+	return false
+}
+
+// closeOnExec marks every descriptor from 3 up close-on-exec, so that a
+// command inherits exactly the three pipes. Go opens all of its own files
+// close-on-exec, but a descriptor the apysup process inherited from its
+// parent (or one a C library opened) would otherwise pass through; nothing
+// in a Go program relies on such an implicit inheritance (os/exec passes
+// files explicitly, by dup2).
+func closeOnExec() {
+	if unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC) == nil {
+		return
+	}
+	entries, err := os.ReadDir("/proc/self/fd") // kernels before 5.11
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			_, _ = unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC)
+		}
+	}
+}
+
+var errTooLarge = errors.New("too large")
+
+// readBounded reads r to EOF, failing with errTooLarge as soon as it has
+// more than max bytes (it then stops reading; the caller kills the writer).
+func readBounded(r io.Reader, max int) ([]byte, error) {
+	var buf bytes.Buffer
+	n, err := io.Copy(&buf, io.LimitReader(r, int64(max)+1))
+	if err != nil {
+		return buf.Bytes(), err
+	}
+	if n > int64(max) {
+		return buf.Bytes()[:max], errTooLarge
+	}
+	return buf.Bytes(), nil
+}
+
+// pipes are the command's stdin, stdout and stderr. Go opens every file
+// close-on-exec, so the command inherits exactly these three descriptors.
+type pipes struct {
+	stdinR, stdinW, stdoutR, stdoutW, stderrR, stderrW *os.File
+}
+
+func newPipes() (*pipes, error) {
+	var p pipes
+	var err error
+	if p.stdinR, p.stdinW, err = os.Pipe(); err != nil {
+		return nil, err
+	}
+	if p.stdoutR, p.stdoutW, err = os.Pipe(); err != nil {
+		p.closeParent()
+		p.closeChild()
+		return nil, err
+	}
+	if p.stderrR, p.stderrW, err = os.Pipe(); err != nil {
+		p.closeParent()
+		p.closeChild()
+		return nil, err
+	}
+	return &p, nil
+}
+
+// closeChild closes the ends the command holds (the parent's copies).
+func (p *pipes) closeChild() {
+	for _, f := range []*os.File{p.stdinR, p.stdoutW, p.stderrW} {
+		if f != nil {
+			_ = f.Close()
+		}
+	}
+}
+
+func (p *pipes) closeParent() {
+	for _, f := range []*os.File{p.stdinW, p.stdoutR, p.stderrR} {
+		if f != nil {
+			_ = f.Close()
+		}
+	}
+}
+
+func (p *pipes) deadline(t time.Time) {
+	_ = p.stdoutR.SetReadDeadline(t)
+	_ = p.stderrR.SetReadDeadline(t)
+	_ = p.stdinW.SetWriteDeadline(t)
+}
+
+// lockedWriter serialises the exec handlers' writes to Options.ExecStderr.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) write(p []byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, _ = l.w.Write(p)
+}
+
+func (b *builder) stderrSink() *lockedWriter {
+	if b.stderr == nil {
+		b.stderr = &lockedWriter{w: b.opts.ExecStderr}
+	}
+	return b.stderr
+}

@@ -1,0 +1,254 @@
+package handlers
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver (pure Go, no cgo)
+
+	"github.com/apysup/apysup/internal/canonjson"
+	"github.com/apysup/apysup/plan"
+)
+
+// Bounds of kv handlers.
+const (
+	MaxKVKeyBytes   = 256
+	MaxKVValueBytes = 256 << 10 // canonical JSON
+	MaxKVList       = 100
+	// kvBusyTimeoutMS is how long a connection waits for another writer of
+	// the same file (another handler, another apysup process) before failing.
+	kvBusyTimeoutMS = "5000"
+)
+
+// Operations of a kv handler; each handler does exactly one.
+const (
+	KVGet  = "get"
+	KVPut  = "put"
+	KVList = "list"
+)
+
+var kvNamespaceRE = regexp.MustCompile(`^[a-z][a-z0-9_.-]{0,63}$`)
+
+const kvSchema = `CREATE TABLE IF NOT EXISTS apysup_kv (
+	namespace TEXT NOT NULL,
+	key       TEXT NOT NULL,
+	value     TEXT NOT NULL,
+	PRIMARY KEY (namespace, key)
+) WITHOUT ROWID`
+
+// kvHandler is one operation on one namespace of one SQLite file.
+type kvHandler struct {
+	db        *sql.DB
+	op        string
+	namespace string
+}
+
+func (b *builder) kv(path string, c plan.ManifestCapability) any {
+	b.live(path, c)
+	f := b.fields(path, c)
+	if f == nil {
+		return nil
+	}
+	h := &kvHandler{}
+	file := f.str("path", true)
+	if _, ok := f.values["path"]; ok {
+		if st, err := os.Stat(filepath.Dir(file)); !filepath.IsAbs(file) || filepath.Clean(file) != file ||
+			strings.ContainsAny(file, "?#\x00") || err != nil || !st.IsDir() {
+			f.problem("path", "must be an absolute, clean file path (no ? or #) in an existing directory")
+		}
+	}
+	h.op = f.str("op", true)
+	if _, ok := f.values["op"]; ok && h.op != KVGet && h.op != KVPut && h.op != KVList {
+		f.problem("op", "must be get, put or list")
+	}
+	if _, ok := f.values["namespace"]; ok {
+		h.namespace = f.str("namespace", false)
+		if !kvNamespaceRE.MatchString(h.namespace) {
+			f.problem("namespace", "must match "+kvNamespaceRE.String())
+		}
+	}
+	f.done()
+	if h.op == KVPut && c.Spec.Effect != plan.EffectWrite {
+		b.problems = append(b.problems, problem(CodeHandlerMismatch, path+".config.op",
+			"put changes the store; the capability's effect must be write"))
+	}
+	if len(b.problems) > 0 {
+		return nil // do not create a database file for a config that fails
+	}
+	db, err := b.openKV(file)
+	if err != nil {
+		b.problems = append(b.problems, problem(CodeHandlerSetup, path+".config.path", "cannot open the SQLite database"))
+		return nil
+	}
+	h.db = db
+	return h
+}
+
+// openKV opens (once per path) a database in WAL mode with a busy timeout;
+// every handler of that file shares the *sql.DB.
+func (b *builder) openKV(file string) (*sql.DB, error) {
+	if db, ok := b.dbs[file]; ok {
+		return db, nil
+	}
+	dsn := file + "?_busy_timeout=" + kvBusyTimeoutMS + "&_journal_mode=WAL&_synchronous=NORMAL&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, err
+	}
+	var mode string
+	if err := db.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
+		db.Close()
+		return nil, errors.New("handlers: kv: not in WAL mode")
+	}
+	if _, err := db.Exec(kvSchema); err != nil {
+		db.Close()
+		return nil, err
+	}
+	b.dbs[file] = db
+	return db, nil
+}
+
+// Call performs the handler's operation:
+//
+//	get  {"key": K}             -> {"found": true, "key": K, "value": V} or {"found": false, "key": K}
+//	put  {"key": K, "value": V} -> {"key": K, "stored": true}
+//	list {"prefix"?: P, "limit"?: 1..100} -> {"keys": [...sorted], "truncated": bool}
+func (h *kvHandler) Call(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, cancelled(err)
+	}
+	switch h.op {
+	case KVGet:
+		return h.get(ctx, args)
+	case KVPut:
+		return h.put(ctx, args)
+	default:
+		return h.list(ctx, args)
+	}
+}
+
+func (h *kvHandler) get(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+	var in struct {
+		Key *string `json:"key"`
+	}
+	if canonjson.DecodeStrict(args, canonjson.MaxGuestBytes, &in) != nil || in.Key == nil {
+		return nil, fail(CodeBadArguments)
+	}
+	if !validKVKey(*in.Key) {
+		return nil, fail(CodeKVBadKey)
+	}
+	var value string
+	err := h.db.QueryRowContext(ctx, `SELECT value FROM apysup_kv WHERE namespace = ? AND key = ?`, h.namespace, *in.Key).Scan(&value)
+	key, _ := json.Marshal(*in.Key)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return json.RawMessage(`{"found":false,"key":` + string(key) + `}`), nil
+	case err != nil:
+		return nil, dbError(ctx)
+	}
+	return json.RawMessage(`{"found":true,"key":` + string(key) + `,"value":` + value + `}`), nil
+}
+
+func (h *kvHandler) put(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+	var in struct {
+		Key   *string         `json:"key"`
+		Value json.RawMessage `json:"value"`
+	}
+	if canonjson.DecodeStrict(args, canonjson.MaxGuestBytes, &in) != nil || in.Key == nil || in.Value == nil {
+		return nil, fail(CodeBadArguments)
+	}
+	if !validKVKey(*in.Key) {
+		return nil, fail(CodeKVBadKey)
+	}
+	value, err := canonjson.Canonical(in.Value)
+	if err != nil {
+		return nil, fail(CodeBadArguments)
+	}
+	if len(value) > MaxKVValueBytes {
+		return nil, fail(CodeKVValueTooLarge)
+	}
+	if _, err := h.db.ExecContext(ctx, `INSERT INTO apysup_kv (namespace, key, value) VALUES (?, ?, ?)
+		ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value`, h.namespace, *in.Key, string(value)); err != nil {
+		return nil, dbError(ctx)
+	}
+	key, _ := json.Marshal(*in.Key)
+	return json.RawMessage(`{"key":` + string(key) + `,"stored":true}`), nil
+}
+
+func (h *kvHandler) list(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+	var in struct {
+		Prefix *string `json:"prefix"`
+		Limit  *int    `json:"limit"`
+	}
+	if canonjson.DecodeStrict(args, canonjson.MaxGuestBytes, &in) != nil {
+		return nil, fail(CodeBadArguments)
+	}
+	prefix, limit := "", MaxKVList
+	if in.Prefix != nil {
+		prefix = *in.Prefix
+		if len(prefix) > MaxKVKeyBytes || hasControl(prefix) {
+			return nil, fail(CodeKVBadKey)
+		}
+	}
+	if in.Limit != nil {
+		if *in.Limit < 1 || *in.Limit > MaxKVList {
+			return nil, fail(CodeBadArguments)
+		}
+		limit = *in.Limit
+	}
+	// Keys sharing a prefix are contiguous in binary (memcmp) order from the
+	// prefix itself on, so the scan stops at the first key without it.
+	rows, err := h.db.QueryContext(ctx, `SELECT key FROM apysup_kv WHERE namespace = ? AND key >= ? ORDER BY key LIMIT ?`,
+		h.namespace, prefix, limit+1)
+	if err != nil {
+		return nil, dbError(ctx)
+	}
+	defer rows.Close()
+	keys := []string{}
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return nil, dbError(ctx)
+		}
+		if !strings.HasPrefix(k, prefix) {
+			break
+		}
+		keys = append(keys, k)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, dbError(ctx)
+	}
+	truncated := len(keys) > limit
+	if truncated {
+		keys = keys[:limit]
+	}
+	out, err := json.Marshal(struct {
+		Keys      []string `json:"keys"`
+		Truncated bool     `json:"truncated"`
+	}{keys, truncated})
+	if err != nil {
+		return nil, fail(CodeKVFailed)
+	}
+	return out, nil
+}
+
+func validKVKey(k string) bool {
+	return k != "" && len(k) <= MaxKVKeyBytes && !hasControl(k)
+}
+
+func hasControl(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0
+}
+
+func dbError(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return cancelled(err)
+	}
+	return fail(CodeKVFailed)
+}
