@@ -83,6 +83,9 @@ func New(cfg Config) (*Backend, error) {
 	if sc == nil {
 		return nil, errors.New("native: the seccomp policy is empty")
 	}
+	if err := cfg.UIDs.checkUnused("/etc/passwd", "/etc/group"); err != nil {
+		return nil, err
+	}
 	if cfg.CgroupParent != "" && !path.IsAbs(cfg.CgroupParent) {
 		return nil, fmt.Errorf("native: CgroupParent %q is not absolute", cfg.CgroupParent)
 	}

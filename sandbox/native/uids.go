@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -146,6 +148,31 @@ func ownedPrivately(dir string) error {
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != os.Geteuid() || st.Mode&0o022 != 0 {
 		return fmt.Errorf("%s is not a directory of uid %d writable only by it", dir, os.Geteuid())
+	}
+	return nil
+}
+
+// checkUnused refuses a range that holds a local user or group: a guest
+// would share that account's host identity (its files, its processes).
+func (a *UIDAllocator) checkUnused(files ...string) error {
+	end := uint64(a.base) + 2*uint64(a.slots)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			// name:x:id:... in both passwd and group
+			fields := strings.SplitN(line, ":", 4)
+			if len(fields) < 3 {
+				continue
+			}
+			id, err := strconv.ParseUint(fields[2], 10, 32)
+			if err == nil && id >= uint64(a.base) && id < end {
+				return fmt.Errorf("native: %s has %q with id %d inside the sandbox uid range [%d, %d)",
+					f, fields[0], id, a.base, end)
+			}
+		}
 	}
 	return nil
 }

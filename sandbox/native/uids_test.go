@@ -2,6 +2,9 @@ package native
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -51,5 +54,20 @@ func TestUIDAllocatorRejectsBadRanges(t *testing.T) {
 		if _, err := NewUIDAllocator(r[0], r[1]); err == nil {
 			t.Errorf("range %v accepted", r)
 		}
+	}
+}
+
+func TestUIDRangeMustBeUnused(t *testing.T) {
+	passwd := filepath.Join(t.TempDir(), "passwd")
+	if err := os.WriteFile(passwd, []byte("root:x:0:0::/root:/bin/sh\nbob:x:2000003:100::/home/bob:/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := NewUIDAllocator(2_000_000, 6)
+	if err := a.checkUnused(passwd); err == nil || !strings.Contains(err.Error(), "bob") {
+		t.Fatalf("range holding bob accepted: %v", err)
+	}
+	b, _ := NewUIDAllocator(2_000_004, 6)
+	if err := b.checkUnused(passwd, "/nonexistent"); err != nil {
+		t.Fatal(err)
 	}
 }
