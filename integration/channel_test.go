@@ -1,0 +1,88 @@
+package integration
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+
+	"github.com/apysup/apysup/broker"
+	"github.com/apysup/apysup/plan"
+	"github.com/apysup/apysup/rpc"
+	"github.com/apysup/apysup/sandbox"
+	"github.com/apysup/apysup/sandbox/supervisor"
+)
+
+// onePlan seals a Plan of one capability, name = module.function, taking
+// and returning any JSON object, dispatched to h.
+func onePlan(t *testing.T, module, function string, id plan.HandlerIdentity, h any) (*plan.Plan, *broker.Handlers) {
+	t.Helper()
+	r, err := plan.NewRegistry(16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := module + "." + function
+	if err := r.Register(plan.Spec{Name: name, Version: "1", Description: "integration test capability",
+		Effect: plan.EffectRead, Playback: plan.PlaybackLive, Handler: id,
+		InputSchema: json.RawMessage(`{"type":"object"}`), OutputSchema: json.RawMessage(`{"type":"object"}`),
+		Python: &plan.PythonProjection{Module: module, Function: function}}); err != nil {
+		t.Fatal(err)
+	}
+	g, err := plan.NewGrant(json.RawMessage(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Bind(name, g); err != nil {
+		t.Fatal(err)
+	}
+	p, err := r.Seal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := broker.NewHandlers()
+	if err := hs.Add(id, h); err != nil {
+		t.Fatal(err)
+	}
+	return p, hs
+}
+
+// TestChannelIsTheOnlyDoor: with a one-capability Plan (broker.Echo) the
+// guest's call goes through the channel socket and comes back; an
+// ungranted capability is denied with a receipt; hand-made requests with a
+// missing or wrong credential or another run's ids are rejected before
+// any dispatch. (TestNoNetwork and TestHostSecretsAreInvisible show that
+// nothing else is reachable.)
+func TestChannelIsTheOnlyDoor(t *testing.T) {
+	t.Parallel()
+	need(t)
+	p, hs := onePlan(t, "probe", "echo", broker.EchoIdentity(), broker.Echo{})
+	res := run(t, supervisor.Request{Plan: p, Handlers: hs, ScriptPath: guestScript(t, "channel.py")})
+	if res.Status != sandbox.StatusOK {
+		t.Fatalf("guest: %s", summary(res))
+	}
+	m := parseMarkers(t, res)
+	const unauthenticated = "401:" + rpc.CodeUnauthenticated
+	m.expect(t, map[string]string{
+		"capability:not.granted": "unknown_capability",
+		"rpc:no-credential":      unauthenticated,
+		"rpc:wrong-credential":   unauthenticated,
+		"rpc:other-plan":         unauthenticated,
+		"rpc:other-execution":    unauthenticated,
+		"rpc:other-channel":      unauthenticated,
+		"rpc:other-invocation":   unauthenticated,
+	}, "capability:probe.echo")
+	var echo map[string]map[string]string
+	m.infoAs(t, "echo", &echo)
+	if echo["echo"]["text"] != "through the door" {
+		t.Errorf("echo answered %v", echo)
+	}
+	var runDir []string
+	m.infoAs(t, "run_dir", &runDir)
+	if !slices.Equal(runDir, []string{rpc.ChannelFileName, "job", "out", rpc.SocketName}) {
+		t.Errorf("/run/apysup holds %v", runDir)
+	}
+	// Two receipts: the echo (ok) and the ungranted call (denied); the
+	// rejected requests never reached the Broker.
+	if len(res.Receipts) != 2 || res.Receipts[0].Outcome != "ok" || res.Receipts[1].Outcome != "denied" {
+		t.Errorf("receipts %+v", res.Receipts)
+	}
+}

@@ -1,0 +1,156 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apysup/apysup/plan"
+	"github.com/apysup/apysup/rpc"
+	"github.com/apysup/apysup/sandbox"
+	"github.com/apysup/apysup/sandbox/supervisor"
+)
+
+// barrier is the host side of peers.meet: each of n guests calls it once
+// per phase; every call returns when all n have arrived, with what the
+// others sent and their host pids.
+type barrier struct {
+	n      int
+	tokens []string
+	mu     sync.Mutex
+	phases map[int]*phase
+}
+
+type phase struct {
+	arrived  map[int]json.RawMessage // index -> channel
+	complete chan struct{}
+	pids     map[int][]int
+}
+
+func (b *barrier) Call(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+	var a struct {
+		Index, Phase int
+		Channel      json.RawMessage
+	}
+	if err := json.Unmarshal(args, &a); err != nil || a.Index < 0 || a.Index >= b.n {
+		return nil, fmt.Errorf("bad arguments %s", args)
+	}
+	b.mu.Lock()
+	ph := b.phases[a.Phase]
+	if ph == nil {
+		ph = &phase{arrived: map[int]json.RawMessage{}, complete: make(chan struct{})}
+		b.phases[a.Phase] = ph
+	}
+	ph.arrived[a.Index] = a.Channel
+	if len(ph.arrived) == b.n {
+		// Everyone is alive and waiting here: find their host pids now.
+		ph.pids = map[int][]int{}
+		for i, tok := range b.tokens {
+			ph.pids[i] = guestHostPids(tok)
+		}
+		close(ph.complete)
+	}
+	b.mu.Unlock()
+	select {
+	case <-ph.complete:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(2 * time.Minute):
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return nil, fmt.Errorf("phase %d: only %d of %d runs arrived", a.Phase, len(ph.arrived), b.n)
+	}
+	type peer struct {
+		Index    int             `json:"index"`
+		HostPids []int           `json:"host_pids"`
+		Channel  json.RawMessage `json:"channel"`
+	}
+	out := struct {
+		Peers []peer `json:"peers"`
+	}{Peers: []peer{}}
+	for i := 0; i < b.n; i++ {
+		if i != a.Index {
+			out.Peers = append(out.Peers, peer{Index: i, HostPids: ph.pids[i], Channel: ph.arrived[i]})
+		}
+	}
+	return json.Marshal(out)
+}
+
+// TestConcurrentRunsAreIsolated runs 8 guests at once. While all are
+// alive (a barrier on the host), each learns the others' host pids and
+// channel credentials. Each must have its own host uid and its own /tmp,
+// must fail to signal any other, and must be refused when it presents
+// another run's valid credentials on its own socket (the channel checks
+// the peer's uid, SO_PEERCRED, not only the secret).
+func TestConcurrentRunsAreIsolated(t *testing.T) {
+	t.Parallel()
+	need(t)
+	const n = 8
+	id, err := plan.NewHandlerIdentity("test", "peers", "1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &barrier{n: n, phases: map[int]*phase{}}
+	for i := 0; i < n; i++ {
+		b.tokens = append(b.tokens, fmt.Sprintf("concurrent-%s-%d", randomHex(t, 6), i))
+	}
+	p, hs := onePlan(t, "peers", "meet", id, b)
+	script := guestScript(t, "concurrent.py")
+	results := make([]*supervisor.Result, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = run(t, supervisor.Request{Plan: p, Handlers: hs, ScriptPath: script,
+				Args: []string{fmt.Sprint(i), b.tokens[i]}, Limits: sandbox.Limits{Timeout: 3 * time.Minute}})
+		}()
+	}
+	wg.Wait()
+	uids := map[int]int{}
+	for i, res := range results {
+		if res == nil {
+			t.Fatalf("run %d: no result", i)
+		}
+		if res.Status != sandbox.StatusOK {
+			t.Errorf("run %d: %s", i, summary(res))
+			continue
+		}
+		m := parseMarkers(t, res)
+		want := map[string]string{}
+		for j := 0; j < n; j++ {
+			if j != i {
+				want[fmt.Sprintf("kill:peer%d", j)] = "ESRCH"
+				want[fmt.Sprintf("steal:peer%d", j)] = "401:" + rpc.CodeUnauthenticated
+			}
+		}
+		m.expect(t, want, "survived")
+		var uid int
+		var tmp []string
+		m.infoAs(t, "host_uid", &uid)
+		m.infoAs(t, "tmp", &tmp)
+		if other, dup := uids[uid]; dup {
+			t.Errorf("runs %d and %d share host uid %d", other, i, uid)
+		}
+		uids[uid] = i
+		if !slices.Equal(tmp, []string{fmt.Sprintf("mine-%d", i)}) {
+			t.Errorf("run %d sees /tmp %v", i, tmp)
+		}
+		// meet twice: two ok receipts; the stolen credentials reached no Broker.
+		if len(res.Receipts) != 2 {
+			t.Errorf("run %d: %d receipts", i, len(res.Receipts))
+		}
+	}
+	// Every barrier found every guest's host pid.
+	for _, ph := range b.phases {
+		for i := 0; i < n; i++ {
+			if len(ph.pids[i]) != 1 {
+				t.Errorf("run %d: host pids %v at the barrier", i, ph.pids[i])
+			}
+		}
+	}
+}
