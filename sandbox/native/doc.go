@@ -1,13 +1,23 @@
 // Package native runs a job's Python script in Debian's /usr/bin/python3.11
 // confined by the kernel, through libcontainer: new user, pid, mount, net,
-// ipc, uts and cgroup namespaces; a host uid/gid pair of its own per run; a
-// read-only minimal root reached with pivot_root; no capabilities,
-// no_new_privs, a seccomp filter, rlimits and cgroup memory, pids and CPU
-// limits; a wall-clock timeout that kills the whole tree.
+// ipc, uts and cgroup namespaces; a host uid/gid pair of its own per run
+// (UIDAllocator); a read-only minimal root reached with pivot_root (a
+// skeleton with a generated /etc, /usr bound read-only, the guest files at
+// /opt/apysup, the run dir, job and out dirs under /run/apysup, a size-capped
+// /tmp, /workspace, /proc with runc's masked paths, five device nodes); no
+// capabilities, no_new_privs, the seccomp package's allowlist, rlimits and
+// cgroup memory+swap, pids and CPU limits; a wall-clock timeout that kills
+// the whole tree; bounded stdout and stderr.
 //
 // A run goes through Prepare -> Assign -> Start -> Wait -> Destroy (see
-// Sandbox); Backend.Run strings them together. Before any run the host is
-// checked with sandbox/doctor and a missing feature is a typed refusal.
+// Sandbox); Backend.Run strings them together. Before the first run the host
+// is checked with sandbox/doctor (once per Backend) and a missing feature is
+// a typed refusal with the doctor's code. New sweeps what supervisors that
+// died left behind. STARTUP.md says where the start-up time goes.
+//
+// The guest's runner is pid 1 of its pid namespace: when it exits the kernel
+// kills every other process of the run, and signals it has no handler for
+// are ignored when they come from inside the sandbox.
 //
 // This package must never fall back to weaker confinement, never pass the
 // host environment or host file descriptors to a guest, and never leave a
