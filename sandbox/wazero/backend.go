@@ -1,0 +1,273 @@
+package wazero
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"testing/fstest"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
+	"github.com/tetratelabs/wazero/experimental/sysfs"
+	wsys "github.com/tetratelabs/wazero/sys"
+
+	"github.com/apysup/apysup/sandbox"
+)
+
+// Name is the backend's name in RunResult.backend.
+const Name = "wazero"
+
+// Codes of Outcome.ErrorCode. Those the native backend also reports are
+// spelled as it spells them (sandbox/native/errors.go), for parity.
+const (
+	ErrorCodeInvalidJob      = "invalid_job"
+	ErrorCodeSetupFailed     = "setup_failed"
+	ErrorCodeCanceled        = "canceled"
+	ErrorCodeOutcomeTooLarge = "outcome_too_large"
+	// ErrorCodeTrap: the guest trapped (CPython aborted, or a wasm fault);
+	// natively such a death is killed_by_signal:SIGABRT or SIGSEGV.
+	ErrorCodeTrap = "wasm_trap"
+)
+
+// maxGuestOutcome bounds the runner's outcome.json, as natively.
+const maxGuestOutcome = 2 << 20
+
+const (
+	preludeName  = "prelude.py"
+	outcomeName  = "outcome.json"
+	stdlibMount  = "/usr/lib" // python311.zip is first on the default sys.path of prefix /usr
+	noExitStatus = -1         // the guest did not exit by itself
+)
+
+// guestEnv is the whole environment the guest sees, identical to the
+// native backend's. The guest runs with -I, so CPython itself ignores the
+// PYTHON* variables: they are there so os.environ reads the same on both
+// backends, and hashes are randomised on both (the seed comes from
+// random_get, backed by crypto/rand here, getrandom natively).
+var guestEnv = [][2]string{
+	{"PYTHONHASHSEED", "0"},
+	{"PYTHONDONTWRITEBYTECODE", "1"},
+	{"PYTHONUTF8", "1"},
+	{"PATH", "/usr/bin:/bin"},
+	{"HOME", sandbox.GuestWorkDir},
+	{"LANG", "C.UTF-8"},
+}
+
+// Backend runs jobs on an Interpreter, answering host calls with one
+// Dispatcher (the run's Broker). It implements sandbox.Backend.
+type Backend struct {
+	in         *Interpreter
+	dispatcher Dispatcher
+}
+
+var _ sandbox.Backend = (*Backend)(nil)
+
+// Backend returns a sandbox.Backend whose guests' host calls go to d. A nil
+// d answers every call as the native bridge does without a channel
+// (channel_unavailable), for runs whose Plan grants nothing.
+func (in *Interpreter) Backend(d Dispatcher) *Backend {
+	return &Backend{in: in, dispatcher: d}
+}
+
+// Name implements sandbox.Backend.
+func (b *Backend) Name() string { return Name }
+
+// Run implements sandbox.Backend: a fresh module instance with its own
+// memory (capped at limits.MemoryBytes), files and clocks, ended by
+// limits.Timeout or ctx. Guest behaviour, whatever it is, is an Outcome
+// with a nil error. A job it cannot run is an Outcome with StatusRefused
+// (invalid_job), a host-side failure one with StatusSetupFailed; both come
+// with the error that caused them.
+func (b *Backend) Run(ctx context.Context, job sandbox.Job, limits sandbox.Limits) (*sandbox.Outcome, error) {
+	began := time.Now()
+	limits = withDefaults(limits)
+	out := &sandbox.Outcome{ExitCode: noExitStatus}
+	fail := func(status sandbox.Status, code string, err error) (*sandbox.Outcome, error) {
+		out.Status, out.ErrorCode = status, code
+		return out, fmt.Errorf("wazero: %s (%s): %w", status, code, err)
+	}
+	refused := func(err error) (*sandbox.Outcome, error) {
+		return fail(sandbox.StatusRefused, ErrorCodeInvalidJob, err)
+	}
+	setupFailed := func(err error) (*sandbox.Outcome, error) {
+		return fail(sandbox.StatusSetupFailed, ErrorCodeSetupFailed, err)
+	}
+
+	script, err := os.ReadFile(job.ScriptPath)
+	if err != nil {
+		return refused(fmt.Errorf("script: %w", err))
+	}
+	scriptName := filepath.Base(job.ScriptPath)
+	if scriptName == preludeName {
+		return refused(errors.New("the script may not be named " + preludeName))
+	}
+	if fi, err := os.Stat(job.WorkspaceDir); err != nil || !fi.IsDir() {
+		return refused(fmt.Errorf("workspace %q is not a directory", job.WorkspaceDir))
+	}
+	if uint64(limits.MemoryBytes) < b.in.minMemory {
+		// CPython cannot start below its initial memory; natively the
+		// cgroup would kill it just as early.
+		out.Status = sandbox.StatusMemoryLimit
+		return out, nil
+	}
+	outDir, err := os.MkdirTemp("", "apysup-wazero-out-")
+	if err != nil {
+		return setupFailed(err)
+	}
+	defer os.RemoveAll(outDir)
+
+	jobFiles := fstest.MapFS{
+		scriptName:  &fstest.MapFile{Data: script, Mode: 0o444},
+		preludeName: &fstest.MapFile{Data: job.Prelude, Mode: 0o444},
+	}
+	// Exactly these paths exist in the guest; "/" itself is not mounted.
+	fsc := wazero.NewFSConfig().
+		WithFSMount(b.in.stdlib, stdlibMount).
+		WithFSMount(b.in.guestFiles, sandbox.GuestFilesDir).
+		WithFSMount(jobFiles, sandbox.GuestJobDir)
+	fsc = fsc.(sysfs.FSConfig).WithSysFSMount(newConfinedDir(outDir), sandbox.GuestOutDir)
+	fsc = fsc.(sysfs.FSConfig).WithSysFSMount(newConfinedDir(job.WorkspaceDir), sandbox.GuestWorkDir)
+
+	args := append([]string{
+		sandbox.GuestPython, "-I", "-S", sandbox.GuestRunner,
+		"--prelude", sandbox.GuestJobDir + "/" + preludeName,
+		"--outcome", sandbox.GuestOutDir + "/" + outcomeName,
+		"--", sandbox.GuestJobDir + "/" + scriptName,
+	}, job.Args...)
+	mem := &linearMemory{limit: uint64(limits.MemoryBytes)}
+	runCtx, cancel := context.WithTimeout(ctx, limits.Timeout)
+	defer cancel()
+	runCtx = experimental.WithMemoryAllocator(runCtx, mem)
+	runCtx = context.WithValue(runCtx, runKey{}, b.dispatcher)
+
+	stdout := &cappedBuffer{limit: limits.OutputBytes}
+	stderr := &cappedBuffer{limit: limits.OutputBytes}
+	cfg := wazero.NewModuleConfig().
+		WithName(""). // anonymous: concurrent runs share one runtime
+		WithStartFunctions().
+		WithArgs(args...).
+		WithFSConfig(fsc).
+		WithStdout(stdout).
+		WithStderr(stderr).
+		// wazero's defaults are fake clocks and a fixed random seed.
+		WithSysWalltime().
+		WithSysNanotime().
+		WithNanosleep(sleeper(runCtx)).
+		WithRandSource(rand.Reader)
+	for _, kv := range guestEnv {
+		cfg = cfg.WithEnv(kv[0], kv[1])
+	}
+
+	prepared := time.Now()
+	out.Timings.Prepare = prepared.Sub(began)
+	mod, err := b.in.runtime.InstantiateModule(runCtx, b.in.module, cfg)
+	started := time.Now()
+	out.Timings.Start = started.Sub(prepared)
+	if err != nil {
+		return setupFailed(err)
+	}
+	_, runErr := mod.ExportedFunction("_start").Call(runCtx)
+	finished := time.Now()
+	out.Timings.Run = finished.Sub(started)
+	_ = mod.Close(context.Background())
+
+	classify(out, runErr, mem.refused)
+	out.Stdout, out.StdoutTruncated = stdout.buf, stdout.truncated
+	out.Stderr, out.StderrTruncated = stderr.buf, stderr.truncated
+	out.Usage.PeakMemoryBytes = int64(mem.high)
+	if err := readOutcome(out, filepath.Join(outDir, outcomeName)); err != nil {
+		return setupFailed(err)
+	}
+	out.Timings.Destroy = time.Since(finished)
+	return out, nil
+}
+
+// sleeper is the guest's nanosleep. wazero's own blocks for the whole
+// duration, and a guest inside a host call cannot be closed: time.sleep(3600)
+// would outlive the run's timeout. This one returns when ctx ends, and
+// wazero then closes the module.
+func sleeper(ctx context.Context) wsys.Nanosleep {
+	return func(ns int64) {
+		t := time.NewTimer(time.Duration(ns))
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	}
+}
+
+// classify maps how _start ended to a status. A refused memory grow turns
+// a failure into memory_limit (CPython raised MemoryError or aborted); a
+// guest that caught its MemoryError and exited 0 is ok.
+func classify(out *sandbox.Outcome, err error, memoryRefused bool) {
+	var exit *wsys.ExitError
+	switch {
+	case err == nil:
+		out.Status, out.ExitCode = sandbox.StatusOK, 0
+		return
+	case errors.As(err, &exit) && exit.ExitCode() == wsys.ExitCodeDeadlineExceeded:
+		out.Status = sandbox.StatusTimeout
+		return
+	case errors.As(err, &exit) && exit.ExitCode() == wsys.ExitCodeContextCanceled:
+		out.Status, out.ErrorCode = sandbox.StatusKilled, ErrorCodeCanceled
+		return
+	case errors.As(err, &exit):
+		out.ExitCode = int(exit.ExitCode())
+		out.Status = sandbox.StatusError
+		if out.ExitCode == 0 {
+			out.Status = sandbox.StatusOK
+		}
+	default: // a trap: CPython aborted or the stack overflowed
+		out.Status, out.ErrorCode = sandbox.StatusKilled, ErrorCodeTrap
+	}
+	if memoryRefused && out.Status != sandbox.StatusOK {
+		out.Status, out.ErrorCode = sandbox.StatusMemoryLimit, ""
+	}
+}
+
+// readOutcome reads the runner's outcome.json, bounded; the caller
+// validates it. A missing file is no outcome (the guest died first).
+func readOutcome(out *sandbox.Outcome, path string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxGuestOutcome+1))
+	if err != nil {
+		return err
+	}
+	if len(data) > maxGuestOutcome {
+		if out.ErrorCode == "" {
+			out.ErrorCode = ErrorCodeOutcomeTooLarge
+		}
+		return nil
+	}
+	out.GuestOutcome = data
+	return nil
+}
+
+// withDefaults fills the zero fields this backend uses from
+// sandbox.DefaultLimits (the others are native-only).
+func withDefaults(l sandbox.Limits) sandbox.Limits {
+	d := sandbox.DefaultLimits()
+	if l.Timeout <= 0 {
+		l.Timeout = d.Timeout
+	}
+	if l.MemoryBytes <= 0 {
+		l.MemoryBytes = d.MemoryBytes
+	}
+	if l.OutputBytes <= 0 {
+		l.OutputBytes = d.OutputBytes
+	}
+	return l
+}

@@ -1,0 +1,145 @@
+package wazero
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
+	"github.com/tetratelabs/wazero/experimental/sysfs"
+	wsys "github.com/tetratelabs/wazero/sys"
+)
+
+// confinedDir is a host directory mounted writable into the guest that the
+// guest cannot leave through symlinks. wazero resolves guest paths
+// lexically (".." cannot climb out) but the host kernel follows symlinks,
+// so a relative symlink such as "../../etc" would reach the host's files.
+// The guest therefore cannot create symlinks, and no operation goes through
+// a symlink that is already there (the caller's workspace may hold some): a
+// symlink can be listed, read with readlink and removed, nothing else.
+// Natively the same tree is bind-mounted and symlinks resolve inside the
+// sandbox; this is a documented parity difference.
+//
+// Path checks and the operation are not atomic; that is safe because only
+// the guest, a single thread blocked in this call, writes into the tree.
+type confinedDir struct {
+	experimentalsys.FS
+	root string
+}
+
+func newConfinedDir(dir string) *confinedDir {
+	return &confinedDir{FS: sysfs.DirFS(dir), root: dir}
+}
+
+// check refuses a path that passes through a symlink. With last, the final
+// component counts too (the operation would follow it).
+func (d *confinedDir) check(path string, last bool) experimentalsys.Errno {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	if !last {
+		parts = parts[:len(parts)-1]
+	}
+	cur := d.root
+	for _, p := range parts {
+		if p == "" || p == "." {
+			continue
+		}
+		cur = filepath.Join(cur, p)
+		fi, err := os.Lstat(cur)
+		if err != nil {
+			return 0 // does not exist yet: the operation itself answers
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return experimentalsys.ELOOP
+		}
+	}
+	return 0
+}
+
+func (d *confinedDir) OpenFile(path string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
+	if errno := d.check(path, true); errno != 0 {
+		return nil, errno
+	}
+	return d.FS.OpenFile(path, flag, perm)
+}
+
+func (d *confinedDir) Lstat(path string) (wsys.Stat_t, experimentalsys.Errno) {
+	if errno := d.check(path, false); errno != 0 {
+		return wsys.Stat_t{}, errno
+	}
+	return d.FS.Lstat(path)
+}
+
+func (d *confinedDir) Stat(path string) (wsys.Stat_t, experimentalsys.Errno) {
+	if errno := d.check(path, true); errno != 0 {
+		return wsys.Stat_t{}, errno
+	}
+	return d.FS.Stat(path)
+}
+
+func (d *confinedDir) Mkdir(path string, perm fs.FileMode) experimentalsys.Errno {
+	if errno := d.check(path, false); errno != 0 {
+		return errno
+	}
+	return d.FS.Mkdir(path, perm)
+}
+
+func (d *confinedDir) Chmod(path string, perm fs.FileMode) experimentalsys.Errno {
+	if errno := d.check(path, true); errno != 0 {
+		return errno
+	}
+	return d.FS.Chmod(path, perm)
+}
+
+func (d *confinedDir) Rename(from, to string) experimentalsys.Errno {
+	if errno := d.check(from, false); errno != 0 {
+		return errno
+	}
+	if errno := d.check(to, false); errno != 0 {
+		return errno
+	}
+	return d.FS.Rename(from, to)
+}
+
+func (d *confinedDir) Rmdir(path string) experimentalsys.Errno {
+	if errno := d.check(path, false); errno != 0 {
+		return errno
+	}
+	return d.FS.Rmdir(path)
+}
+
+func (d *confinedDir) Unlink(path string) experimentalsys.Errno {
+	if errno := d.check(path, false); errno != 0 {
+		return errno
+	}
+	return d.FS.Unlink(path)
+}
+
+func (d *confinedDir) Link(oldPath, newPath string) experimentalsys.Errno {
+	if errno := d.check(oldPath, true); errno != 0 {
+		return errno
+	}
+	if errno := d.check(newPath, false); errno != 0 {
+		return errno
+	}
+	return d.FS.Link(oldPath, newPath)
+}
+
+// Symlink is refused: see confinedDir.
+func (d *confinedDir) Symlink(string, string) experimentalsys.Errno {
+	return experimentalsys.EPERM
+}
+
+func (d *confinedDir) Readlink(path string) (string, experimentalsys.Errno) {
+	if errno := d.check(path, false); errno != 0 {
+		return "", errno
+	}
+	return d.FS.Readlink(path)
+}
+
+func (d *confinedDir) Utimens(path string, atim, mtim int64) experimentalsys.Errno {
+	if errno := d.check(path, true); errno != 0 {
+		return errno
+	}
+	return d.FS.Utimens(path, atim, mtim)
+}

@@ -1,0 +1,90 @@
+package wazero
+
+import (
+	"bytes"
+	"context"
+
+	"github.com/tetratelabs/wazero/api"
+)
+
+// Dispatcher answers one broker call frame with a broker response (the
+// Broker's Call). It is called synchronously from the guest's host_call;
+// approval waits happen inside it and end when ctx does.
+type Dispatcher interface {
+	Call(ctx context.Context, frame []byte) []byte
+}
+
+// DispatcherFunc adapts a function to Dispatcher.
+type DispatcherFunc func(ctx context.Context, frame []byte) []byte
+
+// Call implements Dispatcher.
+func (f DispatcherFunc) Call(ctx context.Context, frame []byte) []byte { return f(ctx, frame) }
+
+const (
+	hostModule   = "agent_runtime_v1"
+	hostCallName = "host_call"
+	// MaxMessageBytes bounds the call frame and the response envelope, each.
+	MaxMessageBytes = 1 << 20
+)
+
+// runKey carries the run's Dispatcher from Run to hostCall through the
+// context wazero hands to host functions: one host module serves every
+// concurrent run, each with its own Broker.
+type runKey struct{}
+
+// hostCall is agent_runtime_v1.host_call(req_ptr, req_len, resp_ptr,
+// resp_cap) -> i32: the response envelope's length, or -1 when the host
+// cannot hand back an answer after the frame may have been dispatched.
+func hostCall(ctx context.Context, mod api.Module, stack []uint64) {
+	d, _ := ctx.Value(runKey{}).(Dispatcher)
+	envelope := exchange(ctx, d, mod.Memory(),
+		api.DecodeU32(stack[0]), api.DecodeU32(stack[1]))
+	stack[0] = api.EncodeI32(deliver(mod.Memory(), envelope,
+		api.DecodeU32(stack[2]), api.DecodeU32(stack[3])))
+}
+
+// exchange reads the frame out of guest memory and returns the response
+// envelope. Refusals before dispatch use the native bridge's codes and
+// messages, so a script sees the same exception on both backends.
+func exchange(ctx context.Context, d Dispatcher, mem api.Memory, ptr, n uint32) []byte {
+	if d == nil {
+		return rejected("channel_unavailable", "the capability channel is not configured")
+	}
+	if n > MaxMessageBytes {
+		return rejected("frame_too_large", "the call frame exceeds 1 MiB")
+	}
+	if n == 0 {
+		return rejected("malformed_frame", "the call frame is empty")
+	}
+	view, ok := mem.Read(ptr, n)
+	if !ok {
+		return rejected("malformed_frame", "the call frame is outside guest memory")
+	}
+	// A copy: the Broker may keep the frame, and guest memory moves on grow.
+	response := d.Call(ctx, bytes.Clone(view))
+	if len(response) == 0 {
+		return nil
+	}
+	envelope := make([]byte, 0, len(response)+48)
+	envelope = append(envelope, `{"status":"completed","broker_response":`...)
+	envelope = append(envelope, response...)
+	return append(envelope, '}')
+}
+
+// deliver writes the envelope into the guest's response buffer, or answers
+// -1 (the guest raises AmbiguousOutcome dispatch_outcome_unknown): after a
+// dispatch, an answer that cannot be delivered leaves the outcome unknown.
+func deliver(mem api.Memory, envelope []byte, ptr, capacity uint32) int32 {
+	if len(envelope) == 0 || len(envelope) > MaxMessageBytes || len(envelope) > int(capacity) {
+		return -1
+	}
+	if !mem.Write(ptr, envelope) {
+		return -1
+	}
+	return int32(len(envelope))
+}
+
+func rejected(code, message string) []byte {
+	// code and message are constants without characters JSON must escape.
+	return []byte(`{"status":"rejected","error_code":"` + code + `","message":"` + message + `"}`)
+}

@@ -1,0 +1,111 @@
+package wazero
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/tetratelabs/wazero/api"
+)
+
+// fakeMemory is guest memory for exercising the host side of host_call
+// without a guest.
+type fakeMemory struct {
+	api.Memory
+	b []byte
+}
+
+func (m *fakeMemory) Read(off, n uint32) ([]byte, bool) {
+	if uint64(off)+uint64(n) > uint64(len(m.b)) {
+		return nil, false
+	}
+	return m.b[off : off+n], true
+}
+
+func (m *fakeMemory) Write(off uint32, v []byte) bool {
+	if uint64(off)+uint64(len(v)) > uint64(len(m.b)) {
+		return false
+	}
+	copy(m.b[off:], v)
+	return true
+}
+
+func TestExchange(t *testing.T) {
+	frame := []byte(`{"call_id":"capability-1","capability":"echo","arguments":{}}`)
+	mem := &fakeMemory{b: make([]byte, 64)}
+	copy(mem.b[8:], frame[:40])
+	full := &fakeMemory{b: append([]byte(nil), frame...)}
+	broker := []byte(`{"schema_version":"apysup.broker.v1","status":"ok","result":1}`)
+	for _, tc := range []struct {
+		name       string
+		broker     bool // a Dispatcher is configured
+		mem        *fakeMemory
+		ptr, n     uint32
+		want       string
+		dispatched bool
+	}{
+		{"completed", true, full, 0, uint32(len(frame)), `{"status":"completed","broker_response":` + string(broker) + `}`, true},
+		{"no dispatcher", false, full, 0, uint32(len(frame)), `"error_code":"channel_unavailable"`, false},
+		{"too large", true, full, 0, MaxMessageBytes + 1, `"error_code":"frame_too_large"`, false},
+		{"empty", true, full, 0, 0, `"error_code":"malformed_frame"`, false},
+		{"out of bounds", true, mem, 60, 40, `"error_code":"malformed_frame"`, false},
+		{"wraps around", true, mem, 0xffffffff, 2, `"error_code":"malformed_frame"`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []byte
+			var d Dispatcher
+			if tc.broker {
+				d = DispatcherFunc(func(_ context.Context, f []byte) []byte {
+					got = f
+					return broker
+				})
+			}
+			env := exchange(context.Background(), d, tc.mem, tc.ptr, tc.n)
+			if !json.Valid(env) || !strings.Contains(string(env), tc.want) {
+				t.Fatalf("envelope %s, want it to contain %s", env, tc.want)
+			}
+			if (got != nil) != tc.dispatched {
+				t.Fatalf("dispatched = %v, want %v", got != nil, tc.dispatched)
+			}
+			if tc.dispatched {
+				if !bytes.Equal(got, frame) {
+					t.Fatalf("frame %q, want %q", got, frame)
+				}
+				tc.mem.b[0] = 'X' // the Broker's copy must not alias guest memory
+				if got[0] != '{' {
+					t.Fatal("the dispatched frame aliases guest memory")
+				}
+			}
+		})
+	}
+}
+
+func TestDeliver(t *testing.T) {
+	env := []byte(`{"status":"completed","broker_response":{}}`)
+	for _, tc := range []struct {
+		name      string
+		env       []byte
+		size      int
+		ptr, capa uint32
+		want      int32
+	}{
+		{"fits", env, 128, 16, 100, int32(len(env))},
+		{"exactly", env, len(env), 0, uint32(len(env)), int32(len(env))},
+		{"capacity too small", env, 128, 0, uint32(len(env) - 1), -1},
+		{"outside memory", env, 32, 0, 100, -1},
+		{"no answer", nil, 128, 0, 100, -1},
+		{"over the limit", bytes.Repeat([]byte("x"), MaxMessageBytes+1), MaxMessageBytes + 8, 0, MaxMessageBytes + 8, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := &fakeMemory{b: make([]byte, tc.size)}
+			if got := deliver(mem, tc.env, tc.ptr, tc.capa); got != tc.want {
+				t.Fatalf("deliver = %d, want %d", got, tc.want)
+			}
+			if tc.want > 0 && !bytes.Equal(mem.b[tc.ptr:tc.ptr+uint32(tc.want)], tc.env) {
+				t.Fatal("envelope not written where asked")
+			}
+		})
+	}
+}

@@ -1,0 +1,142 @@
+package wazero
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"testing/fstest"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/apysup/apysup/python"
+)
+
+// Config says where the Interpreter finds its inputs. The zero value uses
+// the default cache directory and the embedded guest files.
+type Config struct {
+	// CacheDir holds apysup/wasi/<key> (the build) and apysup/wazero (the
+	// compilation cache); "" means DefaultCacheDir.
+	CacheDir string
+	// CompilationCacheDir overrides CacheDir/apysup/wazero.
+	CompilationCacheDir string
+	// GuestFiles is mounted read-only at sandbox.GuestFilesDir; nil means
+	// python.GuestFiles, the same bytes the native backend installs.
+	GuestFiles fs.FS
+}
+
+// Interpreter is CPython compiled for one process: a wazero runtime, the
+// compiled python.wasm, the verified stdlib zip and the two host modules.
+// It is safe for concurrent Runs; Close it when the process is done.
+type Interpreter struct {
+	runtime    wazero.Runtime
+	cache      wazero.CompilationCache
+	module     wazero.CompiledModule
+	build      *Build
+	stdlib     fs.FS
+	guestFiles fs.FS
+	minMemory  uint64 // bytes the module needs before running a line
+}
+
+// Load locates the WASI build (an *UnavailableError with
+// ErrorCodeGuestMissing if there is none), checks it against its manifest and
+// compiles it, reusing the on-disk compilation cache when it is warm.
+func Load(ctx context.Context, cfg Config) (*Interpreter, error) {
+	build, err := Locate(cfg.CacheDir)
+	if err != nil {
+		return nil, err
+	}
+	wasm, err := build.ReadFile(wasmFile)
+	if err != nil {
+		return nil, err
+	}
+	zip, err := build.ReadFile(stdlibFile)
+	if err != nil {
+		return nil, err
+	}
+	cacheDir := cfg.CompilationCacheDir
+	if cacheDir == "" {
+		root := cfg.CacheDir
+		if root == "" {
+			if root, err = DefaultCacheDir(); err != nil {
+				return nil, fmt.Errorf("wazero: cache directory: %w", err)
+			}
+		}
+		cacheDir = filepath.Join(root, "apysup", "wazero")
+	}
+	cache, err := wazero.NewCompilationCacheWithDir(cacheDir)
+	if err != nil {
+		return nil, fmt.Errorf("wazero: compilation cache: %w", err)
+	}
+	// Memory is capped per run by the allocator (memory.go), not here: the
+	// compiled module is shared by runs with different limits.
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().
+		WithCompilationCache(cache).
+		WithCloseOnContextDone(true))
+	in := &Interpreter{
+		runtime: rt,
+		cache:   cache,
+		build:   build,
+		// /usr/lib as the native guest's sys.path sees it: the stdlib zip
+		// (held in memory once per process, read-only, checked against the
+		// manifest) and an empty lib-dynload, whose absence CPython's
+		// getpath reports on stderr.
+		stdlib: fstest.MapFS{
+			stdlibFile:               &fstest.MapFile{Data: zip, Mode: 0o444},
+			"python3.11/lib-dynload": &fstest.MapFile{Mode: fs.ModeDir | 0o555},
+		},
+		guestFiles: cfg.GuestFiles,
+	}
+	if in.guestFiles == nil {
+		in.guestFiles = python.GuestFiles
+	}
+	if err := in.init(ctx, wasm); err != nil {
+		_ = in.Close(ctx)
+		return nil, err
+	}
+	return in, nil
+}
+
+func (in *Interpreter) init(ctx context.Context, wasm []byte) error {
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, in.runtime); err != nil {
+		return fmt.Errorf("wazero: wasi: %w", err)
+	}
+	_, err := in.runtime.NewHostModuleBuilder(hostModule).
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(hostCall),
+			[]api.ValueType{api.ValueTypeI32, api.ValueTypeI32, api.ValueTypeI32, api.ValueTypeI32},
+			[]api.ValueType{api.ValueTypeI32}).
+		WithParameterNames("req_ptr", "req_len", "resp_ptr", "resp_cap").
+		Export(hostCallName).
+		Instantiate(ctx)
+	if err != nil {
+		return fmt.Errorf("wazero: host module: %w", err)
+	}
+	in.module, err = in.runtime.CompileModule(ctx, wasm)
+	if err != nil {
+		return fmt.Errorf("wazero: compile %s: %w", filepath.Join(in.build.Dir, wasmFile), err)
+	}
+	mems := in.module.ExportedMemories()
+	mem, ok := mems["memory"]
+	if !ok {
+		return errors.New("wazero: python.wasm exports no memory")
+	}
+	in.minMemory = uint64(mem.Min()) * pageSize
+	return nil
+}
+
+// Build is the WASI build this Interpreter runs.
+func (in *Interpreter) Build() *Build { return in.build }
+
+// Close releases the runtime and the in-memory compilation cache; the
+// on-disk cache stays for the next process.
+func (in *Interpreter) Close(ctx context.Context) error {
+	err := in.runtime.Close(ctx)
+	if cerr := in.cache.Close(ctx); err == nil {
+		err = cerr
+	}
+	return err
+}

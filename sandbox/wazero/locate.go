@@ -1,0 +1,160 @@
+package wazero
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/apysup/apysup/python/wasi"
+)
+
+// ErrorCodeGuestMissing is the typed reason when no WASI build matches the
+// embedded build inputs (SPEC.md section 10).
+const ErrorCodeGuestMissing = "wasi_guest_missing"
+
+// BuildCommand is the one command that produces the WASI build.
+const BuildCommand = "make wasi-python"
+
+// UnavailableError says why the backend cannot run at all. Code is a stable
+// error_code; the backend never falls back to weaker confinement.
+type UnavailableError struct {
+	Code   string
+	Reason string
+}
+
+func (e *UnavailableError) Error() string { return e.Code + ": " + e.Reason }
+
+// Build is one finished WASI build in the cache.
+type Build struct {
+	Dir      string
+	Manifest Manifest
+}
+
+// Manifest is build.sh's manifest.json.
+type Manifest struct {
+	SchemaVersion string                  `json:"schema_version"`
+	Key           string                  `json:"key"`
+	PythonVersion string                  `json:"python_version"`
+	Source        map[string]string       `json:"source"`
+	Toolchain     map[string]string       `json:"toolchain"`
+	Files         map[string]ManifestFile `json:"files"`
+}
+
+// ManifestFile is the size and digest of one build output.
+type ManifestFile struct {
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+}
+
+const (
+	wasmFile   = "python.wasm"
+	stdlibFile = "python311.zip"
+)
+
+// BuildKey is the cache key of the build whose inputs are in inputs. It
+// mirrors build.sh: the sha256 of the `sha256sum` lines ("<hex>  <path>\n")
+// of every input file, paths sorted bytewise. Computing it here (rather
+// than running `build.sh --print-dir`) keeps the binary independent of the
+// source tree and of a shell at run time; a test holds the two equal.
+func BuildKey(inputs fs.FS) (string, error) {
+	var paths []string
+	err := fs.WalkDir(inputs, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		paths = append(paths, p)
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	sort.Strings(paths)
+	var list strings.Builder
+	for _, p := range paths {
+		data, err := fs.ReadFile(inputs, p)
+		if err != nil {
+			return "", err
+		}
+		sum := sha256.Sum256(data)
+		fmt.Fprintf(&list, "%x  %s\n", sum, p)
+	}
+	sum := sha256.Sum256([]byte(list.String()))
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// DefaultCacheDir is where build.sh writes: ${XDG_CACHE_HOME:-$HOME/.cache}.
+func DefaultCacheDir() (string, error) {
+	if dir := os.Getenv("XDG_CACHE_HOME"); dir != "" {
+		return dir, nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(home, ".cache"), nil
+}
+
+// Locate finds the WASI build of the embedded inputs under cacheDir (the
+// directory holding apysup/, "" for DefaultCacheDir). A missing or
+// unreadable build is an *UnavailableError with ErrorCodeGuestMissing.
+func Locate(cacheDir string) (*Build, error) {
+	if cacheDir == "" {
+		var err error
+		if cacheDir, err = DefaultCacheDir(); err != nil {
+			return nil, missing("no cache directory: " + err.Error())
+		}
+	}
+	key, err := BuildKey(wasi.Inputs)
+	if err != nil {
+		return nil, fmt.Errorf("wazero: build key: %w", err)
+	}
+	dir := filepath.Join(cacheDir, "apysup", "wasi", key)
+	data, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, missing("no WASI CPython build at " + dir)
+	}
+	if err != nil {
+		return nil, missing(err.Error())
+	}
+	var m Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, missing("unreadable " + filepath.Join(dir, "manifest.json") + ": " + err.Error())
+	}
+	if m.Key != key {
+		return nil, missing(fmt.Sprintf("%s names key %q, want %q", filepath.Join(dir, "manifest.json"), m.Key, key))
+	}
+	for _, name := range []string{wasmFile, stdlibFile} {
+		if _, ok := m.Files[name]; !ok {
+			return nil, missing("manifest.json lists no " + name)
+		}
+	}
+	return &Build{Dir: dir, Manifest: m}, nil
+}
+
+// ReadFile reads one build output and checks it against the manifest.
+func (b *Build) ReadFile(name string) ([]byte, error) {
+	want, ok := b.Manifest.Files[name]
+	if !ok {
+		return nil, missing("manifest.json lists no " + name)
+	}
+	data, err := os.ReadFile(filepath.Join(b.Dir, name))
+	if err != nil {
+		return nil, missing(err.Error())
+	}
+	sum := sha256.Sum256(data)
+	if int64(len(data)) != want.Size || hex.EncodeToString(sum[:]) != want.SHA256 {
+		return nil, missing(filepath.Join(b.Dir, name) + " does not match manifest.json")
+	}
+	return data, nil
+}
+
+func missing(why string) error {
+	return &UnavailableError{Code: ErrorCodeGuestMissing, Reason: why + "; run `" + BuildCommand + "` once to build it"}
+}
