@@ -13,7 +13,7 @@ TEST_TIMEOUT ?= 45m
 
 include mk/wasi.mk
 
-.PHONY: all deps build test unit vet lint demo bench ci clean
+.PHONY: all deps build test unit vet lint demo bench ci clean docs
 
 all: build
 
@@ -45,17 +45,19 @@ unit: deps
 	$(GO) test -race -tags $(TAGS) -count=1 -short ./...
 
 demo: build
-	@echo "== The example plan, sealed (examples/plan.json) =="
+	@echo "== Seal the example plan (examples/plan.json) =="
 	$(BIN) plan seal examples/plan.json
-	@echo "== Its tool schemas =="
-	$(BIN) plan tools examples/plan.json
-	@echo "== The Python prelude a programmatic guest gets =="
-	$(BIN) plan prelude --surface programmatic --parent toolu_demo examples/plan.json
+	@echo "== Run examples/hello.py natively under full confinement =="
+	$(BIN) run --plan examples/plan.json examples/hello.py
 
 bench: deps
 	$(GO) test -tags $(TAGS) -run '^$$' -bench . -benchmem ./...
 
 ci: test
+
+# docs/cli.md is generated from the CLI definitions; a test fails when stale.
+docs: deps
+	$(GO) test -tags $(TAGS) -run TestCLIDocsCurrent ./cmd/apysup -update-docs
 
 clean:
 	rm -rf bin

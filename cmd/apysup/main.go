@@ -15,7 +15,9 @@ import (
 func main() {
 	native.MaybeInit() // libcontainer re-executes this binary as the container's init
 	if err := newApp(os.Stdout, os.Stderr).Run(os.Args); err != nil {
-		fmt.Fprintln(os.Stderr, "apysup:", err)
+		if msg := err.Error(); msg != "" { // an exit status alone has already said everything
+			fmt.Fprintln(os.Stderr, "apysup:", msg)
+		}
 		os.Exit(exitCode(err))
 	}
 }
@@ -40,6 +42,6 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		HideHelpCommand: true,
 		// main decides the exit status; the library must not call os.Exit.
 		ExitErrHandler: func(*cli.Context, error) {},
-		Commands:       []*cli.Command{planCommand()},
+		Commands:       []*cli.Command{runCommand(), planCommand(), doctorCommand(), seccompCommand(), configCommand()},
 	}
 }

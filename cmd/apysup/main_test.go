@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/apysup/apysup/sandbox/native"
 )
 
@@ -128,3 +130,8 @@ func TestPlanPreludeRefusals(t *testing.T) {
 		t.Fatalf("%q", errOut)
 	}
 }
+
+type (
+	cliContext = cli.Context
+	cliCommand = cli.Command
+)

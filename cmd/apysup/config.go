@@ -1,0 +1,201 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/apysup/apysup/internal/canonjson"
+)
+
+// Sources of a selected value, in precedence order (SPEC.md section 10).
+const (
+	SourceFlag    = "flag"
+	SourceEnv     = "env"
+	SourceConfig  = "config"
+	SourceDefault = "default"
+)
+
+// fileConfig is $XDG_CONFIG_HOME/apysup/config.json or /etc/apysup/config.json.
+type fileConfig struct {
+	Backend string `json:"backend,omitempty"`
+	Timeout string `json:"timeout,omitempty"`
+	Memory  string `json:"memory,omitempty"`
+	Pids    string `json:"pids,omitempty"`
+	Surface string `json:"surface,omitempty"`
+}
+
+// configPaths lists the config files in the order they are consulted.
+func configPaths() []string {
+	home := os.Getenv("XDG_CONFIG_HOME")
+	if home == "" {
+		if h, err := os.UserHomeDir(); err == nil {
+			home = filepath.Join(h, ".config")
+		}
+	}
+	var out []string
+	if home != "" {
+		out = append(out, filepath.Join(home, "apysup", "config.json"))
+	}
+	return append(out, "/etc/apysup/config.json")
+}
+
+// loadConfig reads the first config file that exists, strictly.
+func loadConfig() (fileConfig, string, error) {
+	for _, p := range configPaths() {
+		data, err := os.ReadFile(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fileConfig{}, p, err
+		}
+		var c fileConfig
+		if err := canonjson.DecodeStrict(data, 64<<10, &c); err != nil {
+			return fileConfig{}, p, fmt.Errorf("%s: %w", p, err)
+		}
+		return c, p, nil
+	}
+	return fileConfig{}, "", nil
+}
+
+// setting describes one selectable value.
+type setting struct {
+	name    string // also the flag name
+	env     string
+	fromCfg func(fileConfig) string
+	def     string
+	check   func(string) error
+}
+
+var settings = []setting{
+	{"backend", "APYSUP_BACKEND", func(c fileConfig) string { return c.Backend }, "native", checkBackend},
+	{"surface", "APYSUP_SURFACE", func(c fileConfig) string { return c.Surface }, "programmatic", nil},
+	{"timeout", "APYSUP_TIMEOUT", func(c fileConfig) string { return c.Timeout }, "30s", func(s string) error { _, err := parseDuration(s); return err }},
+	{"memory", "APYSUP_MEMORY", func(c fileConfig) string { return c.Memory }, "512MiB", func(s string) error { _, err := parseBytes(s); return err }},
+	{"pids", "APYSUP_PIDS", func(c fileConfig) string { return c.Pids }, "128", func(s string) error { _, err := parsePositive(s); return err }},
+}
+
+func checkBackend(s string) error {
+	if s != "native" && s != "wazero" {
+		return fmt.Errorf("backend must be native or wazero, not %q", s)
+	}
+	return nil
+}
+
+// selection is every setting with its value and source.
+type selection struct {
+	values     map[string]string
+	sources    map[string]string
+	configFile string
+}
+
+// selectSettings applies flag > environment > config file > default.
+func selectSettings(c *cli.Context) (*selection, error) {
+	cfg, path, err := loadConfig()
+	if err != nil {
+		return nil, cli.Exit(fmt.Sprintf("config: %v", err), 2)
+	}
+	sel := &selection{values: map[string]string{}, sources: map[string]string{}, configFile: path}
+	for _, s := range settings {
+		v, src := s.def, SourceDefault
+		switch {
+		case c != nil && c.IsSet(s.name):
+			v, src = c.String(s.name), SourceFlag
+		case os.Getenv(s.env) != "":
+			v, src = os.Getenv(s.env), SourceEnv
+		case s.fromCfg(cfg) != "":
+			v, src = s.fromCfg(cfg), SourceConfig
+		}
+		if s.check != nil {
+			if err := s.check(v); err != nil {
+				return nil, cli.Exit(fmt.Sprintf("%s (from %s): %v", s.name, src, err), 2)
+			}
+		}
+		sel.values[s.name], sel.sources[s.name] = v, src
+	}
+	return sel, nil
+}
+
+func parseDuration(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 || d > 24*time.Hour {
+		return 0, fmt.Errorf("want a duration in (0, 24h] like 30s, got %q", s)
+	}
+	return d, nil
+}
+
+// parseBytes accepts 1048576, 512KiB, 256MiB, 4GiB (also KB/MB/GB as powers of 10).
+func parseBytes(s string) (int64, error) {
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1}}
+	num, mult := strings.TrimSpace(s), int64(1)
+	for _, u := range units {
+		if strings.HasSuffix(num, u.suffix) {
+			num, mult = strings.TrimSpace(strings.TrimSuffix(num, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n <= 0 || n > (1<<50)/mult {
+		return 0, fmt.Errorf("want a size like 256MiB, got %q", s)
+	}
+	return n * mult, nil
+}
+
+func parsePositive(s string) (int64, error) {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 || n > 1<<22 {
+		return 0, fmt.Errorf("want a positive integer, got %q", s)
+	}
+	return n, nil
+}
+
+func configCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "config",
+		Usage: "show the selected backend and limits and where each came from",
+		Subcommands: []*cli.Command{{
+			Name:  "show",
+			Usage: "print every setting with its value and source (flag > env > config > default)",
+			Description: "Environment: APYSUP_BACKEND, APYSUP_SURFACE, APYSUP_TIMEOUT, APYSUP_MEMORY, APYSUP_PIDS.\n" +
+				"Config file: $XDG_CONFIG_HOME/apysup/config.json, then /etc/apysup/config.json, e.g.\n" +
+				`{"backend": "native", "timeout": "30s", "memory": "512MiB", "pids": "128", "surface": "programmatic"}`,
+			Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
+			Action: func(c *cli.Context) error {
+				sel, err := selectSettings(nil)
+				if err != nil {
+					return err
+				}
+				type row struct {
+					Name   string `json:"name"`
+					Value  string `json:"value"`
+					Source string `json:"source"`
+				}
+				var rows []row
+				for _, s := range settings {
+					rows = append(rows, row{s.name, sel.values[s.name], sel.sources[s.name]})
+				}
+				if c.Bool("json") {
+					return printJSON(c, map[string]any{"config_file": sel.configFile, "settings": rows})
+				}
+				for _, r := range rows {
+					fmt.Fprintf(c.App.Writer, "%-8s %-14s (%s)\n", r.Name, r.Value, r.Source)
+				}
+				if sel.configFile != "" {
+					fmt.Fprintf(c.App.Writer, "config file: %s\n", sel.configFile)
+				}
+				return nil
+			},
+		}},
+	}
+}

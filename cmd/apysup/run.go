@@ -1,0 +1,253 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/apysup/apysup/broker"
+	"github.com/apysup/apysup/plan"
+	"github.com/apysup/apysup/sandbox"
+	"github.com/apysup/apysup/sandbox/supervisor"
+)
+
+// Exit statuses of `apysup run` when the guest's own status does not apply.
+const (
+	ExitRefused     = 121
+	ExitSetupFailed = 122
+	ExitTimeout     = 124
+	ExitMemoryLimit = 125
+	ExitKilled      = 137
+)
+
+func runCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "run",
+		Usage:     "run SCRIPT in a fresh sandbox under a sealed Plan",
+		ArgsUsage: "SCRIPT [ARGS...]",
+		Description: "Seals the manifest (or an empty Plan), starts the run's Broker, runs SCRIPT with Debian's\n" +
+			"python3.11 under full confinement (native) or inside wazero, and prints a summary or, with\n" +
+			"--json, the RunResult. Selection: flag > APYSUP_* environment > config file > default; the\n" +
+			"result says where each value came from.\n\n" +
+			"Exit status: the script's own for ok and error; 124 timeout, 125 memory_limit, 137 killed,\n" +
+			"121 refused (an unavailable feature, never a weaker fallback), 122 setup_failed.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "plan", Usage: "manifest `FILE`; without it an empty Plan (every call is denied)"},
+			&cli.StringFlag{Name: "backend", Usage: "native or wazero (default native)"},
+			&cli.StringFlag{Name: "surface", Usage: "direct, programmatic or both (default programmatic)"},
+			&cli.StringFlag{Name: "parent", Value: "main", Usage: "the parent call id of programmatic calls"},
+			&cli.StringFlag{Name: "timeout", Usage: "wall-clock limit, e.g. 30s (default 30s)"},
+			&cli.StringFlag{Name: "memory", Usage: "memory limit, e.g. 256MiB (default 512MiB)"},
+			&cli.StringFlag{Name: "pids", Usage: "process limit (native; default 128)"},
+			&cli.StringFlag{Name: "workspace", Usage: "copy `DIR` into the run's workspace (never mounted writable from the host)"},
+			&cli.StringFlag{Name: "export", Usage: "publish the final workspace to `DIR` (must not exist) if the run is ok"},
+			&cli.StringFlag{Name: "approve", Value: "deny", Usage: "how approvals are decided: deny or auto (auto still records each decision)"},
+			&cli.BoolFlag{Name: "json", Usage: "print the RunResult as JSON"},
+		},
+		Action: runAction,
+	}
+}
+
+func runAction(c *cli.Context) error {
+	if c.NArg() < 1 {
+		return cli.Exit("expected SCRIPT [ARGS...] (see --help)", 2)
+	}
+	sel, err := selectSettings(c)
+	if err != nil {
+		return err
+	}
+	surface, err := plan.ParseSurface(sel.values["surface"])
+	if err != nil {
+		return cli.Exit(err.Error(), 2)
+	}
+	parent := c.String("parent")
+	if surface == plan.SurfaceDirect {
+		parent = ""
+	}
+	p, hs, err := loadPlan(c.String("plan"))
+	if err != nil {
+		return err
+	}
+	limits := sandbox.DefaultLimits()
+	limits.Timeout, _ = parseDuration(sel.values["timeout"])
+	limits.MemoryBytes, _ = parseBytes(sel.values["memory"])
+	limits.Pids, _ = parsePositive(sel.values["pids"])
+
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	approvals := broker.NewApprovals(broker.ApprovalOptions{})
+	if err := startApprover(ctx, c.String("approve"), approvals); err != nil {
+		return cli.Exit(err.Error(), 2)
+	}
+	sup := supervisor.New(supervisor.Config{Progress: func(s string) { fmt.Fprintln(c.App.ErrWriter, "apysup:", s) }})
+	defer sup.Close()
+	var sources []supervisor.Selected
+	for _, name := range []string{"timeout", "memory", "pids", "surface"} {
+		sources = append(sources, supervisor.Selected{Name: name, Value: sel.values[name], Source: sel.sources[name]})
+	}
+	res, err := sup.Run(ctx, supervisor.Request{
+		Plan: p, Handlers: hs, Approvals: approvals, Surface: surface, Parent: parent,
+		Backend: sel.values["backend"], BackendSource: sel.sources["backend"],
+		ScriptPath: c.Args().First(), Args: c.Args().Tail(),
+		WorkspaceSeed: c.String("workspace"), ExportDir: c.String("export"),
+		Limits: limits, LimitSources: sources,
+	})
+	if err != nil {
+		return cli.Exit(err.Error(), ExitSetupFailed)
+	}
+	if c.Bool("json") {
+		if err := printJSON(c, res); err != nil {
+			return err
+		}
+	} else {
+		printSummary(c.App.Writer, res, c.String("export"))
+	}
+	if code := exitStatus(res); code != 0 {
+		return cli.Exit("", code)
+	}
+	return nil
+}
+
+// loadPlan seals the manifest at path, or an empty Plan.
+func loadPlan(path string) (*plan.Plan, *broker.Handlers, error) {
+	if path == "" {
+		r, _ := plan.NewRegistry(16)
+		p, err := r.Seal()
+		return p, broker.NewHandlers(), err
+	}
+	m, err := plan.LoadManifest(path)
+	if err != nil {
+		return nil, nil, cli.Exit(fmt.Sprintf("%s:\n%v", path, err), 2)
+	}
+	p, err := m.Seal()
+	if err != nil {
+		return nil, nil, cli.Exit(fmt.Sprintf("%s:\n%v", path, err), 2)
+	}
+	hs, err := buildHandlers(m)
+	if err != nil {
+		return nil, nil, cli.Exit(fmt.Sprintf("%s:\n%v", path, err), 2)
+	}
+	return p, hs, nil
+}
+
+// startApprover decides approval requests by policy: deny rejects each one,
+// auto approves each one; both are recorded by the controller.
+func startApprover(ctx context.Context, mode string, a *broker.Approvals) error {
+	var decide func(id string) error
+	switch mode {
+	case "deny":
+		decide = a.Reject
+	case "auto":
+		decide = a.Approve
+	default:
+		return fmt.Errorf("--approve must be deny or auto, not %q", mode)
+	}
+	events, cancel := a.Subscribe()
+	go func() {
+		defer cancel()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev, ok := <-events:
+				if !ok {
+					return
+				}
+				if ev.Record.State == broker.ApprovalWaiting {
+					_ = decide(ev.Record.ID)
+				}
+			}
+		}
+	}()
+	return nil
+}
+
+func exitStatus(r *supervisor.Result) int {
+	switch r.Status {
+	case sandbox.StatusOK:
+		return 0
+	case sandbox.StatusError:
+		if r.ExitCode > 0 && r.ExitCode < 256 {
+			return r.ExitCode
+		}
+		return 1
+	case sandbox.StatusTimeout:
+		return ExitTimeout
+	case sandbox.StatusMemoryLimit:
+		return ExitMemoryLimit
+	case sandbox.StatusKilled:
+		return ExitKilled
+	case sandbox.StatusRefused:
+		return ExitRefused
+	}
+	return ExitSetupFailed
+}
+
+// printSummary is the readable default output.
+func printSummary(w io.Writer, r *supervisor.Result, export string) {
+	if r.Stdout != "" {
+		fmt.Fprint(w, r.Stdout)
+		if !strings.HasSuffix(r.Stdout, "\n") {
+			fmt.Fprintln(w)
+		}
+	}
+	if r.StdoutTruncated {
+		fmt.Fprintln(w, "[stdout truncated]")
+	}
+	fmt.Fprintln(w, "──")
+	status := string(r.Status)
+	if r.ErrorCode != "" {
+		status += " (" + r.ErrorCode + ")"
+	}
+	fmt.Fprintf(w, "status    %s, exit %d, %.0f ms, backend %s (%s)\n", status, r.ExitCode, r.Timings.TotalMs, r.Backend, r.BackendSource)
+	if r.Error != "" {
+		fmt.Fprintf(w, "reason    %s\n", r.Error)
+	}
+	if r.Usage.PeakMemoryBytes > 0 || r.Usage.CPUTimeNs > 0 {
+		fmt.Fprintf(w, "usage     peak memory %.1f MiB, cpu %.0f ms\n", float64(r.Usage.PeakMemoryBytes)/(1<<20), float64(r.Usage.CPUTimeNs)/1e6)
+	}
+	if r.GuestError != nil {
+		fmt.Fprintf(w, "exception %s: %s\n", r.GuestError.Type, r.GuestError.Message)
+	}
+	if len(r.Result) > 0 {
+		fmt.Fprintf(w, "result    %s\n", truncate(string(r.Result), 200))
+	}
+	fmt.Fprintf(w, "plan      %s\n", r.PlanSHA256)
+	for _, rc := range r.Receipts {
+		line := rc.Outcome
+		if rc.ErrorCode != "" {
+			line += " (" + rc.ErrorCode + ")"
+		}
+		fmt.Fprintf(w, "call      %-24s %-22s %s\n", rc.CallID, rc.Capability, line)
+	}
+	if ws := r.Workspace; ws != nil {
+		where := "discarded"
+		if ws.Disposition == "exported" {
+			where = "exported to " + export
+		} else if ws.ErrorCode != "" {
+			where += " (" + ws.ErrorCode + ")"
+		}
+		fmt.Fprintf(w, "workspace %d entries, %d bytes, %s\n", ws.EntryCount, ws.Bytes, where)
+	}
+	if r.StderrTruncated || (r.Status != sandbox.StatusOK && r.Stderr != "") {
+		fmt.Fprintf(w, "stderr    %s\n", truncate(lastLine(r.Stderr), 300))
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return lines[len(lines)-1]
+}

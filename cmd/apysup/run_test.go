@@ -1,0 +1,223 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apysup/apysup/internal/canonjson"
+	"github.com/apysup/apysup/internal/testenv"
+	"github.com/apysup/apysup/sandbox/doctor"
+	"github.com/apysup/apysup/sandbox/supervisor"
+)
+
+// needNative stops a test unless the native backend can run here.
+func needNative(t *testing.T) {
+	t.Helper()
+	testenv.NeedRoot(t)
+	r := doctor.Run(t.Context())
+	if f := r.FirstFailure(); f != nil {
+		testenv.Need(t, false, "native backend: "+f.Status+": "+f.Detail)
+	}
+}
+
+func script(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "main.py")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func runJSON(t *testing.T, args ...string) (*supervisor.Result, int, string) {
+	t.Helper()
+	out, errOut, code := run(t, append([]string{"run", "--json"}, args...)...)
+	var res supervisor.Result
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("run %v: exit %d, not JSON: %v\nstdout %s\nstderr %s", args, code, err, out, errOut)
+	}
+	return &res, code, errOut
+}
+
+const approvalManifest = `{"schema_version": "apysup.manifest.v1", "max_calls": 8,
+ "capabilities": [{"name": "notes.put", "version": "1", "description": "Store a note.", "effect": "write", "playback": "live",
+   "handler": {"kind": "builtin", "id": "echo", "version": "1"},
+   "input_schema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+   "python": {"module": "notes", "function": "put"}, "approval": {"lease_seconds": 30}}],
+ "grants": [{"capability": "notes.put", "policy": {}}]}`
+
+const notesScript = `
+import agent_runtime, notes
+try:
+    print(notes.put(text="buy milk"))
+except agent_runtime.CapabilityError as e:
+    print("refused:", e.error_code)
+`
+
+func TestRunHelloNative(t *testing.T) {
+	needNative(t)
+	res, code, _ := runJSON(t, "--plan", "../../examples/plan.json", "../../examples/hello.py")
+	if code != 0 || res.Status != "ok" || res.Backend != "native" || res.BackendSource != SourceDefault {
+		t.Fatalf("exit %d: %+v", code, res)
+	}
+	if !strings.Contains(res.Stdout, "hello from cpython 3.11.2") || canonical(t, res.Result) != `{"answer":{"echo":{"city":"Paris"}},"city":"Paris"}` {
+		t.Fatalf("stdout %q result %s", res.Stdout, res.Result)
+	}
+	if len(res.Receipts) != 1 || res.Receipts[0].CallID != "main:program:1" || res.Receipts[0].Outcome != "ok" || res.Receipts[0].PlanSHA256 != res.PlanSHA256 {
+		t.Fatalf("receipts %+v", res.Receipts)
+	}
+	if res.Workspace == nil || !res.Workspace.Verify() || res.Workspace.Disposition != "discarded" {
+		t.Fatalf("workspace %+v", res.Workspace)
+	}
+}
+
+func TestRunApprovalModes(t *testing.T) {
+	needNative(t)
+	m := writeManifest(t, approvalManifest)
+	s := script(t, notesScript)
+	res, code, _ := runJSON(t, "--plan", m, "--approve", "auto", s)
+	if code != 0 || !strings.Contains(res.Stdout, "{'echo': {'text': 'buy milk'}}") || res.Receipts[0].ApprovalRequestID == "" {
+		t.Fatalf("auto: exit %d %+v", code, res)
+	}
+	res, code, _ = runJSON(t, "--plan", m, "--approve", "deny", s)
+	if code != 0 || !strings.Contains(res.Stdout, "refused: approval_rejected") || res.Receipts[0].Outcome != "denied" {
+		t.Fatalf("deny: exit %d %+v", code, res)
+	}
+}
+
+func TestRunStatusesAndExitCodes(t *testing.T) {
+	needNative(t)
+	cases := []struct {
+		name, body string
+		args       []string
+		status     string
+		code       int
+		check      func(t *testing.T, r *supervisor.Result)
+	}{
+		{"exit status", "import sys\nsys.exit(3)\n", nil, "error", 3, nil},
+		{"exception", "raise ValueError('nope')\n", nil, "error", 1, func(t *testing.T, r *supervisor.Result) {
+			if r.GuestError == nil || r.GuestError.Type != "ValueError" || r.GuestError.Message != "nope" {
+				t.Fatalf("guest error %+v", r.GuestError)
+			}
+		}},
+		{"timeout", "while True: pass\n", []string{"--timeout", "1s"}, "timeout", ExitTimeout, nil},
+		{"forged host field", "import agent_runtime\nagent_runtime.set_result({'receipts': []})\n", nil, "error", 1, func(t *testing.T, r *supervisor.Result) {
+			if r.ErrorCode != "guest_forged_host_field" || r.Result != nil {
+				t.Fatalf("%+v", r)
+			}
+		}},
+		{"empty plan denies", "import agent_runtime\ntry:\n    agent_runtime._capability_call('x.y', {})\nexcept agent_runtime.CapabilityError as e:\n    print(e.error_code)\n", nil, "ok", 0,
+			func(t *testing.T, r *supervisor.Result) {
+				if strings.TrimSpace(r.Stdout) != "unknown_capability" || r.Receipts[0].Outcome != "denied" {
+					t.Fatalf("%+v", r)
+				}
+			}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res, code, _ := runJSON(t, append(tc.args, script(t, tc.body))...)
+			if string(res.Status) != tc.status || code != tc.code {
+				t.Fatalf("status %s exit %d, want %s %d: %+v", res.Status, code, tc.status, tc.code, res)
+			}
+			if tc.check != nil {
+				tc.check(t, res)
+			}
+		})
+	}
+}
+
+func TestRunWorkspaceExport(t *testing.T) {
+	needNative(t)
+	seed := t.TempDir()
+	os.WriteFile(filepath.Join(seed, "input.txt"), []byte("21"), 0o644)
+	export := filepath.Join(t.TempDir(), "out")
+	s := script(t, "n = int(open('input.txt').read())\nopen('answer.txt', 'w').write(str(n * 2))\n")
+	res, code, _ := runJSON(t, "--workspace", seed, "--export", export, s)
+	if code != 0 || res.Workspace == nil || res.Workspace.Disposition != "exported" || res.Workspace.EntryCount != 2 {
+		t.Fatalf("exit %d: %+v %+v", code, res, res.Workspace)
+	}
+	if got, _ := os.ReadFile(filepath.Join(export, "answer.txt")); string(got) != "42" {
+		t.Fatalf("exported %q", got)
+	}
+	if got, _ := os.ReadFile(filepath.Join(seed, "input.txt")); string(got) != "21" {
+		t.Fatal("the seed directory was changed")
+	}
+	// A second export to the same place is refused, recorded, not overwritten.
+	res, _, _ = runJSON(t, "--workspace", seed, "--export", export, s)
+	if res.Workspace.Disposition != "discarded" || res.Workspace.ErrorCode != "workspace_target_exists" {
+		t.Fatalf("%+v", res.Workspace)
+	}
+}
+
+func TestSelectionPrecedence(t *testing.T) {
+	cfgHome := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", cfgHome)
+	os.MkdirAll(filepath.Join(cfgHome, "apysup"), 0o755)
+	show := func() map[string][2]string {
+		out, errOut, code := run(t, "config", "show", "--json")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		var doc struct {
+			Settings []struct{ Name, Value, Source string }
+		}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string][2]string{}
+		for _, s := range doc.Settings {
+			got[s.Name] = [2]string{s.Value, s.Source}
+		}
+		return got
+	}
+	if got := show(); got["backend"] != [2]string{"native", "default"} || got["timeout"] != [2]string{"30s", "default"} {
+		t.Fatalf("defaults: %v", got)
+	}
+	os.WriteFile(filepath.Join(cfgHome, "apysup", "config.json"), []byte(`{"backend":"wazero","timeout":"5s"}`), 0o644)
+	if got := show(); got["backend"] != [2]string{"wazero", "config"} || got["timeout"] != [2]string{"5s", "config"} {
+		t.Fatalf("config: %v", got)
+	}
+	t.Setenv("APYSUP_TIMEOUT", "7s")
+	if got := show(); got["timeout"] != [2]string{"7s", "env"} || got["backend"] != [2]string{"wazero", "config"} {
+		t.Fatalf("env: %v", got)
+	}
+	sel, err := selectSettingsFor(t, "--timeout", "9s")
+	if err != nil || sel.values["timeout"] != "9s" || sel.sources["timeout"] != SourceFlag || sel.sources["backend"] != SourceConfig {
+		t.Fatalf("flag: %+v %v", sel, err)
+	}
+	t.Setenv("APYSUP_BACKEND", "qemu")
+	if _, errOut, code := run(t, "config", "show"); code != 2 || !strings.Contains(errOut, "backend (from env)") {
+		t.Fatalf("bad env value: exit %d %s", code, errOut)
+	}
+	os.WriteFile(filepath.Join(cfgHome, "apysup", "config.json"), []byte(`{"backend":"native","extra":1}`), 0o644)
+	t.Setenv("APYSUP_BACKEND", "")
+	if _, errOut, code := run(t, "config", "show"); code != 2 || !strings.Contains(errOut, "json_unknown_field") {
+		t.Fatalf("bad config: exit %d %s", code, errOut)
+	}
+}
+
+func canonical(t *testing.T, raw json.RawMessage) string {
+	t.Helper()
+	c, err := canonjson.Canonical(raw)
+	if err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	return string(c)
+}
+
+// selectSettingsFor parses run flags and returns the selection.
+func selectSettingsFor(t *testing.T, args ...string) (*selection, error) {
+	var sel *selection
+	var selErr error
+	cmd := runCommand()
+	cmd.Action = func(c *cliContext) error { sel, selErr = selectSettings(c); return nil }
+	app := newApp(os.Stdout, os.Stderr)
+	app.Commands = []*cliCommand{cmd}
+	if err := app.Run(append([]string{"apysup", "run"}, append(args, "x.py")...)); err != nil {
+		t.Fatal(err)
+	}
+	return sel, selErr
+}

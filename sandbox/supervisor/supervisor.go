@@ -1,0 +1,374 @@
+package supervisor
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/apysup/apysup/broker"
+	"github.com/apysup/apysup/internal/canonjson"
+	"github.com/apysup/apysup/plan"
+	"github.com/apysup/apysup/python"
+	"github.com/apysup/apysup/rpc"
+	"github.com/apysup/apysup/sandbox"
+	"github.com/apysup/apysup/sandbox/native"
+	"github.com/apysup/apysup/sandbox/wazero"
+)
+
+// Backend names.
+const (
+	BackendNative = "native"
+	BackendWazero = "wazero"
+)
+
+// Codes the supervisor adds to those of the backends.
+const (
+	CodeUnknownBackend  = "unknown_backend"
+	CodeInvalidRequest  = "invalid_request"
+	CodeGuestHostField  = broker.CodeGuestHostField
+	CodeOutcomeInvalid  = "guest_outcome_invalid"
+	CodeReceiptsInvalid = "receipts_invalid"
+	CodeExportFailed    = "workspace_export_failed"
+)
+
+// Config builds a Supervisor. The zero value is usable.
+type Config struct {
+	StateDir   string // where per-run directories go; default os.TempDir()
+	GuestFiles fs.FS  // default python.GuestFiles
+	Wazero     wazero.Config
+	// Progress, when set, receives one line for anything slow (a first
+	// wazero compile).
+	Progress func(string)
+}
+
+// Supervisor runs scripts. Backends are built on first use and reused.
+type Supervisor struct {
+	cfg      Config
+	channels *rpc.Registry
+
+	nativeOnce sync.Once
+	native     *native.Backend
+	nativeErr  error
+
+	wazeroOnce sync.Once
+	wazero     *wazero.Interpreter
+	wazeroErr  error
+}
+
+// New returns a Supervisor.
+func New(cfg Config) *Supervisor {
+	if cfg.StateDir == "" {
+		cfg.StateDir = os.TempDir()
+	}
+	if cfg.GuestFiles == nil {
+		cfg.GuestFiles = python.GuestFiles
+	}
+	if cfg.Wazero.GuestFiles == nil {
+		cfg.Wazero.GuestFiles = cfg.GuestFiles
+	}
+	return &Supervisor{cfg: cfg, channels: rpc.NewRegistry(rpc.RegistryConfig{})}
+}
+
+// Close releases the backends. Runs must have ended.
+func (s *Supervisor) Close() error {
+	var errs []error
+	if s.native != nil {
+		errs = append(errs, s.native.Close())
+	}
+	if s.wazero != nil {
+		errs = append(errs, s.wazero.Close(context.Background()))
+	}
+	return errors.Join(errs...)
+}
+
+// Request is one run.
+type Request struct {
+	Plan      *plan.Plan
+	Handlers  *broker.Handlers
+	Approvals *broker.Approvals // nil: calls that need approval are denied
+	Observers []broker.Observer
+	Surface   plan.Surface
+	Parent    string
+
+	Backend       string // native or wazero
+	BackendSource string // flag, env, config or default
+
+	ScriptPath    string
+	Args          []string
+	WorkspaceSeed string // a host directory copied into the workspace; optional
+	ExportDir     string // publish the final workspace here (if the run is ok); optional
+	Limits        sandbox.Limits
+	LimitSources  []Selected
+}
+
+// Run runs one script and returns its RunResult. The error is non-nil only
+// when the request itself is unusable; every guest ending, refusal and
+// setup failure is a Result with its status and error code.
+func (s *Supervisor) Run(ctx context.Context, req Request) (*Result, error) {
+	began := time.Now()
+	if req.Plan == nil || req.Handlers == nil || req.ScriptPath == "" {
+		return nil, errors.New("supervisor: Plan, Handlers and ScriptPath are required")
+	}
+	runID, err := newID("run-")
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{RunID: runID, Backend: req.Backend, BackendSource: req.BackendSource, PlanSHA256: req.Plan.Identity(),
+		Receipts: []broker.Receipt{}, Limits: req.LimitSources, ExitCode: -1}
+	defer func() { res.Timings.TotalMs = ms(time.Since(began)) }()
+	refuse := func(status sandbox.Status, code string, err error) (*Result, error) {
+		res.Status, res.ErrorCode = status, code
+		if err != nil {
+			res.Error = err.Error()
+		}
+		return res, nil
+	}
+
+	pres, err := req.Plan.Present(req.Surface, req.Parent)
+	if err != nil {
+		return refuse(sandbox.StatusRefused, plan.CodeOf(err), err)
+	}
+	b, err := broker.New(broker.Config{Plan: req.Plan, RunID: runID, Surface: req.Surface, Parent: req.Parent,
+		Handlers: req.Handlers, Approvals: req.Approvals, Observers: req.Observers})
+	if err != nil {
+		return refuse(sandbox.StatusRefused, CodeInvalidRequest, err)
+	}
+	defer b.Close()
+
+	runDir, err := os.MkdirTemp(s.cfg.StateDir, "apysup-"+runID+"-")
+	if err != nil {
+		return refuse(sandbox.StatusSetupFailed, native.CodeSetupFailed, err)
+	}
+	defer os.RemoveAll(runDir)
+	workspace := filepath.Join(runDir, "workspace")
+	if err := os.Mkdir(workspace, 0o755); err != nil {
+		return refuse(sandbox.StatusSetupFailed, native.CodeSetupFailed, err)
+	}
+	if req.WorkspaceSeed != "" {
+		if err := sandbox.CopyTree(req.WorkspaceSeed, workspace); err != nil {
+			return refuse(sandbox.StatusRefused, sandbox.CodeWorkspaceInputInvalid, err)
+		}
+	}
+	initial, err := sandbox.Snapshot(workspace)
+	if err != nil {
+		return refuse(sandbox.StatusRefused, sandbox.CodeWorkspaceInputInvalid, err)
+	}
+	job := sandbox.Job{ScriptPath: req.ScriptPath, Args: req.Args, Prelude: pres.Prelude, WorkspaceDir: workspace}
+
+	var out *sandbox.Outcome
+	switch req.Backend {
+	case BackendNative:
+		out, err = s.runNative(ctx, b, runID, req, job, runDir)
+	case BackendWazero:
+		out, err = s.runWazero(ctx, b, job, req.Limits)
+	default:
+		return refuse(sandbox.StatusRefused, CodeUnknownBackend, fmt.Errorf("backend %q: want native or wazero", req.Backend))
+	}
+	b.Close()
+	if out == nil {
+		return refuse(sandbox.StatusSetupFailed, native.CodeSetupFailed, err)
+	}
+	s.fill(res, out, err)
+	res.Receipts = b.Receipts()
+	if verr := broker.VerifyReceipts(res.PlanSHA256, runID, broker.MarshalReceipts(res.Receipts)); verr != nil {
+		res.Status, res.ErrorCode, res.Error = sandbox.StatusError, CodeReceiptsInvalid, verr.Error()
+	}
+	if res.Status != sandbox.StatusRefused && res.Status != sandbox.StatusSetupFailed {
+		res.Workspace = s.disposeWorkspace(res, req, initial, workspace)
+	}
+	return res, nil
+}
+
+func (s *Supervisor) nativeBackend() (*native.Backend, error) {
+	s.nativeOnce.Do(func() {
+		s.native, s.nativeErr = native.New(native.Config{GuestFiles: s.cfg.GuestFiles, StateDir: s.cfg.StateDir})
+	})
+	return s.native, s.nativeErr
+}
+
+func (s *Supervisor) wazeroInterpreter(ctx context.Context) (*wazero.Interpreter, error) {
+	s.wazeroOnce.Do(func() {
+		if s.cfg.Progress != nil {
+			s.cfg.Progress("loading the WASI CPython build (the first compile takes a few seconds; later runs use the cache)")
+		}
+		s.wazero, s.wazeroErr = wazero.Load(ctx, s.cfg.Wazero)
+	})
+	return s.wazero, s.wazeroErr
+}
+
+// runNative opens the run's channel on a socket owned by the run's host
+// uid, then prepares, starts, waits for and destroys the sandbox.
+func (s *Supervisor) runNative(ctx context.Context, b *broker.Broker, runID string, req Request, job sandbox.Job, runDir string) (*sandbox.Outcome, error) {
+	be, err := s.nativeBackend()
+	if err != nil {
+		return failedOutcome(sandbox.StatusSetupFailed, native.CodeSetupFailed), err
+	}
+	sb, err := be.Prepare(ctx, req.Limits)
+	if err != nil {
+		return outcomeOf(err), err
+	}
+	defer sb.Destroy()
+	ids := sb.HostIDs()
+	sock, err := rpc.ListenRunSocket(runDir, &rpc.Owner{UID: int(ids.Guest), GID: int(ids.Guest)})
+	if err != nil {
+		return failedOutcome(sandbox.StatusSetupFailed, native.CodeSetupFailed), err
+	}
+	defer sock.Close()
+	channelID, _ := newID("chn-")
+	invocationID, _ := newID("inv-")
+	limits := withDefaults(req.Limits)
+	ch, credential, err := s.channels.Open(rpc.ChannelConfig{
+		ChannelID: channelID, InvocationID: invocationID, ExecutionID: runID, PlanSHA256: req.Plan.Identity(),
+		Expiry: time.Now().Add(limits.Timeout + time.Minute), PeerUID: ids.Guest, Dispatcher: b,
+	})
+	if err != nil {
+		return failedOutcome(sandbox.StatusSetupFailed, native.CodeSetupFailed), err
+	}
+	defer s.channels.Close(ch.ID())
+	if err := sock.WriteChannelFile(rpc.NewChannelFile(ch, sandbox.GuestRunDir+"/"+rpc.SocketName, credential)); err != nil {
+		return failedOutcome(sandbox.StatusSetupFailed, native.CodeSetupFailed), err
+	}
+	srv := rpc.NewServer(s.channels, rpc.DefaultServerConfig())
+	go srv.Serve(sock.Listener)
+	defer srv.Close()
+
+	job.RunDir = sock.Dir
+	if err := sb.Assign(job); err != nil {
+		return outcomeOf(err), err
+	}
+	if err := sb.Start(); err != nil {
+		return outcomeOf(err), err
+	}
+	out, err := sb.Wait(ctx)
+	if derr := sb.Destroy(); derr != nil && err == nil {
+		err = derr
+	}
+	return out, err
+}
+
+func (s *Supervisor) runWazero(ctx context.Context, b *broker.Broker, job sandbox.Job, limits sandbox.Limits) (*sandbox.Outcome, error) {
+	in, err := s.wazeroInterpreter(ctx)
+	if err != nil {
+		var ue *wazero.UnavailableError
+		if errors.As(err, &ue) {
+			return failedOutcome(sandbox.StatusRefused, ue.Code), err
+		}
+		return failedOutcome(sandbox.StatusSetupFailed, native.CodeSetupFailed), err
+	}
+	return in.Backend(b).Run(ctx, job, limits)
+}
+
+// fill copies the backend's outcome into the result and reads the guest's
+// own report, refusing host fields it may have forged.
+func (s *Supervisor) fill(res *Result, out *sandbox.Outcome, err error) {
+	res.Status, res.ErrorCode, res.ExitCode = out.Status, out.ErrorCode, out.ExitCode
+	if err != nil && (out.Status == sandbox.StatusRefused || out.Status == sandbox.StatusSetupFailed) {
+		res.Error = err.Error()
+	}
+	res.Stdout, res.Stderr = string(out.Stdout), string(out.Stderr)
+	res.StdoutTruncated, res.StderrTruncated = out.StdoutTruncated, out.StderrTruncated
+	res.Usage = out.Usage
+	res.Timings = Timings{PrepareMs: ms(out.Timings.Prepare), StartMs: ms(out.Timings.Start), RunMs: ms(out.Timings.Run), DestroyMs: ms(out.Timings.Destroy)}
+	if len(out.GuestOutcome) == 0 {
+		return
+	}
+	g, perr := rpc.ParseOutcome(out.GuestOutcome)
+	if perr != nil {
+		if res.Status == sandbox.StatusOK {
+			res.Status, res.ErrorCode, res.Error = sandbox.StatusError, CodeOutcomeInvalid, perr.Error()
+		}
+		return
+	}
+	if g.Error != nil {
+		res.GuestError = &GuestError{Type: g.Error.Type, Message: g.Error.Message, Traceback: g.Error.Traceback}
+	}
+	if g.ResultSet {
+		if cerr := broker.CheckGuestOutput(g.Result); cerr != nil {
+			res.Status, res.ErrorCode, res.Error = sandbox.StatusError, CodeGuestHostField, cerr.Error()
+			return
+		}
+		if canon, cerr := canonjson.Canonical(g.Result); cerr == nil {
+			res.Result = canon
+		}
+	}
+}
+
+// disposeWorkspace snapshots the final tree and exports it (only after an
+// ok run, when asked) or discards it, and returns the workspace receipt.
+func (s *Supervisor) disposeWorkspace(res *Result, req Request, initial sandbox.Tree, dir string) *sandbox.WorkspaceReceipt {
+	w := &sandbox.WorkspaceReceipt{RunID: res.RunID, PlanSHA256: res.PlanSHA256, InitialTreeSHA256: initial.Digest(),
+		Policy: "discard", Disposition: "discarded"}
+	w.RequestSHA256, _ = canonjson.DigestOf(canonjson.DomainRequest, map[string]any{
+		"run_id": res.RunID, "script": filepath.Base(req.ScriptPath), "args": append([]string{}, req.Args...),
+		"export": req.ExportDir != "",
+	})
+	final, err := sandbox.Snapshot(dir)
+	if err != nil {
+		w.ErrorCode = codeOfWorkspace(err, CodeExportFailed)
+		w.Seal()
+		return w
+	}
+	w.FinalTreeSHA256, w.EntryCount, w.Bytes = final.Digest(), len(final.Entries), final.Bytes
+	if req.ExportDir != "" {
+		w.Policy = "export"
+		switch {
+		case res.Status != sandbox.StatusOK:
+			w.ErrorCode = "run_not_ok"
+		default:
+			if err := sandbox.Export(dir, req.ExportDir, final); err != nil {
+				w.ErrorCode = codeOfWorkspace(err, CodeExportFailed)
+			} else {
+				w.Disposition = "exported"
+			}
+		}
+	}
+	w.Seal()
+	return w
+}
+
+func codeOfWorkspace(err error, fallback string) string {
+	var we *sandbox.WorkspaceError
+	if errors.As(err, &we) {
+		return we.Code
+	}
+	return fallback
+}
+
+// outcomeOf turns a backend error into an Outcome with its typed code.
+func outcomeOf(err error) *sandbox.Outcome {
+	var ne *native.Error
+	if errors.As(err, &ne) {
+		return failedOutcome(ne.Status, ne.Code)
+	}
+	return failedOutcome(sandbox.StatusSetupFailed, native.CodeSetupFailed)
+}
+
+func failedOutcome(status sandbox.Status, code string) *sandbox.Outcome {
+	return &sandbox.Outcome{Status: status, ErrorCode: code, ExitCode: -1}
+}
+
+func withDefaults(l sandbox.Limits) sandbox.Limits {
+	d := sandbox.DefaultLimits()
+	if l.Timeout > 0 {
+		d.Timeout = l.Timeout
+	}
+	return d
+}
+
+func newID(prefix string) (string, error) {
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return prefix + hex.EncodeToString(b[:]), nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
