@@ -85,3 +85,44 @@ def report_host_uid():
         inside, outside, _ = line.split()
         if inside == str(os.getuid()):
             info("host_uid", int(outside))
+
+
+def rpc_post(socket_path, envelope, credential):
+    """POST one RPC envelope by hand (credential None: no Authorization
+    header); returns (HTTP status, response document)."""
+    import socket
+
+    body = json.dumps(envelope).encode()
+    head = b"POST /v1/calls HTTP/1.1\r\nHost: apysup\r\nContent-Type: application/json\r\n"
+    if credential is not None:
+        head += b"Authorization: Apysup-Credential " + credential.encode() + b"\r\n"
+    head += b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body)
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(10)
+    try:
+        s.connect(socket_path)
+        s.sendall(head + body)
+        data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        s.close()
+    return data.split(b" ", 2)[1].decode(), json.loads(data.split(b"\r\n\r\n", 1)[1])
+
+
+def rpc_attempt(name, socket_path, envelope, credential):
+    """A hand-made request must be rejected: BLOCKED <name> <status>:<code>."""
+    status, doc = rpc_post(socket_path, envelope, credential)
+    if doc.get("status") == "completed":
+        emit("ESCAPED", name, status)
+    else:
+        emit("BLOCKED", name, "%s:%s" % (status, doc.get("error_code")))
+
+
+def envelope_for(channel, call):
+    return {"schema_version": "apysup.rpc.v1", "channel_id": channel["channel_id"],
+            "invocation_id": channel["invocation_id"], "execution_id": channel["execution_id"],
+            "plan_sha256": channel["plan_sha256"], "call": call}

@@ -1,8 +1,6 @@
 # The capability channel is reachable and is the one door: a granted call
 # works, an ungranted one is denied, and requests that do not carry this
 # run's exact credentials are rejected before any dispatch.
-import socket
-
 import agent_runtime
 import probe
 
@@ -22,34 +20,10 @@ channel = json.load(open("/run/apysup/channel.json"))
 
 
 def post(name, credential, **override):
-    """POST one call frame by hand; BLOCKED unless the host completed it."""
-    env = {"schema_version": "apysup.rpc.v1", "channel_id": channel["channel_id"],
-           "invocation_id": channel["invocation_id"], "execution_id": channel["execution_id"],
-           "plan_sha256": channel["plan_sha256"],
-           "call": {"call_id": "main:program:3", "capability": "probe.echo", "arguments": {"text": "forged"}}}
+    env = envelope_for(channel, {"call_id": "main:program:3", "capability": "probe.echo",
+                                 "arguments": {"text": "forged"}})
     env.update(override)
-    body = json.dumps(env).encode()
-    head = b"POST /v1/calls HTTP/1.1\r\nHost: apysup\r\nContent-Type: application/json\r\n"
-    if credential is not None:
-        head += b"Authorization: Apysup-Credential " + credential.encode() + b"\r\n"
-    head += b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body)
-    s = socket.socket(socket.AF_UNIX)
-    s.settimeout(10)
-    s.connect(channel["socket"])
-    s.sendall(head + body)
-    data = b""
-    while True:
-        chunk = s.recv(65536)
-        if not chunk:
-            break
-        data += chunk
-    s.close()
-    status = data.split(b" ", 2)[1].decode()
-    doc = json.loads(data.split(b"\r\n\r\n", 1)[1])
-    if doc.get("status") == "completed":
-        emit("ESCAPED", name, status)
-    else:
-        emit("BLOCKED", name, "%s:%s" % (status, doc.get("error_code")))
+    rpc_attempt(name, channel["socket"], env, credential)
 
 
 good = channel["credential"]
