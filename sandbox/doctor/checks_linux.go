@@ -62,6 +62,44 @@ func checkUserns(ctx context.Context) Check {
 	return ok(name, fmt.Sprintf("user.max_user_namespaces=%d; user, mount, pid, net, ipc, uts and cgroup namespaces created", max))
 }
 
+// quickUserns reads the sysctls that turn user namespaces off.
+func quickUserns() Check {
+	const name = "user_namespaces"
+	b, err := os.ReadFile("/proc/sys/user/max_user_namespaces")
+	if err != nil {
+		return fail(name, CodeUsernsUnavailable, "kernel without user namespaces: "+err.Error(),
+			"use a kernel built with CONFIG_USER_NS=y")
+	}
+	if max, err := strconv.Atoi(strings.TrimSpace(string(b))); err != nil || max <= 0 {
+		return fail(name, CodeUsernsUnavailable, "user.max_user_namespaces is "+strings.TrimSpace(string(b)),
+			"enable user namespaces: sysctl -w user.max_user_namespaces=15000")
+	}
+	return ok(name, "user.max_user_namespaces="+strings.TrimSpace(string(b))+" (not probed)")
+}
+
+func quickMountns() Check {
+	const name = "mount_namespaces"
+	if _, err := os.Readlink("/proc/self/ns/mnt"); err != nil {
+		return fail(name, CodeMountnsUnavailable, "no mount namespaces: "+err.Error(),
+			"mount /proc; use a kernel with namespaces")
+	}
+	return ok(name, "mount namespaces present (not probed)")
+}
+
+func quickPython() Check {
+	const name = "python"
+	fi, err := os.Stat(PythonPath)
+	if err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+		return fail(name, CodePythonMissing, PythonPath+" is not an executable file",
+			"apt-get install -y python3.11-minimal")
+	}
+	if _, err := os.Stat("/usr/lib/python3.11/os.py"); err != nil {
+		return fail(name, CodePythonMissing, "the standard library of "+PythonPath+" is missing: "+err.Error(),
+			"apt-get install -y libpython3.11-minimal")
+	}
+	return ok(name, PythonPath+" present (not run)")
+}
+
 func checkMountns(ctx context.Context) Check {
 	const name = "mount_namespaces"
 	if err := probe(ctx, &syscall.SysProcAttr{Cloneflags: unix.CLONE_NEWNS}); err != nil {

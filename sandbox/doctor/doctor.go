@@ -54,8 +54,9 @@ func (r Report) FirstFailure() *Check {
 	return nil
 }
 
-// Run performs every check. It takes tens of milliseconds (it starts a
-// namespace probe and the Python interpreter once); cache the Report.
+// Run performs every check. It takes tens of milliseconds (it creates the
+// namespaces of a run in a probe process and starts the interpreter once);
+// cache the Report. `apysup doctor` shows it.
 func Run(ctx context.Context) Report {
 	start := time.Now()
 	checks := []Check{
@@ -68,6 +69,30 @@ func Run(ctx context.Context) Report {
 	}
 	checks = append(checks, checkCgroups()...)
 	checks = append(checks, checkOverlay(), checkPython(ctx))
+	return report(checks, start)
+}
+
+// Quick performs the checks that need no process: the same as Run except
+// that user and mount namespaces are judged from sysctls and /proc, and the
+// interpreter from the file system, not by creating and running them. It
+// takes well under a millisecond, so a backend can call it before every run
+// and keep Run for when a run fails to start (to name the reason).
+func Quick() Report {
+	start := time.Now()
+	checks := []Check{
+		checkRoot(),
+		quickUserns(),
+		quickMountns(),
+		checkPivotRoot(),
+		checkSeccompKernel(),
+		checkLibseccomp(),
+	}
+	checks = append(checks, checkCgroups()...)
+	checks = append(checks, checkOverlay(), quickPython())
+	return report(checks, start)
+}
+
+func report(checks []Check, start time.Time) Report {
 	r := Report{OK: true, Checks: checks}
 	for _, c := range checks {
 		if c.Required && !c.OK() {

@@ -68,3 +68,20 @@ func TestFirstFailure(t *testing.T) {
 		t.Fatalf("FirstFailure = %+v, want c", f)
 	}
 }
+
+// Quick names the same checks as Run and agrees with it on this host.
+func TestQuickAgreesWithRun(t *testing.T) {
+	full, quick := Run(context.Background()), Quick()
+	if len(full.Checks) != len(quick.Checks) {
+		t.Fatalf("Run has %d checks, Quick %d", len(full.Checks), len(quick.Checks))
+	}
+	for i := range full.Checks {
+		f, q := full.Checks[i], quick.Checks[i]
+		if f.Name != q.Name || f.Required != q.Required {
+			t.Errorf("check %d: Run %s/%v, Quick %s/%v", i, f.Name, f.Required, q.Name, q.Required)
+		}
+		if f.OK() && !q.OK() {
+			t.Errorf("%s: Run ok, Quick %s: %s", f.Name, q.Status, q.Detail)
+		}
+	}
+}

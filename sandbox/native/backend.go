@@ -53,8 +53,10 @@ type Backend struct {
 	warmer       *cgroupWarmer
 	cgroupParent string
 
+	quickOnce  sync.Once
+	quick      doctor.Report // doctor.Quick, before every run
 	doctorOnce sync.Once
-	report     doctor.Report
+	report     doctor.Report // doctor.Run, when a run fails to start
 	seq        atomic.Uint64
 }
 
@@ -132,10 +134,27 @@ func (b *Backend) init(files fs.FS) error {
 // Name implements sandbox.Backend.
 func (b *Backend) Name() string { return "native" }
 
-// Doctor returns the host report, computed once per Backend.
+// Doctor returns the full host report (doctor.Run), computed once per
+// Backend. Runs only consult it when a container fails to start, to turn
+// the failure into the doctor's typed refusal; before each run the Backend
+// relies on doctor.Quick, which starts no process.
 func (b *Backend) Doctor(ctx context.Context) doctor.Report {
 	b.doctorOnce.Do(func() { b.report = doctor.Run(ctx) })
 	return b.report
+}
+
+func (b *Backend) quickReport() doctor.Report {
+	b.quickOnce.Do(func() { b.quick = doctor.Quick() })
+	return b.quick
+}
+
+// diagnose turns a failure to start into the doctor's refusal when the
+// full checks find the host lacking, and leaves it as it is otherwise.
+func (b *Backend) diagnose(err error) error {
+	if f := b.Doctor(context.Background()).FirstFailure(); f != nil {
+		return refused(f.Status, "%s: %s (fix: %s); start failed with: %v", f.Name, f.Detail, f.Fix, err)
+	}
+	return err
 }
 
 // Close removes the Backend's state directory. Runs must have ended.

@@ -20,8 +20,8 @@ func TestRefusesWithTheDoctorsCode(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	b.doctorOnce.Do(func() {})
-	b.report = doctor.Report{Checks: []doctor.Check{
+	b.quickOnce.Do(func() {})
+	b.quick = doctor.Report{Checks: []doctor.Check{
 		{Name: "root", Status: doctor.CodeOK, Required: true},
 		{Name: "user_namespaces", Status: doctor.CodeUsernsUnavailable, Required: true, Detail: "off", Fix: "turn on"},
 	}}
@@ -84,4 +84,37 @@ func TestNoInheritedDescriptors(t *testing.T) {
 	if got := string(out.Stdout); got != "['0', '1', '2', '3'] sandbox\n" {
 		t.Fatalf("stdout %q stderr %q", got, out.Stderr)
 	}
+}
+
+// A container that fails to start on a host the full doctor finds lacking
+// is refused with the doctor's code, not reported as setup_failed.
+func TestStartFailureIsDiagnosed(t *testing.T) {
+	testBackend(t)
+	b, err := New(Config{GuestFiles: guestFiles()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	b.doctorOnce.Do(func() {})
+	b.report = doctor.Report{Checks: []doctor.Check{
+		{Name: "user_namespaces", Status: doctor.CodeUsernsUnavailable, Required: true, Detail: "probe failed", Fix: "x"},
+	}}
+	s, err := b.Prepare(context.Background(), sandbox.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Destroy()
+	if err := s.Assign(newJob(t, "pass")); err != nil {
+		t.Fatal(err)
+	}
+	s.process.Args = []string{"/nonexistent"} // the start fails
+	err = s.Start()
+	var e *Error
+	if !errors.As(err, &e) || e.Status != sandbox.StatusRefused || e.Code != doctor.CodeUsernsUnavailable {
+		t.Fatalf("err %v", err)
+	}
+	if err := s.Destroy(); err != nil {
+		t.Fatal(err)
+	}
+	assertClean(t, b)
 }

@@ -67,7 +67,7 @@ type Sandbox struct {
 // identity and a run directory.
 func (b *Backend) Prepare(ctx context.Context, limits sandbox.Limits) (*Sandbox, error) {
 	t0 := time.Now()
-	if f := b.Doctor(ctx).FirstFailure(); f != nil {
+	if f := b.quickReport().FirstFailure(); f != nil {
 		return nil, refused(f.Status, "%s: %s (fix: %s)", f.Name, f.Detail, f.Fix)
 	}
 	limits, err := withDefaults(limits)
@@ -253,7 +253,7 @@ func (s *Sandbox) Start() error {
 	errW.Close()
 	s.timings.Start = time.Since(s.started)
 	if err != nil {
-		return setupFailed(fmt.Errorf("start container: %w", err))
+		return s.b.diagnose(setupFailed(fmt.Errorf("start container: %w", err)))
 	}
 	if st, err := s.container.State(); err == nil {
 		s.cgroupPaths = st.CgroupPaths
