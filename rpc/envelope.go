@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 
@@ -37,6 +38,8 @@ var (
 
 var envelopeFields = [...]string{"schema_version", "channel_id", "invocation_id", "execution_id", "plan_sha256", "call"}
 
+const callField = len(envelopeFields) - 1
+
 // parseEnvelope parses data strictly: valid UTF-8, no duplicate keys at any
 // depth, depth <= 64, exactly the envelope's fields (compared exactly, not
 // case-insensitively as encoding/json would), and a call frame that is an
@@ -49,19 +52,29 @@ func parseEnvelope(data []byte) (*envelope, *refusal) {
 	if err := canonjson.Validate(data, MaxEnvelopeBytes); err != nil {
 		return nil, errMalformed
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(data, &fields); err != nil || len(fields) != len(envelopeFields) {
+	var raw [len(envelopeFields)][]byte
+	seen := 0
+	ok := members(data, func(key string, value []byte) bool {
+		for i, name := range envelopeFields {
+			if key == name {
+				raw[i] = value
+				seen++
+				return true
+			}
+		}
+		return false // an unknown field
+	})
+	if !ok || seen != len(envelopeFields) {
 		return nil, errMalformed
 	}
-	var strs [len(envelopeFields) - 1]string
-	for i, name := range envelopeFields[:len(envelopeFields)-1] {
-		raw, ok := fields[name]
-		if !ok || !jsonString(raw, &strs[i]) {
+	var strs [callField]string
+	for i := range strs {
+		if !jsonString(raw[i], &strs[i]) {
 			return nil, errMalformed
 		}
 	}
-	frame, ok := fields["call"]
-	if !ok || len(frame) == 0 || frame[0] != '{' {
+	frame := raw[callField]
+	if frame[0] != '{' {
 		return nil, errMalformed
 	}
 	if len(frame) > MaxFrameBytes {
@@ -70,12 +83,15 @@ func parseEnvelope(data []byte) (*envelope, *refusal) {
 	if strs[0] != EnvelopeSchema {
 		return nil, errMalformed
 	}
-	var call map[string]json.RawMessage
-	if err := json.Unmarshal(frame, &call); err != nil {
-		return nil, errMalformed
-	}
 	var callID string
-	if !jsonString(call["call_id"], &callID) {
+	members(frame, func(key string, value []byte) bool {
+		if key == "call_id" {
+			jsonString(value, &callID)
+			return false
+		}
+		return true
+	})
+	if callID == "" {
 		return nil, errMalformed
 	}
 	canonical, err := canonjson.Canonical(frame)
@@ -94,13 +110,132 @@ func parseEnvelope(data []byte) (*envelope, *refusal) {
 }
 
 // jsonString decodes raw into *s when it is a non-empty JSON string of at
-// most maxIDBytes bytes.
-func jsonString(raw json.RawMessage, s *string) bool {
-	if len(raw) == 0 || raw[0] != '"' {
+// most maxIDBytes bytes. raw comes from validated JSON.
+func jsonString(raw []byte, s *string) bool {
+	if len(raw) < 2 || raw[0] != '"' {
 		return false
 	}
-	if err := json.Unmarshal(raw, s); err != nil {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		*s = string(raw[1 : len(raw)-1]) // valid UTF-8, no control bytes: checked
+	} else if err := json.Unmarshal(raw, s); err != nil {
 		return false
 	}
 	return *s != "" && len(*s) <= maxIDBytes
+}
+
+// members calls fn with each member of the JSON object in data, in order,
+// until fn returns false; it reports whether data is an object and fn never
+// said stop. data must have passed canonjson.Validate: this walks the
+// top level only, without the cost of decoding what it skips.
+func members(data []byte, fn func(key string, value []byte) bool) bool {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return false
+	}
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		return true
+	}
+	for i < len(data) && data[i] == '"' {
+		start := i
+		i = skipString(data, i)
+		var key string
+		if !jsonKey(data[start:i], &key) {
+			return false
+		}
+		i = skipSpace(data, i)
+		if i >= len(data) || data[i] != ':' {
+			return false
+		}
+		i = skipSpace(data, i+1)
+		start = i
+		i = skipValue(data, i)
+		if i == start || !fn(key, data[start:i]) {
+			return false
+		}
+		i = skipSpace(data, i)
+		if i >= len(data) {
+			return false
+		}
+		if data[i] == '}' {
+			return true
+		}
+		if data[i] != ',' {
+			return false
+		}
+		i = skipSpace(data, i+1)
+	}
+	return false
+}
+
+func jsonKey(raw []byte, key *string) bool {
+	if len(raw) < 2 || raw[len(raw)-1] != '"' {
+		return false
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		*key = string(raw[1 : len(raw)-1])
+		return true
+	}
+	return json.Unmarshal(raw, key) == nil
+}
+
+func skipSpace(d []byte, i int) int {
+	for i < len(d) && (d[i] == ' ' || d[i] == '\t' || d[i] == '\n' || d[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index after the string starting at d[i] == '"'.
+func skipString(d []byte, i int) int {
+	for i++; i < len(d); i++ {
+		switch d[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(d)
+}
+
+// skipValue returns the index after the value starting at d[i].
+func skipValue(d []byte, i int) int {
+	if i >= len(d) {
+		return i
+	}
+	switch d[i] {
+	case '"':
+		return skipString(d, i)
+	case '{', '[':
+		depth := 0
+		for i < len(d) {
+			switch d[i] {
+			case '"':
+				i = skipString(d, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return i
+	}
+	for i < len(d) && !endsLiteral(d[i]) {
+		i++
+	}
+	return i
+}
+
+func endsLiteral(c byte) bool {
+	switch c {
+	case ',', '}', ']', ' ', '\t', '\n', '\r':
+		return true
+	}
+	return false
 }

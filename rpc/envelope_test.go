@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -123,6 +124,40 @@ func FuzzDispatch(f *testing.F) {
 		for _, id := range tc.b.callIDs() {
 			if tc.b.count(id) != 1 {
 				t.Fatalf("%q dispatched %d times", id, tc.b.count(id))
+			}
+		}
+	})
+}
+
+// FuzzMembers: on any input the strict validator accepts, the top-level walk
+// sees exactly the members encoding/json sees, with the same value bytes.
+func FuzzMembers(f *testing.F) {
+	f.Add([]byte(`{"a":1,"b\u0041":[{"c":"}"},"\\\""],"d":{"e":null}, "f" : -1.5e3 }`))
+	f.Add([]byte(` { } `))
+	f.Add([]byte(`[1,{"a":2}]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if canonjson.Validate(data, MaxEnvelopeBytes) != nil {
+			return
+		}
+		var want map[string]json.RawMessage
+		isObject := json.Unmarshal(data, &want) == nil
+		got := map[string]json.RawMessage{}
+		ok := members(data, func(key string, value []byte) bool {
+			got[key] = value
+			return true
+		})
+		if ok != isObject {
+			t.Fatalf("members says object=%v, encoding/json %v", ok, isObject)
+		}
+		if !ok {
+			return
+		}
+		if len(got) != len(want) {
+			t.Fatalf("members %d, encoding/json %d", len(got), len(want))
+		}
+		for k, v := range want {
+			if !bytes.Equal(got[k], v) {
+				t.Fatalf("member %q: %q vs %q", k, got[k], v)
 			}
 		}
 	})
