@@ -78,14 +78,7 @@ func BenchmarkGuestCall(b *testing.B) {
 }
 
 func benchRun(b *testing.B, backend, mode string, n int) ([]float64, float64) {
-	m, err := plan.ParseManifest([]byte(benchManifest))
-	if err != nil {
-		b.Fatal(err)
-	}
-	p, err := m.Seal()
-	if err != nil {
-		b.Fatal(err)
-	}
+	m, p := seal(b, benchManifest)
 	pr, err := p.Present(plan.SurfaceDirect, "")
 	if err != nil {
 		b.Fatal(err)

@@ -38,14 +38,7 @@ type brokerRun struct {
 func newBrokerRun(t *testing.T, surface plan.Surface, parent string) *brokerRun {
 	t.Helper()
 	needPython(t)
-	m, err := plan.ParseManifest([]byte(brokerManifest))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := m.Seal()
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, p := seal(t, brokerManifest)
 	hs, closer, err := handlers.Build(m, handlers.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -39,14 +39,7 @@ func faultCap(fn string) string {
 
 func testPrelude(t *testing.T, surface plan.Surface, parent string) []byte {
 	t.Helper()
-	m, err := plan.ParseManifest([]byte(testManifest))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := m.Seal()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, p := seal(t, testManifest)
 	pr, err := p.Present(surface, parent)
 	if err != nil {
 		t.Fatal(err)

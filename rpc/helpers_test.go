@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/apysup/apysup/internal/testenv"
+	"github.com/apysup/apysup/plan"
 )
 
 const testPlan = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
@@ -106,6 +107,20 @@ func (b *fakeBroker) callIDs() []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return append([]string(nil), b.order...)
+}
+
+// seal parses and seals a test manifest.
+func seal(t testing.TB, manifest string) (*plan.Manifest, *plan.Plan) {
+	t.Helper()
+	m, err := plan.ParseManifest([]byte(manifest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := m.Seal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, p
 }
 
 func needPython(t testing.TB) {
