@@ -2,7 +2,9 @@ package rpc
 
 import (
 	"context"
+	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -383,5 +385,55 @@ func TestParseOutcomeIsStrict(t *testing.T) {
 	o, err := ParseOutcome([]byte(`{"exit_code":0,"result_set":true,"result":null}`))
 	if err != nil || string(o.Result) != "null" {
 		t.Fatalf("%v %+v", err, o)
+	}
+}
+
+// Cancelling the run kills the guest and its children, and removes every
+// file RunUnsandboxed made.
+func TestUnsandboxedCancelLeavesNothing(t *testing.T) {
+	needPython(t)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	work := t.TempDir()
+	b := newFakeBroker()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := RunUnsandboxed(ctx, UnsandboxedJob{
+			Script: []byte(`
+import subprocess, fault
+child = subprocess.Popen(["/bin/sleep", "1000"])
+with open("child.pid", "w") as f:
+    f.write(str(child.pid))
+fault.block()
+`),
+			Prelude: testPrelude(t, plan.SurfaceDirect, ""), Dispatcher: b,
+			PlanSHA256: testPlan, RunID: "run-1", WorkDir: work,
+		})
+		done <- err
+	}()
+	select {
+	case <-b.entered:
+	case err := <-done:
+		t.Fatalf("run ended early: %v", err)
+	}
+	pidText, err := os.ReadFile(filepath.Join(work, "child.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v", err)
+	}
+	if entries, _ := os.ReadDir(tmp); len(entries) != 0 {
+		t.Fatalf("left behind in TMPDIR: %v", entries)
+	}
+	// The child is gone or a zombie waiting for init to reap it.
+	stat, err := os.ReadFile("/proc/" + strings.TrimSpace(string(pidText)) + "/stat")
+	if err == nil {
+		if fields := strings.Fields(string(stat)); len(fields) < 3 || fields[2] != "Z" {
+			t.Fatalf("child still running: %s", stat)
+		}
 	}
 }

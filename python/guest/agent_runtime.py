@@ -7,7 +7,18 @@ grants anything: the host admits or refuses every call.
 """
 
 import json
-import threading
+
+try:
+    from threading import Lock as _Lock
+except ImportError:  # a CPython built without threads (WASI): nothing to guard
+
+    class _Lock:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
 
 import _agent_runtime_host
 from _agent_runtime_wire import AgentRuntimeError, AmbiguousOutcome, CapabilityError
@@ -17,7 +28,7 @@ __all__ = ["set_result", "AgentRuntimeError", "CapabilityError", "AmbiguousOutco
 MAX_RESULT_BYTES = 1 << 20
 MAX_DEPTH = 64
 
-_lock = threading.Lock()
+_lock = _Lock()
 _bound = False
 _parent = None
 _next = 1

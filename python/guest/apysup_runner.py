@@ -112,7 +112,10 @@ def _write_outcome(path, exit_code, error):
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(text)
         f.flush()
-        os.fsync(f.fileno())
+        try:
+            os.fsync(f.fileno())
+        except (OSError, AttributeError):
+            pass  # not every filesystem (or WASI) offers it; the rename still is atomic
     os.replace(tmp, path)
 
 
