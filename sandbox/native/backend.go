@@ -28,6 +28,11 @@ type Config struct {
 	// UIDs hands out the host identities of runs. Default:
 	// DefaultUIDAllocator(). Two Backends in one process may share one.
 	UIDs *UIDAllocator
+	// CacheDir holds the skeleton root and the compiled guest files, shared
+	// by every Backend on the host and kept across processes (see cache.go).
+	// It must belong to root and be writable by no one else. Default:
+	// /var/cache/apysup-native.
+	CacheDir string
 	// CgroupParent is the absolute cgroup path (e.g. "/apysup") under which
 	// each run's cgroup is made, in every hierarchy. Default: the
 	// supervisor's own cgroup. On a cgroup v2 host that cgroup holds the
@@ -63,8 +68,9 @@ type Backend struct {
 var _ sandbox.Backend = (*Backend)(nil)
 
 // New builds a Backend: it sweeps what dead supervisors left behind (see
-// sweepStale), then writes the guest files and the skeleton root once into
-// a new state directory. It does not check the host; Run does (see Doctor).
+// sweepStale), finds or builds the skeleton root and the guest files in
+// the cache directory, and makes a state directory of its own. It does not
+// check the host; Prepare does (see Doctor).
 func New(cfg Config) (*Backend, error) {
 	if cfg.GuestFiles == nil {
 		return nil, errors.New("native: Config.GuestFiles is required")
@@ -99,31 +105,52 @@ func New(cfg Config) (*Backend, error) {
 		return nil, err
 	}
 	b := &Backend{uids: cfg.UIDs, seccomp: sc, stateDir: dir,
-		guestDir:      filepath.Join(dir, "guest"),
 		containersDir: filepath.Join(dir, "containers"),
 		runsDir:       filepath.Join(dir, "runs"),
 		warmer:        newCgroupWarmer(),
 		cgroupParent:  cfg.CgroupParent}
-	if err := b.init(cfg.GuestFiles); err != nil {
+	if cfg.CacheDir == "" {
+		cfg.CacheDir = defaultCacheDir()
+	}
+	if err := b.init(cfg.GuestFiles, cfg.CacheDir); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
 	return b, nil
 }
 
-func (b *Backend) init(files fs.FS) error {
+func (b *Backend) init(files fs.FS, cache string) error {
 	// Container root (a host uid of the run's pair) must traverse to the
 	// skeleton and the guest files; nothing here is writable by it.
 	if err := os.Chmod(b.stateDir, 0o711); err != nil {
 		return err
 	}
-	root, err := buildRootfs(filepath.Join(b.stateDir, "rootfs"))
+	if err := openCache(cache); err != nil {
+		return fmt.Errorf("native: cache dir: %w", err)
+	}
+	layout, err := hostLayout()
 	if err != nil {
 		return fmt.Errorf("native: skeleton root: %w", err)
 	}
-	b.root = root
-	if err := writeGuestFiles(files, b.guestDir); err != nil {
+	ldCache, err := os.ReadFile("/etc/ld.so.cache")
+	if err != nil && !os.IsNotExist(err) {
 		return err
+	}
+	rootDir, err := cachedTree(cache, "rootfs", layout.key(ldCache), func(dir string) error {
+		return buildRootfs(dir, layout, ldCache)
+	})
+	if err != nil {
+		return fmt.Errorf("native: skeleton root: %w", err)
+	}
+	b.root = &rootfs{dir: rootDir, binds: layout.binds}
+	key, err := guestFilesKey(files)
+	if err != nil {
+		return fmt.Errorf("native: guest files: %w", err)
+	}
+	if b.guestDir, err = cachedTree(cache, "guest", key, func(dir string) error {
+		return writeGuestFiles(files, dir)
+	}); err != nil {
+		return fmt.Errorf("native: guest files: %w", err)
 	}
 	if err := os.Mkdir(b.containersDir, 0o700); err != nil {
 		return err

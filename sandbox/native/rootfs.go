@@ -4,13 +4,18 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/apysup/apysup/sandbox/doctor"
 )
+
+// pythonPath is the interpreter of every guest (and of precompile).
+const pythonPath = doctor.PythonPath
 
 // Top-level system directories a guest may see. /usr is always bound;
 // the others are symlinks into /usr on merged-/usr systems (Debian 12) and
@@ -36,23 +41,22 @@ var etcFiles = map[string]string{
 	"resolv.conf":   "",
 }
 
-// rootfs is the shared, read-only skeleton root of every run of a Backend.
+// rootfs is the shared, read-only skeleton root of every run.
 type rootfs struct {
 	dir   string
 	binds []string // host dirs bound read-only at the same path
 }
 
-// buildRootfs creates the skeleton under dir (0755, owned by root).
-func buildRootfs(dir string) (*rootfs, error) {
-	r := &rootfs{dir: dir, binds: []string{"/usr"}}
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		return nil, err
-	}
-	for _, d := range skeletonDirs {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-			return nil, err
-		}
-	}
+// rootLayout is how the host lays out its top-level system directories.
+type rootLayout struct {
+	links map[string]string // name -> relative target inside /usr
+	binds []string          // host dirs bound read-only at the same path
+}
+
+// hostLayout reads the layout: /usr always bound; bin, lib, ... recreated
+// as symlinks where the host has merged /usr, bound otherwise.
+func hostLayout() (rootLayout, error) {
+	l := rootLayout{links: map[string]string{}, binds: []string{"/usr"}}
 	for _, d := range systemDirs {
 		host := "/" + d
 		fi, err := os.Lstat(host)
@@ -60,36 +64,70 @@ func buildRootfs(dir string) (*rootfs, error) {
 		case os.IsNotExist(err):
 			continue
 		case err != nil:
-			return nil, err
+			return l, err
 		case fi.Mode()&fs.ModeSymlink != 0:
 			target, err := os.Readlink(host)
 			if err != nil {
-				return nil, err
+				return l, err
 			}
 			if filepath.IsAbs(target) || !strings.HasPrefix(filepath.Clean(target), "usr/") {
-				return nil, fmt.Errorf("native: %s links to %s, outside /usr", host, target)
+				return l, fmt.Errorf("native: %s links to %s, outside /usr", host, target)
 			}
-			if err := os.Symlink(target, filepath.Join(dir, d)); err != nil {
-				return nil, err
-			}
+			l.links[d] = target
 		case fi.IsDir():
-			if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
-				return nil, err
-			}
-			r.binds = append(r.binds, host)
+			l.binds = append(l.binds, host)
+		}
+	}
+	return l, nil
+}
+
+// key digests everything the skeleton is built from.
+func (l rootLayout) key(ldCache []byte) []byte {
+	var b strings.Builder
+	b.WriteString("rootfs-v1\x00")
+	for _, d := range systemDirs {
+		fmt.Fprintf(&b, "%s=%s;", d, l.links[d])
+	}
+	fmt.Fprintf(&b, "%q", l.binds)
+	for _, name := range slices.Sorted(maps.Keys(etcFiles)) {
+		fmt.Fprintf(&b, "%s\x00%s\x00", name, etcFiles[name])
+	}
+	b.Write(ldCache)
+	return []byte(b.String())
+}
+
+// buildRootfs creates the skeleton at dir (0755, owned by root).
+func buildRootfs(dir string, l rootLayout, ldCache []byte) error {
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return err
+	}
+	for _, d := range skeletonDirs {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			return err
+		}
+	}
+	for name, target := range l.links {
+		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+			return err
+		}
+	}
+	for _, host := range l.binds[1:] {
+		if err := os.Mkdir(filepath.Join(dir, host), 0o755); err != nil {
+			return err
 		}
 	}
 	for name, content := range etcFiles {
 		if err := os.WriteFile(filepath.Join(dir, "etc", name), []byte(content), 0o644); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	// The loader cache only lists host library paths; it saves the dynamic
-	// loader a directory search per library at each start.
-	if err := copyFile("/etc/ld.so.cache", filepath.Join(dir, "etc", "ld.so.cache"), 0o644); err != nil && !os.IsNotExist(err) {
-		return nil, err
+	// loader a directory search per library at each start. It is part of the
+	// key, so a host whose libraries change gets a fresh skeleton.
+	if ldCache != nil {
+		return os.WriteFile(filepath.Join(dir, "etc", "ld.so.cache"), ldCache, 0o644)
 	}
-	return r, nil
+	return nil
 }
 
 // writeGuestFiles copies the top level of files into dir (read-only files).
@@ -129,7 +167,7 @@ func writeGuestFiles(files fs.FS, dir string) error {
 // which cannot change under a Backend. A failure only costs speed (a host
 // without Python is refused by the doctor before any run).
 func precompile(dir string) {
-	cmd := exec.Command(doctor.PythonPath, "-I", "-S", "-m", "compileall", "-q",
+	cmd := exec.Command(pythonPath, "-I", "-S", "-m", "compileall", "-q",
 		"--invalidation-mode", "unchecked-hash", dir)
 	cmd.Env = []string{}
 	_ = cmd.Run()
