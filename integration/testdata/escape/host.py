@@ -1,11 +1,13 @@
 # What a guest can see of, and do to, the host: processes, signals,
 # environment, inherited descriptors, device nodes.
-# argv: HOST_PID... (the supervisor test process, its parent, a host sleeper).
+# argv: SHM_KEY HOST_PID... (a SysV shared memory segment of the host; the
+# supervisor test process, its parent, a host sleeper).
 import signal
 import stat
 import time
 
-host_pids = [int(p) for p in sys.argv[1:]]
+shm_key = int(sys.argv[1])
+host_pids = [int(p) for p in sys.argv[2:]]
 
 # A child of its own, so that /proc shows more than one process.
 r, w = os.pipe()
@@ -41,6 +43,44 @@ os.waitpid(child, 0)
 # With its child gone, nothing else in reach: kill(-1) finds no process.
 attempt("kill:all", os.kill, -1, signal.SIGKILL)
 attempt("setpriority:host", os.setpriority, os.PRIO_PROCESS, host_pids[0], 19)
+
+
+
+def shmget(key):
+    ctypes.set_errno(0)
+    ret = libc.shmget(ctypes.c_int(key), ctypes.c_size_t(0), ctypes.c_int(0))
+    if ret == -1:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+    return ret
+
+
+attempt("ipc:host-shm", shmget, shm_key)
+
+# Kernel views runc masks: empty (a /dev/null or read-only tmpfs mount).
+def read_masked(path):
+    if os.path.isdir(path):
+        got = os.listdir(path)
+    else:
+        with open(path, "rb") as f:
+            got = f.read(256)
+    if got:
+        return got
+    raise OSError(0, "empty")
+
+
+for path in ["/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list",
+             "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/proc/interrupts"]:
+    try:
+        got = read_masked(path)
+        emit("ESCAPED", "masked:" + path, repr(got)[:100])
+    except OSError as exc:
+        emit("BLOCKED", "masked:" + path, "empty" if exc.errno == 0 else _reason(exc))
+nonzero = 0
+with open("/proc/kallsyms") as f:
+    for line in f:
+        nonzero += int(line.split()[0], 16) != 0
+info("kallsyms_nonzero", nonzero)
 
 # Environment: only what the runner documents.
 info("environ", dict(os.environ))

@@ -16,6 +16,9 @@ for path in ["/etc/passwd", "/etc/hosts", "/usr/bin/python3.11", "/opt/apysup/ap
              "/proc/sys/vm/drop_caches", "/proc/sys/kernel/modprobe", "/proc/sys/fs/file-max",
              "/proc/sys/net/ipv4/ip_forward", "/proc/sys/user/max_user_namespaces"]:
     attempt("open-write:" + path, open_for_write, path, os.O_APPEND)
+# The running interpreter through its magic link (CVE-2019-5736's road).
+for path in ["/proc/self/exe", "/proc/1/exe"]:
+    attempt("open-write:" + path, lambda p: os.close(os.open(p, os.O_WRONLY | os.O_APPEND)), path)
 
 attempt("chmod:/etc/passwd", os.chmod, "/etc/passwd", 0o666)
 attempt("chmod:/usr/bin/python3.11", os.chmod, "/usr/bin/python3.11", 0o4755)
