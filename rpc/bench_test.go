@@ -15,7 +15,8 @@ import (
 // benchScript makes N echo calls from the guest and reports the latency of
 // each as the guest sees it. "bridge" times _agent_runtime_host.call on a
 // prepared frame; "runtime" times the whole public path (echo.say ->
-// agent_runtime._capability_call -> bridge -> decode -> json.loads).
+// agent_runtime._capability_call -> bridge -> decode -> json.loads);
+// "httpclient" is "bridge" with http.client instead of the bridge's client.
 const benchScript = `
 import sys, time, agent_runtime, echo
 import _agent_runtime_host as host
@@ -28,6 +29,27 @@ if mode == "bridge":
     for f in frames:
         t = clock()
         host.call(f)
+        lat.append(clock() - t)
+elif mode == "httpclient":
+    # The same requests through the standard library's http.client, kept
+    # alive: the baseline the hand-written client in the bridge replaces.
+    import http.client, json, os, socket, _agent_runtime_wire as wire
+    with open(os.environ["APYSUP_CHANNEL_FILE"]) as f:
+        ch = json.load(f)
+    class UnixConnection(http.client.HTTPConnection):
+        def connect(self):
+            self.sock = socket.socket(socket.AF_UNIX)
+            self.sock.connect(ch["socket"])
+    conn = UnixConnection("apysup")
+    headers = {"Authorization": "Apysup-Credential " + ch["credential"], "Content-Type": "application/json"}
+    prefix = ('{"schema_version":"apysup.rpc.v1","channel_id":%s,"invocation_id":%s,"execution_id":%s,"plan_sha256":%s,"call":' % tuple(
+        json.dumps(ch[k]) for k in ("channel_id", "invocation_id", "execution_id", "plan_sha256"))).encode()
+    frames = [prefix + b'{"call_id":"capability-%d","capability":"echo.say","arguments":{"text":"hello, world","n":%d}}}' % (i, i) for i in range(1, n + 1)]
+    start = clock()
+    for f in frames:
+        t = clock()
+        conn.request("POST", "/v1/calls", body=f, headers=headers)
+        wire.decode(conn.getresponse().read())
         lat.append(clock() - t)
 else:
     start = clock()
@@ -53,7 +75,7 @@ const benchManifest = `{"schema_version": "apysup.manifest.v1", "max_calls": 256
 // Metrics: p50-us and p99-us per call as the guest sees it, calls/s.
 func BenchmarkGuestCall(b *testing.B) {
 	for _, backend := range []string{"fake", "broker"} {
-		for _, mode := range []string{"bridge", "runtime"} {
+		for _, mode := range []string{"bridge", "runtime", "httpclient"} {
 			b.Run(backend+"/"+mode, func(b *testing.B) {
 				needPython(b)
 				perRun := 50000
