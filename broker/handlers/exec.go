@@ -175,10 +175,12 @@ func (h *execHandler) Call(ctx context.Context, args json.RawMessage) (json.RawM
 		killed = CodeExecOutputTooLarge
 	}
 	// The leader stays a zombie until Wait reaps it, so its pid (the group
-	// id) cannot be reused meanwhile: kill the whole group, stragglers
-	// included, and reap the leader only once none of them is alive.
+	// id) cannot have been reused: kill the whole group, stragglers
+	// included. After the reap, a group member still alive keeps the id
+	// reserved.
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
 	<-exited
+	waitErr := cmd.Wait()
 	// The pipes close as the killed processes exit; bound the wait for any
 	// process that left the group (setsid) while holding them.
 	grace := time.Now().Add(killGrace)
@@ -186,7 +188,6 @@ func (h *execHandler) Call(ctx context.Context, args json.RawMessage) (json.RawM
 	_ = p.stdinW.Close()
 	wg.Wait()
 	waitGroupDead(pid, grace)
-	waitErr := cmd.Wait()
 	if h.stderr != nil && len(stderr) > 0 {
 		h.stderr.write(stderr)
 	}
