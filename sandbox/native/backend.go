@@ -166,7 +166,8 @@ func (b *Backend) Name() string { return "native" }
 // the failure into the doctor's typed refusal; before each run the Backend
 // relies on doctor.Quick, which starts no process.
 func (b *Backend) Doctor(ctx context.Context) doctor.Report {
-	b.doctorOnce.Do(func() { b.report = doctor.Run(ctx) })
+	// The report is cached: a canceled first caller must not poison it.
+	b.doctorOnce.Do(func() { b.report = doctor.Run(context.WithoutCancel(ctx)) })
 	return b.report
 }
 
