@@ -71,6 +71,11 @@ func TestStatuses(t *testing.T) {
 			switch tc.status {
 			case sandbox.StatusOK:
 				parseMarkers(t, res).expect(t, nil, "ran")
+			case sandbox.StatusKilled:
+				// RLIMIT_CORE is 0: a crash leaves no core file in the workspace (cwd).
+				if res.Workspace == nil || res.Workspace.EntryCount != 0 {
+					t.Errorf("workspace after a crash: %+v", res.Workspace)
+				}
 			case sandbox.StatusRefused, sandbox.StatusSetupFailed:
 				if res.Error == "" || res.Stdout != "" || len(res.Receipts) != 0 {
 					t.Errorf("a refusal with a guest's traces: %s", summary(res))

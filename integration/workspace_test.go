@@ -1,0 +1,93 @@
+package integration
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/apysup/apysup/sandbox"
+	"github.com/apysup/apysup/sandbox/supervisor"
+)
+
+// TestWorkspaceTrapsStayInside: what a guest leaves in /workspace and in
+// its outcome directory is handled by the host as root after the run.
+// Symlinks to a host secret, a FIFO and outcome.json as a symlink must not
+// make the host read, export or block on anything; set-user-ID bits do not
+// survive export; a tree deeper than PATH_MAX is refused and cleaned up.
+func TestWorkspaceTrapsStayInside(t *testing.T) {
+	t.Parallel()
+	need(t)
+	secret := filepath.Join("/root", "escape-canary-"+randomHex(t, 8))
+	if err := os.WriteFile(secret, []byte(`{"stolen":"APYSUP-HOST-`+`SECRET-CANARY"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Cleanups run after the parallel subtests, unlike defers.
+	t.Cleanup(func() {
+		if b, err := os.ReadFile(secret); err != nil || len(b) == 0 {
+			t.Errorf("the host secret was changed: %q %v", b, err)
+		}
+		os.Remove(secret)
+	})
+	script := guestScript(t, "workspace.py")
+
+	t.Run("links", func(t *testing.T) {
+		t.Parallel()
+		export := filepath.Join(t.TempDir(), "export")
+		res := run(t, supervisor.Request{ScriptPath: script, Args: []string{"links", secret}, ExportDir: export})
+		if res.Status != sandbox.StatusOK {
+			t.Fatalf("guest: %s", summary(res))
+		}
+		parseMarkers(t, res).expect(t, nil, "symlink:absolute", "symlink:relative", "symlink:dir", "fifo", "symlink:outcome")
+		if res.Result != nil {
+			t.Errorf("the host read outcome.json through the guest's symlink: result %s", res.Result)
+		}
+		w := res.Workspace
+		if w == nil || !w.Verify() || w.Disposition != "discarded" || w.ErrorCode != sandbox.CodeWorkspaceUnexportable {
+			t.Fatalf("workspace receipt %+v: want the links refused (%s)", w, sandbox.CodeWorkspaceUnexportable)
+		}
+		if _, err := os.Lstat(export); !os.IsNotExist(err) {
+			t.Errorf("export target exists after a refused export: %v", err)
+		}
+	})
+
+	t.Run("setuid", func(t *testing.T) {
+		t.Parallel()
+		export := filepath.Join(t.TempDir(), "export")
+		res := run(t, supervisor.Request{ScriptPath: script, Args: []string{"setuid", secret}, ExportDir: export})
+		if res.Status != sandbox.StatusOK {
+			t.Fatalf("guest: %s", summary(res))
+		}
+		m := parseMarkers(t, res)
+		m.expect(t, nil, "setuid")
+		var inside string
+		m.infoAs(t, "suid_mode", &inside)
+		if res.Workspace == nil || res.Workspace.Disposition != "exported" {
+			t.Fatalf("workspace receipt %+v", res.Workspace)
+		}
+		for _, name := range []string{"suid", "plain.txt"} {
+			fi, err := os.Lstat(filepath.Join(export, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := fi.Sys().(*syscall.Stat_t)
+			if fi.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 || st.Uid != uint32(os.Getuid()) {
+				t.Errorf("exported %s: mode %v owner %d (inside: %s); want no set-ID bit, owned by the supervisor's uid",
+					name, fi.Mode(), st.Uid, inside)
+			}
+		}
+	})
+
+	t.Run("deep", func(t *testing.T) {
+		t.Parallel()
+		res := run(t, supervisor.Request{ScriptPath: script, Args: []string{"deep", secret}})
+		if res.Status != sandbox.StatusOK {
+			t.Fatalf("guest: %s", summary(res))
+		}
+		parseMarkers(t, res).expect(t, nil, "deep")
+		if w := res.Workspace; w == nil || !w.Verify() || w.Disposition != "discarded" || w.ErrorCode == "" {
+			t.Errorf("workspace receipt %+v: want a refused snapshot", w)
+		}
+		// The tree itself must be gone: TestMain's final check.
+	})
+}
