@@ -58,16 +58,25 @@ except BlockingIOError:
 	assertClean(t, b)
 }
 
-func TestTmpIsBounded(t *testing.T) {
+func TestTmpAndOutAreBounded(t *testing.T) {
 	b := testBackend(t)
-	script := `import errno
+	for _, dir := range []string{"/tmp", "/run/apysup/out"} {
+		t.Run(dir, func(t *testing.T) { fill(t, b, dir) })
+	}
+}
+
+func fill(t *testing.T, b *Backend, dir string) {
+	t.Helper()
+	// The file goes again so that the runner can write its outcome.
+	script := `import errno, os
 try:
-    with open('/tmp/fill', 'wb') as f:
+    with open('` + dir + `/fill', 'wb') as f:
         for _ in range(64):
             f.write(b'x' * (1 << 20))
     print('wrote everything')
 except OSError as e:
     print(errno.errorcode[e.errno])
+os.remove('` + dir + `/fill')
 `
 	out := run(t, b, script, sandbox.Limits{TmpBytes: 4 << 20})
 	if out.Status != sandbox.StatusOK || strings.TrimSpace(string(out.Stdout)) != "ENOSPC" {

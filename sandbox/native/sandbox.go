@@ -59,6 +59,7 @@ type Sandbox struct {
 	stdout, stderr *capture
 	started        time.Time
 	timings        sandbox.Timings
+	outMounted     bool
 	destroyed      bool
 	outcome        *sandbox.Outcome // what Wait returned; Destroy adds its timing
 }
@@ -102,8 +103,20 @@ func (s *Sandbox) makeDirs() error {
 	if err := os.Mkdir(s.outDir, 0o700); err != nil {
 		return err
 	}
-	return os.Chown(s.outDir, int(s.ids.Guest), int(s.ids.Guest))
+	// The guest writes here and the host reads it back after the run, so it
+	// lives in the host's mount namespace: a tmpfs of its own keeps a guest
+	// from filling the host's disk through it.
+	data := fmt.Sprintf("size=%d,nr_inodes=64,mode=0700,uid=%d,gid=%d", outDirBytes, s.ids.Guest, s.ids.Guest)
+	if err := unix.Mount("tmpfs", s.outDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, data); err != nil {
+		return fmt.Errorf("out dir: %w", err)
+	}
+	s.outMounted = true
+	return nil
 }
+
+// outDirBytes bounds the out dir: outcome.json (<= maxGuestOutcome) and the
+// runner's temporary copy of it.
+const outDirBytes = 2*maxGuestOutcome + 1<<20
 
 func withDefaults(l sandbox.Limits) (sandbox.Limits, error) {
 	d := sandbox.DefaultLimits()
@@ -400,6 +413,11 @@ func (s *Sandbox) Destroy() error {
 	if s.wsChowned {
 		if err := chownTree(s.job.WorkspaceDir, s.wsOwner[0], s.wsOwner[1]); err != nil {
 			errs = append(errs, fmt.Errorf("give the workspace back: %w", err))
+		}
+	}
+	if s.outMounted {
+		if err := unix.Unmount(s.outDir, unix.MNT_DETACH); err != nil {
+			errs = append(errs, fmt.Errorf("out dir: %w", err))
 		}
 	}
 	if err := os.RemoveAll(s.dir); err != nil {

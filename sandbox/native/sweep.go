@@ -7,7 +7,9 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/opencontainers/cgroups"
 	"golang.org/x/sys/unix"
@@ -118,6 +120,7 @@ func sweepStale(stateBase, cgroupParent string) error {
 	for _, e := range entries {
 		dir := filepath.Join(stateBase, e.Name())
 		if e.IsDir() && deadOwner(stateDirName, e.Name()) && ownedPrivately(dir) == nil {
+			detachMountsUnder(dir) // runs' out dirs are tmpfs mounts
 			if err := os.RemoveAll(dir); err != nil {
 				errs = append(errs, err)
 			}
@@ -133,4 +136,24 @@ func removeCgroup(dir string) error {
 		return fmt.Errorf("native: stale cgroup %s: %w", dir, err)
 	}
 	return nil
+}
+
+// detachMountsUnder lazily unmounts every mount below dir, deepest first.
+func detachMountsUnder(dir string) {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return
+	}
+	var points []string
+	for _, line := range strings.Split(string(b), "\n") {
+		// id parent major:minor root mountpoint ...; mountinfo escapes spaces as \040.
+		fields := strings.Fields(line)
+		if len(fields) > 4 && strings.HasPrefix(fields[4], dir+"/") {
+			points = append(points, fields[4])
+		}
+	}
+	slices.SortFunc(points, func(a, b string) int { return len(b) - len(a) })
+	for _, p := range points {
+		_ = unix.Unmount(p, unix.MNT_DETACH)
+	}
 }

@@ -47,6 +47,14 @@ func TestSweepsRunsOfDeadSupervisors(t *testing.T) {
 		}
 	}
 
+	staleMount := filepath.Join(staleState, "runs", "r", "out")
+	if err := os.MkdirAll(staleMount, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", staleMount, "tmpfs", 0, "size=64k"); err != nil {
+		t.Fatal(err)
+	}
+
 	b, err := New(Config{GuestFiles: guestFiles(), StateDir: base})
 	if err != nil {
 		t.Fatal(err)
