@@ -90,6 +90,8 @@ func TestBuildProblems(t *testing.T) {
 		{"kv bad namespace", capability{kind: "kv", config: `{"path":"` + db + `","op":"get","namespace":"Notes"}`}, CodeInvalidConfig, cfgPath + ".namespace"},
 		{"kv put on read capability", capability{kind: "kv", effect: "read", config: `{"path":"` + db + `","op":"put"}`}, CodeHandlerMismatch, cfgPath + ".op"},
 		{"kv put on external capability", capability{kind: "kv", effect: "external", config: `{"path":"` + db + `","op":"put"}`}, CodeHandlerMismatch, cfgPath + ".op"},
+		{"kv file not a database", capability{kind: "kv", config: `{"path":"` + notExec + `","op":"get"}`}, CodeHandlerSetup, cfgPath + ".path"},
+		{"kv path a directory", capability{kind: "kv", config: `{"path":"` + dir + `","op":"get"}`}, CodeHandlerSetup, cfgPath + ".path"},
 		{"kv captured", capability{kind: "kv", playback: "captured", config: `{"path":"` + db + `","op":"get"}`}, CodeHandlerMismatch, "capabilities[0].handler.kind"},
 	}
 	for _, tc := range tests {

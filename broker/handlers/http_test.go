@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -281,6 +282,20 @@ func TestHTTPConnectionRefused(t *testing.T) {
 	h := handlerOf(t, Options{}, httpCapability("web.get", "GET", "http://"+host+"/", host, ``)).(broker.EvidenceHandler)
 	if _, _, err := h.CallWithEvidence(context.Background(), json.RawMessage(`{}`)); CodeOf(err) != CodeHTTPFailed || strings.Contains(err.Error(), host) {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestHTTPSVerifiesCertificates: https uses the system's roots; a server
+// they do not vouch for is a failure, never an unverified success.
+func TestHTTPSVerifiesCertificates(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "secret") }))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake is expected
+	srv.StartTLS()
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "https://")
+	h := handlerOf(t, Options{}, httpCapability("web.get", "GET", srv.URL+"/", host, ``)).(broker.EvidenceHandler)
+	if out, _, err := h.CallWithEvidence(context.Background(), json.RawMessage(`{}`)); CodeOf(err) != CodeHTTPFailed || out != nil {
+		t.Fatalf("got %s %v", out, err)
 	}
 }
 

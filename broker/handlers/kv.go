@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -96,6 +97,9 @@ func (b *builder) openKV(file string) (*sql.DB, error) {
 	if db, ok := b.dbs[file]; ok {
 		return db, nil
 	}
+	if err := sqliteOrAbsent(file); err != nil {
+		return nil, err
+	}
 	dsn := file + "?_busy_timeout=" + kvBusyTimeoutMS + "&_journal_mode=WAL&_synchronous=NORMAL&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
@@ -113,6 +117,34 @@ func (b *builder) openKV(file string) (*sql.DB, error) {
 	b.dbs[file] = db
 	return db, nil
 }
+
+// sqliteOrAbsent refuses a path that holds anything but an SQLite database
+// or an empty file: SQLite would take a short file of any content for an
+// empty database and overwrite it.
+func sqliteOrAbsent(file string) error {
+	f, err := os.Open(file)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return errors.New("handlers: kv: not a regular file")
+	}
+	header := make([]byte, len(sqliteHeader))
+	if n, _ := io.ReadFull(f, header); n == 0 && st.Size() == 0 {
+		return nil
+	}
+	if string(header) != sqliteHeader {
+		return errors.New("handlers: kv: not an SQLite database")
+	}
+	return nil
+}
+
+const sqliteHeader = "SQLite format 3\x00"
 
 // Call performs the handler's operation:
 //

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -126,6 +127,20 @@ func TestKVFailures(t *testing.T) {
 	cancel()
 	if _, err := s.get.Call(ctx, json.RawMessage(`{"key":"a"}`)); CodeOf(err) != CodeCancelled {
 		t.Fatalf("cancelled: %v", err)
+	}
+}
+
+// TestKVEmptyFile: an empty file (as from touch) becomes a database; a
+// file with anything else in it is refused (see TestBuildProblems).
+func TestKVEmptyFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "kv.db")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := kvStoreOf(t, file, "")
+	mustCall(t, s.put, `{"key":"a","value":1}`)
+	if got := mustCall(t, s.get, `{"key":"a"}`); got != `{"found":true,"key":"a","value":1}` {
+		t.Fatal(got)
 	}
 }
 
