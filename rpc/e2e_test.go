@@ -282,6 +282,9 @@ s.connect(ch["socket"])
 s.sendall(b"POST /v1/calls HTTP/1.1\r\nHost: x\r\nAuthorization: Apysup-Credential " + ch["credential"].encode() + b"\r\nContent-Length: 5000000\r\n\r\n")
 print(s.recv(4096).split(b"\r\n")[0].decode())
 s.close()
+head, tail = b'{"call_id":"capability-6","capability":"echo.say","arguments":{"s":"', b'"}}'
+limit = head + b"y" * ((1 << 20) - len(head) - len(tail)) + tail
+print(len(limit) == 1 << 20, host.call(limit) == limit[limit.index(b'{"s"'):-1])
 `
 	res, out := run(t, b, script, UnsandboxedJob{})
 	wantOK(t, res, out)
@@ -295,11 +298,12 @@ CapabilityError malformed_envelope
 CapabilityError frame_too_large
 CapabilityError malformed_envelope
 HTTP/1.1 413 Request Entity Too Large
+True True
 `
 	if string(res.Stdout) != want {
 		t.Fatalf("got\n%s\nwant\n%s\nstderr:\n%s", res.Stdout, want, res.Stderr)
 	}
-	if b.count("capability-1") != 1 || b.total() != 1 {
+	if b.count("capability-1") != 1 || b.total() != 2 {
 		t.Fatalf("dispatches %v", b.callIDs())
 	}
 }

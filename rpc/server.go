@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -27,6 +28,9 @@ type ServerConfig struct {
 	ReadTimeout       time.Duration // the whole request, body included
 	WriteTimeout      time.Duration // writing the response, after the dispatch returned
 	IdleTimeout       time.Duration // a kept-alive connection between requests
+	// MaxConnections bounds open connections per listener; beyond it a
+	// connect waits in the backlog until one closes.
+	MaxConnections int
 }
 
 // DefaultServerConfig returns the built-in server limits.
@@ -37,6 +41,7 @@ func DefaultServerConfig() ServerConfig {
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second,
 		IdleTimeout:       5 * time.Minute,
+		MaxConnections:    64,
 	}
 }
 
@@ -48,6 +53,7 @@ func (c ServerConfig) withDefaults() ServerConfig {
 		ReadTimeout:       positiveOr(c.ReadTimeout, d.ReadTimeout),
 		WriteTimeout:      positiveOr(c.WriteTimeout, d.WriteTimeout),
 		IdleTimeout:       positiveOr(c.IdleTimeout, d.IdleTimeout),
+		MaxConnections:    positiveOr(c.MaxConnections, d.MaxConnections),
 	}
 }
 
@@ -79,7 +85,7 @@ func NewServer(reg *Registry, cfg ServerConfig) *Server {
 
 // Serve accepts connections on l until Shutdown or Close; it then returns nil.
 func (s *Server) Serve(l net.Listener) error {
-	err := s.http.Serve(l)
+	err := s.http.Serve(&peerListener{Listener: l, slots: make(chan struct{}, s.cfg.MaxConnections)})
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}
@@ -100,8 +106,42 @@ type peer struct {
 	ok  bool
 }
 
+// peerListener bounds the open connections and reads each one's peer
+// credentials once, at accept.
+type peerListener struct {
+	net.Listener
+	slots chan struct{}
+}
+
+func (l *peerListener) Accept() (net.Conn, error) {
+	l.slots <- struct{}{}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		<-l.slots
+		return nil, err
+	}
+	return &peerConn{Conn: c, peer: peerOf(c), release: func() { <-l.slots }}, nil
+}
+
+type peerConn struct {
+	net.Conn
+	peer    peer
+	once    sync.Once
+	release func()
+}
+
+func (c *peerConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
+}
+
 func withPeer(ctx context.Context, c net.Conn) context.Context {
-	return context.WithValue(ctx, peerKey{}, peerOf(c))
+	var p peer
+	if pc, ok := c.(*peerConn); ok {
+		p = pc.peer
+	}
+	return context.WithValue(ctx, peerKey{}, p)
 }
 
 func peerOf(c net.Conn) peer {

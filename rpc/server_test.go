@@ -1,9 +1,11 @@
 package rpc
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -249,5 +251,42 @@ func TestRunSocketPathTooLong(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
 		t.Fatalf("left behind: %v", entries)
+	}
+}
+
+// With one connection allowed, a second client is served once the first
+// connection closes.
+func TestServerConnectionLimit(t *testing.T) {
+	ts := startServer(t, uint32(os.Getuid()), ServerConfig{MaxConnections: 1})
+	first, err := net.Dial("unix", ts.rs.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := func(c net.Conn, id string) string {
+		body := envelopeFor(frame(id, "echo.say", `{}`))
+		fmt.Fprintf(c, "POST /v1/calls HTTP/1.1\r\nHost: x\r\nAuthorization: %s\r\nContent-Length: %d\r\n\r\n%s", ts.auth(), len(body), body)
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			return err.Error()
+		}
+		resp.Body.Close()
+		return resp.Status
+	}
+	if s := req(first, "capability-1"); s != "200 OK" {
+		t.Fatal(s)
+	}
+	second := make(chan string, 1)
+	go func() {
+		c, err := net.Dial("unix", ts.rs.Path)
+		if err != nil {
+			second <- err.Error()
+			return
+		}
+		defer c.Close()
+		second <- req(c, "capability-2")
+	}()
+	first.Close()
+	if s := <-second; s != "200 OK" {
+		t.Fatal(s)
 	}
 }
