@@ -130,8 +130,9 @@ func (b *Backend) Run(ctx context.Context, job sandbox.Job, limits sandbox.Limit
 		WithFSMount(b.in.stdlib, stdlibMount).
 		WithFSMount(b.in.guestFiles, sandbox.GuestFilesDir).
 		WithFSMount(jobFiles, sandbox.GuestJobDir)
-	fsc = fsc.(sysfs.FSConfig).WithSysFSMount(newConfinedDir(outDir), sandbox.GuestOutDir)
-	fsc = fsc.(sysfs.FSConfig).WithSysFSMount(newConfinedDir(job.WorkspaceDir), sandbox.GuestWorkDir)
+	q := &quota{maxOpen: int(min(limits.OpenFiles, 1<<20)), maxFileSz: limits.FileSizeBytes}
+	fsc = fsc.(sysfs.FSConfig).WithSysFSMount(newConfinedDir(outDir, q), sandbox.GuestOutDir)
+	fsc = fsc.(sysfs.FSConfig).WithSysFSMount(newConfinedDir(job.WorkspaceDir, q), sandbox.GuestWorkDir)
 
 	args := append([]string{
 		sandbox.GuestPython, "-I", "-S", sandbox.GuestRunner,
@@ -257,7 +258,8 @@ func readOutcome(out *sandbox.Outcome, path string) error {
 }
 
 // withDefaults fills the zero fields this backend uses from
-// sandbox.DefaultLimits (the others are native-only).
+// sandbox.DefaultLimits. Pids, CPUs and TmpBytes are native-only: the guest
+// has one thread, no processes and no /tmp.
 func withDefaults(l sandbox.Limits) sandbox.Limits {
 	d := sandbox.DefaultLimits()
 	if l.Timeout <= 0 {
@@ -268,6 +270,12 @@ func withDefaults(l sandbox.Limits) sandbox.Limits {
 	}
 	if l.OutputBytes <= 0 {
 		l.OutputBytes = d.OutputBytes
+	}
+	if l.OpenFiles == 0 {
+		l.OpenFiles = d.OpenFiles
+	}
+	if l.FileSizeBytes <= 0 {
+		l.FileSizeBytes = d.FileSizeBytes
 	}
 	return l
 }

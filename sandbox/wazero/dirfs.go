@@ -25,11 +25,12 @@ import (
 // the guest, a single thread blocked in this call, writes into the tree.
 type confinedDir struct {
 	experimentalsys.FS
-	root string
+	root  string
+	quota *quota
 }
 
-func newConfinedDir(dir string) *confinedDir {
-	return &confinedDir{FS: sysfs.DirFS(dir), root: dir}
+func newConfinedDir(dir string, q *quota) *confinedDir {
+	return &confinedDir{FS: sysfs.DirFS(dir), root: dir, quota: q}
 }
 
 // check refuses a path that passes through a symlink. With last, the final
@@ -60,7 +61,15 @@ func (d *confinedDir) OpenFile(path string, flag experimentalsys.Oflag, perm fs.
 	if errno := d.check(path, true); errno != 0 {
 		return nil, errno
 	}
-	return d.FS.OpenFile(path, flag, perm)
+	if !d.quota.acquire() {
+		return nil, experimentalsys.EAGAIN
+	}
+	f, errno := d.FS.OpenFile(path, flag, perm)
+	if errno != 0 {
+		d.quota.release()
+		return nil, errno
+	}
+	return &quotaFile{File: f, q: d.quota}, 0
 }
 
 func (d *confinedDir) Lstat(path string) (wsys.Stat_t, experimentalsys.Errno) {

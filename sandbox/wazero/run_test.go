@@ -456,3 +456,44 @@ func TestInvalidJobIsRefused(t *testing.T) {
 		}
 	}
 }
+
+func TestGuestAbortIsKilled(t *testing.T) {
+	out := run(t, "import os\nos.abort()\n", runOpts{})
+	if out.Status != sandbox.StatusKilled || out.ErrorCode != ErrorCodeTrap || out.GuestOutcome != nil {
+		t.Fatalf("status %s code %q outcome %s", out.Status, out.ErrorCode, out.GuestOutcome)
+	}
+}
+
+// Limits.OpenFiles and Limits.FileSizeBytes bound the host files the guest
+// holds and writes, as RLIMIT_NOFILE and RLIMIT_FSIZE do natively.
+func TestFileQuota(t *testing.T) {
+	ws := t.TempDir()
+	out := run(t, `import errno
+held = []
+try:
+    while True:
+        held.append(open("f%d" % len(held), "w"))
+except OSError as e:
+    print(len(held), errno.errorcode[e.errno])
+for f in held:
+    f.close()
+open("again", "w").close()
+with open("big", "wb", buffering=0) as f:
+    print(f.write(b"x" * 5000))
+    try:
+        f.write(b"y")
+    except OSError as e:
+        print("full", errno.errorcode[e.errno])
+try:
+    open("big", "ab").truncate(10**6)
+except OSError as e:
+    print("truncate", errno.errorcode[e.errno])
+`, runOpts{workspace: ws, limits: sandbox.Limits{OpenFiles: 8, FileSizeBytes: 1000}})
+	// 6 of 8: the two writable mounts' directories are open too.
+	if want := "6 EAGAIN\n1000\nfull EIO\ntruncate EIO\n"; string(out.Stdout) != want {
+		t.Fatalf("stdout %q, want %q; stderr %s", out.Stdout, want, out.Stderr)
+	}
+	if fi, err := os.Stat(filepath.Join(ws, "big")); err != nil || fi.Size() != 1000 {
+		t.Fatalf("big: %v %v", fi, err)
+	}
+}
