@@ -24,5 +24,13 @@
 // transport evidence or error: errors are *Error values whose text is a
 // stable code and a fixed description. It must never follow a redirect,
 // use a proxy, or connect anywhere the grant does not list, and never leave
-// a process of an exec handler running after its call returns.
+// a process of an exec handler's group running after its call returns (a
+// process that leaves the group with setsid is beyond its reach; exec runs
+// tools the host chose, not guest code).
+//
+// Results: exec returns the command's JSON value; http returns
+// {"status": N, "body": <JSON value or text>} (any status but a redirect);
+// kv returns {"found", "key", "value"?} for get, {"key", "stored"} for put
+// and {"keys", "truncated"} for list; builtin/echo returns {"echo": args}
+// and builtin/clock.now {"unix_ms": N}.
 package handlers
