@@ -115,6 +115,11 @@ type Channel struct {
 // ID returns the channel id.
 func (c *Channel) ID() string { return c.cfg.ChannelID }
 
+// String and GoString name the channel only: its credential never appears
+// in a log, whatever verb prints it.
+func (c *Channel) String() string   { return "rpc.Channel(" + c.cfg.ChannelID + ")" }
+func (c *Channel) GoString() string { return c.String() }
+
 // Config returns the channel's configuration (with its limits resolved).
 func (c *Channel) Config() ChannelConfig {
 	cfg := c.cfg

@@ -371,3 +371,17 @@ func TestOpenValidates(t *testing.T) {
 		t.Fatal("close")
 	}
 }
+
+func TestSecretsDoNotPrint(t *testing.T) {
+	tc := openTest(t, ChannelLimits{})
+	f := NewChannelFile(tc.ch, "/run/apysup/rpc.sock", tc.cred)
+	secret := f.Credential
+	for _, s := range []string{
+		fmt.Sprint(tc.ch), fmt.Sprintf("%+v", tc.ch), fmt.Sprintf("%#v", tc.ch),
+		fmt.Sprint(f), fmt.Sprintf("%+v", f), fmt.Sprintf("%#v", f), fmt.Sprintf("%v", &f),
+	} {
+		if strings.Contains(s, secret) || strings.Contains(s, fmt.Sprint(tc.cred)) || strings.Contains(s, fmt.Sprintf("%x", tc.cred)) {
+			t.Fatalf("credential printed: %s", s)
+		}
+	}
+}

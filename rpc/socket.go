@@ -130,3 +130,12 @@ func NewChannelFile(ch *Channel, guestSocket string, credential []byte) ChannelF
 		Credential:   base64.RawURLEncoding.EncodeToString(credential),
 	}
 }
+
+// String and GoString leave the credential out, so that printing a
+// ChannelFile never leaks it into a log.
+func (f ChannelFile) String() string {
+	return fmt.Sprintf("rpc.ChannelFile{Socket:%q ChannelID:%q InvocationID:%q ExecutionID:%q PlanSHA256:%q Credential:<redacted>}",
+		f.Socket, f.ChannelID, f.InvocationID, f.ExecutionID, f.PlanSHA256)
+}
+
+func (f ChannelFile) GoString() string { return f.String() }
