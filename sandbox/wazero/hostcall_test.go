@@ -109,3 +109,30 @@ func TestDeliver(t *testing.T) {
 		})
 	}
 }
+
+// The host side of host_call takes pointers and lengths from the guest:
+// whatever they are, it must neither panic nor touch memory outside the
+// guest's, and answer with a JSON envelope or -1.
+func FuzzHostCall(f *testing.F) {
+	f.Add([]byte(`{"call_id":"capability-1"}`), uint32(0), uint32(26), uint32(0), uint32(64), []byte(`{"status":"ok"}`))
+	f.Add([]byte("x"), uint32(0xffffffff), uint32(0xffffffff), uint32(0xfffffff0), uint32(0xffffffff), []byte(""))
+	f.Fuzz(func(t *testing.T, memory []byte, ptr, n, respPtr, respCap uint32, answer []byte) {
+		mem := &fakeMemory{b: append([]byte(nil), memory...)}
+		var dispatched []byte
+		d := DispatcherFunc(func(_ context.Context, frame []byte) []byte {
+			dispatched = frame
+			return answer
+		})
+		env := exchange(context.Background(), d, mem, ptr, n)
+		if dispatched == nil && !json.Valid(env) {
+			t.Fatalf("refusal %q is not JSON", env)
+		}
+		if dispatched != nil && uint32(len(dispatched)) != n {
+			t.Fatalf("dispatched %d bytes, guest sent %d", len(dispatched), n)
+		}
+		got := deliver(mem, env, respPtr, respCap)
+		if got != -1 && (got < 0 || int(got) != len(env) || uint32(got) > respCap) {
+			t.Fatalf("deliver = %d for %d bytes into %d", got, len(env), respCap)
+		}
+	})
+}
