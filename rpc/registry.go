@@ -17,7 +17,8 @@ import (
 
 // Dispatcher is the Broker as the channel sees it: one call frame in, one
 // broker response out. A nil or empty response, a response that is not a
-// JSON object, or a panic means the outcome is unknown.
+// JSON object, or a panic means the outcome is unknown. Call must return
+// soon after ctx is cancelled: Registry.Close waits for it.
 type Dispatcher interface {
 	Call(ctx context.Context, frame []byte) []byte
 }

@@ -185,7 +185,7 @@ def call(request):
     if len(request) > MAX_REQUEST_BYTES:
         raise CapabilityError("frame_too_large", "the call frame exceeds 1 MiB")
     if not request:
-        raise CapabilityError("malformed_frame", "the call frame is empty")
+        raise CapabilityError("frame_empty", "the call frame is empty")
     path, head, envelope = _config()
     body = envelope + request + b"}"
     message = head + str(len(body)).encode("ascii") + b"\r\n\r\n" + body

@@ -250,6 +250,9 @@ class Bridge(unittest.TestCase):
         with self.assertRaises(agent_runtime.CapabilityError) as cm:
             host.call(b"x" * ((1 << 20) + 1))
         self.assertEqual(cm.exception.error_code, "frame_too_large")
+        with self.assertRaises(agent_runtime.CapabilityError) as cm:
+            host.call(b"")
+        self.assertEqual(cm.exception.error_code, "frame_empty")
         os.environ["APYSUP_CHANNEL_FILE"] = "/nonexistent/channel.json"
         host._channel = None
         try:
