@@ -1,9 +1,12 @@
 package integration
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/apysup/apysup/broker"
 	"github.com/apysup/apysup/plan"
@@ -85,4 +88,47 @@ func TestChannelIsTheOnlyDoor(t *testing.T) {
 	if len(res.Receipts) != 2 || res.Receipts[0].Outcome != "ok" || res.Receipts[1].Outcome != "denied" {
 		t.Errorf("receipts %+v", res.Receipts)
 	}
+}
+
+// TestTimeoutDuringCapabilityCall: the guest is inside a capability call
+// whose handler waits (as an approval or a slow service would) when the
+// timeout strikes. The run ends as timeout, the handler's context is
+// cancelled before Run returns, and the call has its receipt.
+func TestTimeoutDuringCapabilityCall(t *testing.T) {
+	t.Parallel()
+	need(t)
+	id, err := plan.NewHandlerIdentity("test", "slow", "1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var began, cancelled atomic.Bool
+	h := broker.HandlerFunc(func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+		began.Store(true)
+		select {
+		case <-ctx.Done():
+			cancelled.Store(true)
+			return nil, ctx.Err()
+		case <-time.After(2 * time.Minute):
+			return json.RawMessage(`{"late":true}`), nil
+		}
+	})
+	p, hs := onePlan(t, "slow", "call", id, h)
+	started := time.Now()
+	res := run(t, supervisor.Request{Plan: p, Handlers: hs, Limits: sandbox.Limits{Timeout: 2 * time.Second},
+		ScriptPath: guestScript(t, "import slow\nemit('ALLOWED', 'calling')\nslow.call()\nemit('ESCAPED', 'returned', 'after the timeout')\n")})
+	took := time.Since(started)
+	if res.Status != sandbox.StatusTimeout {
+		t.Fatalf("guest: %s", summary(res))
+	}
+	parseMarkers(t, res).expect(t, nil, "calling")
+	if !began.Load() || !cancelled.Load() {
+		t.Errorf("handler began %v, cancelled before Run returned %v", began.Load(), cancelled.Load())
+	}
+	if took > 20*time.Second {
+		t.Errorf("Run returned %v after a 2 s timeout", took)
+	}
+	if len(res.Receipts) != 1 || res.Receipts[0].Capability != "slow.call" {
+		t.Fatalf("receipts %+v: want the interrupted call's", res.Receipts)
+	}
+	t.Logf("returned after %v; receipt outcome %s", took.Round(time.Millisecond), res.Receipts[0].Outcome)
 }

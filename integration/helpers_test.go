@@ -133,6 +133,11 @@ func run(t *testing.T, req supervisor.Request) *supervisor.Result {
 
 func runWith(t *testing.T, sup *supervisor.Supervisor, req supervisor.Request) *supervisor.Result {
 	t.Helper()
+	return runCtx(context.Background(), t, sup, req)
+}
+
+func runCtx(ctx context.Context, t *testing.T, sup *supervisor.Supervisor, req supervisor.Request) *supervisor.Result {
+	t.Helper()
 	if req.Plan == nil {
 		req.Plan, req.Handlers = emptyPlan(t)
 	}
@@ -142,7 +147,7 @@ func runWith(t *testing.T, sup *supervisor.Supervisor, req supervisor.Request) *
 	if req.Backend == "" {
 		req.Backend, req.BackendSource = supervisor.BackendNative, "default"
 	}
-	res, err := sup.Run(context.Background(), req)
+	res, err := sup.Run(ctx, req)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}

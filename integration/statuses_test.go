@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,4 +132,28 @@ func TestGuestSIGKILL(t *testing.T) {
 	m.infoAs(t, "pid1_survived_self_sigkill", &survived)
 	t.Logf("pid 1 of the guest survived os.kill(os.getpid(), SIGKILL): %v", survived)
 	assertGone(t, m)
+}
+
+// TestCancelledRun: cancelling Run's context while the guest (and a child
+// of it) sleeps ends the run as killed (canceled) and leaves nothing.
+func TestCancelledRun(t *testing.T) {
+	t.Parallel()
+	sup := need(t)
+	token := "cancel-" + randomHex(t, 8)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if len(guestHostPids(token)) >= 2 {
+				break
+			}
+		}
+		cancel()
+	}()
+	script := guestScript(t, "import time\nreport_host_uid()\nif os.fork() == 0:\n    time.sleep(600)\n    os._exit(0)\ntime.sleep(600)\n")
+	res := runCtx(ctx, t, sup, supervisor.Request{ScriptPath: script, Args: []string{token}, Limits: sandbox.Limits{Timeout: 2 * time.Minute}})
+	if res.Status != sandbox.StatusKilled || res.ErrorCode != native.CodeCanceled {
+		t.Fatalf("guest: %s", summary(res))
+	}
+	assertGone(t, parseMarkers(t, res))
 }
