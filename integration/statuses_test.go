@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -100,9 +101,14 @@ func TestGuestSIGKILL(t *testing.T) {
 	killed := make(chan error, 1)
 	go func() {
 		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			// The guest is ready once it has its second process (the sleeper).
+			// The guest is ready once its sleeper has renamed itself.
 			pids := guestHostPids(token)
-			if len(pids) < 2 {
+			ready := false
+			for _, pid := range pids {
+				comm, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "comm"))
+				ready = ready || strings.TrimSpace(string(comm)) == "escape-ready"
+			}
+			if !ready {
 				continue
 			}
 			for _, pid := range pids {
