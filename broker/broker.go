@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -157,11 +158,13 @@ func encodeResponse(r response) []byte {
 	if r.ErrorCode != "" {
 		r.Message = messages[r.ErrorCode]
 	}
-	out, err := json.Marshal(r)
-	if err != nil { // only a malformed Result could fail, and it was validated
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)              // the result stays byte-for-byte canonical
+	if err := enc.Encode(r); err != nil { // only a malformed Result could fail, and it was validated
 		return []byte(`{"schema_version":"apysup.broker.v1","status":"ambiguous","error_code":"result_malformed"}`)
 	}
-	return out
+	return bytes.TrimRight(buf.Bytes(), "\n")
 }
 
 // admitted is a call that passed steps 1-3 of admission.

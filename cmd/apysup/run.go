@@ -70,10 +70,11 @@ func runAction(c *cli.Context) error {
 	if surface == plan.SurfaceDirect {
 		parent = ""
 	}
-	p, hs, err := loadPlan(c.String("plan"))
+	p, hs, closeHandlers, err := loadPlan(c.String("plan"))
 	if err != nil {
 		return err
 	}
+	defer closeHandlers.Close()
 	limits := sandbox.DefaultLimits()
 	limits.Timeout, _ = parseDuration(sel.values["timeout"])
 	limits.MemoryBytes, _ = parseBytes(sel.values["memory"])
@@ -114,26 +115,30 @@ func runAction(c *cli.Context) error {
 	return nil
 }
 
-// loadPlan seals the manifest at path, or an empty Plan.
-func loadPlan(path string) (*plan.Plan, *broker.Handlers, error) {
+// loadPlan seals the manifest at path, or an empty Plan, and builds its
+// handlers; the Closer releases them.
+func loadPlan(path string) (*plan.Plan, *broker.Handlers, io.Closer, error) {
 	if path == "" {
 		r, _ := plan.NewRegistry(16)
 		p, err := r.Seal()
-		return p, broker.NewHandlers(), err
+		return p, broker.NewHandlers(), io.NopCloser(nil), err
+	}
+	fail := func(err error) (*plan.Plan, *broker.Handlers, io.Closer, error) {
+		return nil, nil, nil, cli.Exit(fmt.Sprintf("%s:\n%v", path, err), 2)
 	}
 	m, err := plan.LoadManifest(path)
 	if err != nil {
-		return nil, nil, cli.Exit(fmt.Sprintf("%s:\n%v", path, err), 2)
+		return fail(err)
 	}
 	p, err := m.Seal()
 	if err != nil {
-		return nil, nil, cli.Exit(fmt.Sprintf("%s:\n%v", path, err), 2)
+		return fail(err)
 	}
-	hs, err := buildHandlers(m)
+	hs, closer, err := buildHandlers(m)
 	if err != nil {
-		return nil, nil, cli.Exit(fmt.Sprintf("%s:\n%v", path, err), 2)
+		return fail(err)
 	}
-	return p, hs, nil
+	return p, hs, closer, nil
 }
 
 // startApprover decides approval requests by policy: deny rejects each one,
