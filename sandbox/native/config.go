@@ -106,9 +106,10 @@ func containerConfig(root *rootfs, src mountSources, ids IDPair, cgroupPath stri
 		Seccomp:         sc,
 		MaskPaths:       maskedPaths,
 		ReadonlyPaths:   readonlyPaths,
-		// The runc init dies with the supervisor; once it execs the guest,
-		// pid 1 of the namespace dies with it and takes the tree along.
-		ParentDeathSignal: int(unix.SIGKILL),
+		// No ParentDeathSignal: with runc v1.5.3 it only reaches nsexec's
+		// first stage (the init is a clone of a clone and starts without it),
+		// and one tied to a Go thread fires whenever the runtime retires that
+		// thread. A dead supervisor's runs are swept by the next New.
 		Rlimits: []configs.Rlimit{
 			{Type: unix.RLIMIT_CORE, Hard: 0, Soft: 0},
 			{Type: unix.RLIMIT_CPU, Soft: cpuSeconds, Hard: cpuSeconds + 1},
