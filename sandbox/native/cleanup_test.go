@@ -165,6 +165,9 @@ func TestCleanupAfterGuestSIGKILL(t *testing.T) {
 	if err := s.Destroy(); err != nil {
 		t.Fatal(err)
 	}
+	if tm := out.Timings; tm.Prepare <= 0 || tm.Start <= 0 || tm.Run <= 0 || tm.Destroy <= 0 {
+		t.Errorf("timings of the phases API incomplete: %+v", tm)
+	}
 	assertClean(t, b)
 	assertWorkspaceReturned(t, job.WorkspaceDir)
 	if entries, _ := os.ReadDir(job.RunDir); len(entries) != 0 {

@@ -102,3 +102,36 @@ func TestStdoutFloodIsTruncated(t *testing.T) {
 		t.Errorf("stderr %q truncated=%v", out.Stderr, out.StderrTruncated)
 	}
 }
+
+func TestRlimits(t *testing.T) {
+	b := testBackend(t)
+	for _, tc := range []struct {
+		name, script, want string
+		limits             sandbox.Limits
+	}{
+		{"fsize", `import errno
+try:
+    open('/workspace/big', 'wb').write(b'x' * (2 << 20))
+    print('wrote')
+except OSError as e:
+    print(errno.errorcode[e.errno])
+`, "EFBIG", sandbox.Limits{FileSizeBytes: 1 << 20}},
+		{"nofile", `import errno
+fs = []
+try:
+    for _ in range(100):
+        fs.append(open('/dev/null'))
+    print('opened')
+except OSError as e:
+    print(errno.errorcode[e.errno])
+`, "EMFILE", sandbox.Limits{OpenFiles: 32}},
+		{"core", "import resource\nprint(resource.getrlimit(resource.RLIMIT_CORE))\n", "(0, 0)", sandbox.Limits{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := run(t, b, tc.script, tc.limits)
+			if got := strings.TrimSpace(string(out.Stdout)); out.Status != sandbox.StatusOK || got != tc.want {
+				t.Fatalf("status %s stdout %q (want %q) stderr %q", out.Status, got, tc.want, out.Stderr)
+			}
+		})
+	}
+}
