@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/apysup/apysup/broker"
 	"github.com/apysup/apysup/broker/handlers"
@@ -141,4 +142,32 @@ func benchRun(b *testing.B, backend, mode string, n int) ([]float64, float64) {
 		b.Fatalf("%v: %d latencies", err, len(r.Lat))
 	}
 	return r.Lat, r.Total
+}
+
+// BenchmarkDispatch is the registry's share of a call: parse, authenticate,
+// digest, record, dispatch (to a Dispatcher that answers a constant).
+func BenchmarkDispatch(b *testing.B) {
+	reg := NewRegistry(RegistryConfig{})
+	_, cred, err := reg.Open(ChannelConfig{
+		ChannelID: "ch-1", InvocationID: "inv-1", ExecutionID: "run-1", PlanSHA256: testPlan,
+		Expiry: time.Now().Add(time.Hour), PeerUID: testUID, Limits: ChannelLimits{MaxCalls: b.N + 1},
+		Dispatcher: dispatcherFunc(func(context.Context, []byte) []byte {
+			return []byte(`{"schema_version":"apysup.broker.v1","call_id":"x","status":"ok","result":{}}`)
+		}),
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer reg.Close("ch-1")
+	bodies := make([][]byte, b.N)
+	for i := range bodies {
+		bodies[i] = envelopeFor(frame("capability-"+strconv.Itoa(i+1), "echo.say", `{"text":"hello, world","n":1}`))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		if status, resp := reg.Dispatch(context.Background(), testUID, cred, bodies[i]); status != 200 {
+			b.Fatalf("%d %s", status, resp)
+		}
+	}
 }

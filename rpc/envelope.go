@@ -18,8 +18,6 @@ type envelope struct {
 	// sees exactly what the wazero backend would hand it.
 	Frame  []byte
 	CallID string
-	// Digest is the request digest: apysup.request.v1 over the canonical frame.
-	Digest string
 }
 
 // refusal is an HTTP status with its stable code.
@@ -94,10 +92,6 @@ func parseEnvelope(data []byte) (*envelope, *refusal) {
 	if callID == "" {
 		return nil, errMalformed
 	}
-	canonical, err := canonjson.Canonical(frame)
-	if err != nil {
-		return nil, errMalformed
-	}
 	return &envelope{
 		ChannelID:    strs[1],
 		InvocationID: strs[2],
@@ -105,7 +99,6 @@ func parseEnvelope(data []byte) (*envelope, *refusal) {
 		PlanSHA256:   strs[4],
 		Frame:        frame,
 		CallID:       callID,
-		Digest:       canonjson.Digest(canonjson.DomainRequest, canonical),
 	}, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -233,24 +234,21 @@ func (r *Registry) Dispatch(ctx context.Context, peerUID uint32, credential, bod
 		return http.StatusTooManyRequests, rejected(CodeTooManyConcurrent)
 	}
 
-	ch.mu.Lock()
-	if ch.revoked || ch.closed {
-		ch.mu.Unlock()
-		return http.StatusUnauthorized, rejected(CodeUnauthenticated)
+	sum := sha256.Sum256(env.Frame)
+	adm, entry := ch.admit(env, sum, false)
+	if adm == admitCompare {
+		if !sameRequest(entry.frame, env.Frame) {
+			return http.StatusConflict, rejected(CodeCallIdentityMismatch)
+		}
+		adm, entry = ch.admit(env, sum, true)
 	}
-	adm, cached := ch.calls.begin(env.CallID, env.Digest, ch.limits)
-	if adm == admitDispatch {
-		ch.inflight.Add(1)
-	}
-	ch.mu.Unlock()
-
 	switch adm {
-	case admitMismatch:
-		return http.StatusConflict, rejected(CodeCallIdentityMismatch)
+	case admitRevoked:
+		return http.StatusUnauthorized, rejected(CodeUnauthenticated)
 	case admitInFlight:
 		return http.StatusOK, ambiguous(CodeCallInFlight)
 	case admitReplay:
-		return http.StatusOK, completed(cached, true)
+		return http.StatusOK, completed(entry.response, true)
 	case admitFull:
 		return http.StatusTooManyRequests, rejected(CodeCallTableFull)
 	}
@@ -264,6 +262,21 @@ func (r *Registry) Dispatch(ctx context.Context, peerUID uint32, credential, bod
 	ch.calls.complete(env.CallID, response)
 	ch.mu.Unlock()
 	return http.StatusOK, completed(response, false)
+}
+
+// admit consults the call table under the channel's lock; a new call id
+// counts as in flight until its dispatch returns.
+func (c *Channel) admit(env *envelope, sum [sha256.Size]byte, known bool) (admission, *callEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.revoked || c.closed {
+		return admitRevoked, nil
+	}
+	adm, entry := c.calls.begin(env.CallID, env.Frame, sum, known, c.limits)
+	if adm == admitDispatch {
+		c.inflight.Add(1)
+	}
+	return adm, entry
 }
 
 // authentic checks everything a request must match, evaluating every part
