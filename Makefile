@@ -44,11 +44,11 @@ test: deps wasi-python lint
 unit: deps
 	$(GO) test -race -tags $(TAGS) -count=1 -short ./...
 
+# The main job on a built-in example: an agent task reads two records from a
+# local HTTP service, summarises them and files the summary through an
+# approval-gated capability, natively under full confinement.
 demo: build
-	@echo "== Seal the example plan (examples/plan.json) =="
-	$(BIN) plan seal examples/plan.json
-	@echo "== Run examples/hello.py natively under full confinement =="
-	$(BIN) run --plan examples/plan.json examples/hello.py
+	examples/demo/run.sh $(BIN)
 
 bench: deps
 	$(GO) test -tags $(TAGS) -run '^$$' -bench . -benchmem ./...

@@ -229,7 +229,10 @@ func printSummary(w io.Writer, r *supervisor.Result, export string) {
 		if rc.ErrorCode != "" {
 			line += " (" + rc.ErrorCode + ")"
 		}
-		fmt.Fprintf(w, "call      %-24s %-22s %s\n", rc.CallID, rc.Capability, line)
+		if rc.ApprovalRequestID != "" {
+			line += ", approval " + rc.ApprovalRequestID
+		}
+		fmt.Fprintf(w, "call      %-24s %-22s %-10s receipt %s\n", rc.CallID, rc.Capability, line, shortDigest(rc.ReceiptID))
 	}
 	if ws := r.Workspace; ws != nil {
 		where := "discarded"
@@ -243,6 +246,14 @@ func printSummary(w io.Writer, r *supervisor.Result, export string) {
 	if r.StderrTruncated || (r.Status != sandbox.StatusOK && r.Stderr != "") {
 		fmt.Fprintf(w, "stderr    %s\n", truncate(lastLine(r.Stderr), 300))
 	}
+}
+
+// shortDigest keeps "sha256:" and 12 hex digits: enough to tell receipts apart on screen.
+func shortDigest(d string) string {
+	if len(d) > 19 {
+		return d[:19] + "…"
+	}
+	return d
 }
 
 func truncate(s string, n int) string {
