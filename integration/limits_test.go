@@ -3,6 +3,7 @@ package integration
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -130,7 +131,9 @@ func TestFillingIsBounded(t *testing.T) {
 		t.Fatalf("guest: %s", summary(res))
 	}
 	m := parseMarkers(t, res)
-	m.expect(t, map[string]string{"tmp:bytes": "ENOSPC", "tmp:inodes": "ENOSPC", "workspace:fsize": "EFBIG"}, "tmp:usable-again")
+	m.expect(t, map[string]string{"tmp:bytes": "ENOSPC", "tmp:inodes": "ENOSPC", "workspace:fsize": "EFBIG",
+		"rlimit:RLIMIT_FSIZE": "ValueError", "rlimit:RLIMIT_NOFILE": "ValueError", "rlimit:RLIMIT_CORE": "ValueError"},
+		"tmp:usable-again")
 	var filled, files, big int64
 	var statfs struct{ Bytes, Inodes int64 }
 	m.infoAs(t, "tmp_filled", &filled)
@@ -168,5 +171,27 @@ func TestStdoutFlood(t *testing.T) {
 	}
 	if res.Stderr != "flooded" || res.StderrTruncated {
 		t.Errorf("stderr %q truncated %v", clip(res.Stderr, 200), res.StderrTruncated)
+	}
+}
+
+// TestCPUQuota: four processes spinning for three seconds get no more
+// than the one CPU of the default limit (a generous bound on cgroup CPU
+// time against the run's wall time; the host has two cores).
+func TestCPUQuota(t *testing.T) {
+	t.Parallel()
+	need(t)
+	script := "import time\nfor _ in range(3):\n    if os.fork() == 0:\n        break\nend = time.monotonic() + 3\nwhile time.monotonic() < end:\n    pass\n"
+	res := runGuest(t, script, sandbox.Limits{CPUs: 1})
+	if res.Status != sandbox.StatusOK {
+		t.Fatalf("guest: %s", summary(res))
+	}
+	wall := time.Duration(res.Timings.RunMs * float64(time.Millisecond))
+	cpu := time.Duration(res.Usage.CPUTimeNs)
+	t.Logf("4 spinners: %v of CPU in %v (%d host CPUs)", cpu.Round(time.Millisecond), wall.Round(time.Millisecond), runtime.NumCPU())
+	if cpu == 0 {
+		t.Fatalf("no CPU usage measured: %+v", res.Usage)
+	}
+	if cpu > wall*5/4+250*time.Millisecond {
+		t.Errorf("the run used %v of CPU in %v of wall time under a 1-CPU quota", cpu, wall)
 	}
 }

@@ -45,4 +45,12 @@ def big_workspace_file():
 attempt("workspace:fsize", big_workspace_file)
 info("workspace_big", os.stat("/workspace/big").st_size)
 os.unlink("/workspace/big")
+# The limits themselves: the hard limits cannot be raised (CPython turns
+# setrlimit's EPERM into ValueError).
+import resource
+
+for name in ("RLIMIT_FSIZE", "RLIMIT_NOFILE", "RLIMIT_CORE"):  # the ones the sandbox sets
+    which = getattr(resource, name)
+    soft, hard = resource.getrlimit(which)
+    attempt("rlimit:" + name, resource.setrlimit, which, (hard + 1, hard + 1))
 control("tmp:usable-again", lambda: open("/tmp/after", "w").write("ok"))
