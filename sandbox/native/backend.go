@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/opencontainers/runc/libcontainer/configs"
+	"golang.org/x/sys/unix"
 
 	"github.com/apysup/apysup/sandbox"
 	"github.com/apysup/apysup/sandbox/doctor"
@@ -23,7 +24,9 @@ type Config struct {
 	// root (python.GuestFiles); they are mounted read-only at /opt/apysup.
 	GuestFiles fs.FS
 	// StateDir is where the Backend keeps its state (a directory of its own
-	// is created inside and removed by Close). Default: os.TempDir().
+	// is created inside and removed by Close). Default: /run when writable
+	// (root's, a tmpfs on most hosts: every run creates and removes a few
+	// directories there), else os.TempDir().
 	StateDir string
 	// UIDs hands out the host identities of runs. Default:
 	// DefaultUIDAllocator(). Two Backends in one process may share one.
@@ -76,7 +79,7 @@ func New(cfg Config) (*Backend, error) {
 		return nil, errors.New("native: Config.GuestFiles is required")
 	}
 	if cfg.StateDir == "" {
-		cfg.StateDir = os.TempDir()
+		cfg.StateDir = defaultStateDir()
 	}
 	if cfg.UIDs == nil {
 		cfg.UIDs = DefaultUIDAllocator()
@@ -225,4 +228,11 @@ func failed(err error) *sandbox.Outcome {
 		return &sandbox.Outcome{Status: e.Status, ErrorCode: e.Code, ExitCode: -1}
 	}
 	return &sandbox.Outcome{Status: sandbox.StatusSetupFailed, ErrorCode: CodeSetupFailed, ExitCode: -1}
+}
+
+func defaultStateDir() string {
+	if unix.Access("/run", unix.W_OK) == nil {
+		return "/run"
+	}
+	return os.TempDir()
 }
