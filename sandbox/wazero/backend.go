@@ -40,7 +40,7 @@ const maxGuestOutcome = 2 << 20
 const (
 	preludeName  = "prelude.py"
 	outcomeName  = "outcome.json"
-	stdlibMount  = "/usr/lib" // python311.zip is first on the default sys.path of prefix /usr
+	stdlibMount  = "/usr/lib" // python3.11/ is on the default sys.path of prefix /usr
 	noExitStatus = -1         // the guest did not exit by itself
 )
 

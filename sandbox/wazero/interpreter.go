@@ -1,11 +1,16 @@
 package wazero
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"path"
 	"path/filepath"
+	"strings"
 	"testing/fstest"
 
 	"github.com/tetratelabs/wazero"
@@ -29,7 +34,7 @@ type Config struct {
 }
 
 // Interpreter is CPython compiled for one process: a wazero runtime, the
-// compiled python.wasm, the verified stdlib zip and the two host modules.
+// compiled python.wasm, the verified stdlib and the two host modules.
 // It is safe for concurrent Runs; Close it when the process is done.
 type Interpreter struct {
 	runtime    wazero.Runtime
@@ -53,9 +58,13 @@ func Load(ctx context.Context, cfg Config) (*Interpreter, error) {
 	if err != nil {
 		return nil, err
 	}
-	zip, err := build.ReadFile(stdlibFile)
+	zipped, err := build.ReadFile(stdlibFile)
 	if err != nil {
 		return nil, err
+	}
+	stdlib, err := stdlibTree(zipped)
+	if err != nil {
+		return nil, fmt.Errorf("wazero: %s: %w", filepath.Join(build.Dir, stdlibFile), err)
 	}
 	cacheDir := cfg.CompilationCacheDir
 	if cacheDir == "" {
@@ -77,17 +86,10 @@ func Load(ctx context.Context, cfg Config) (*Interpreter, error) {
 		WithCompilationCache(cache).
 		WithCloseOnContextDone(true))
 	in := &Interpreter{
-		runtime: rt,
-		cache:   cache,
-		build:   build,
-		// /usr/lib as the native guest's sys.path sees it: the stdlib zip
-		// (held in memory once per process, read-only, checked against the
-		// manifest) and an empty lib-dynload, whose absence CPython's
-		// getpath reports on stderr.
-		stdlib: fstest.MapFS{
-			stdlibFile:               &fstest.MapFile{Data: zip, Mode: 0o444},
-			"python3.11/lib-dynload": &fstest.MapFile{Mode: fs.ModeDir | 0o555},
-		},
+		runtime:    rt,
+		cache:      cache,
+		build:      build,
+		stdlib:     stdlib,
 		guestFiles: cfg.GuestFiles,
 	}
 	if in.guestFiles == nil {
@@ -126,6 +128,43 @@ func (in *Interpreter) init(ctx context.Context, wasm []byte) error {
 	}
 	in.minMemory = uint64(mem.Min()) * pageSize
 	return nil
+}
+
+// stdlibTree unpacks the pyc-only stdlib zip into the tree the guest sees
+// at /usr/lib: python3.11/<module>.pyc, as natively (where the .py files
+// are), and an empty python3.11/lib-dynload, whose absence CPython's getpath
+// reports on stderr. A directory, not the zip itself: zipimport parses the
+// whole zip directory in Python at every start, a quarter of an empty run;
+// FileFinder lists only the directories an import touches. Held in memory
+// once per process, read-only; the zip was checked against the manifest.
+func stdlibTree(zipped []byte) (fstest.MapFS, error) {
+	zr, err := zip.NewReader(bytes.NewReader(zipped), int64(len(zipped)))
+	if err != nil {
+		return nil, err
+	}
+	tree := fstest.MapFS{
+		"python3.11/lib-dynload": &fstest.MapFile{Mode: fs.ModeDir | 0o555},
+	}
+	for _, f := range zr.File {
+		if f.FileInfo().IsDir() {
+			continue
+		}
+		name := path.Join("python3.11", f.Name)
+		if !fs.ValidPath(name) || !strings.HasSuffix(name, ".pyc") {
+			return nil, fmt.Errorf("unexpected entry %q", f.Name)
+		}
+		r, err := f.Open()
+		if err != nil {
+			return nil, err
+		}
+		data, err := io.ReadAll(r)
+		r.Close()
+		if err != nil {
+			return nil, err
+		}
+		tree[name] = &fstest.MapFile{Data: data, Mode: 0o444}
+	}
+	return tree, nil
 }
 
 // Build is the WASI build this Interpreter runs.
