@@ -93,7 +93,7 @@ func TestGuestOutcomeIsReadSafely(t *testing.T) {
 func TestKilledBySignal(t *testing.T) {
 	b := testBackend(t)
 	out := run(t, b, "import ctypes\nctypes.string_at(0)\n", sandbox.Limits{})
-	if out.Status != sandbox.StatusKilled || out.ErrorCode != CodeKilledBySignal || out.ExitCode != 128+11 {
+	if out.Status != sandbox.StatusKilled || out.ErrorCode != CodeKilledBySignal+":SIGSEGV" || out.ExitCode != 128+11 {
 		t.Fatalf("status %s code %s exit %d stderr %q", out.Status, out.ErrorCode, out.ExitCode, out.Stderr)
 	}
 	assertClean(t, b)

@@ -330,8 +330,7 @@ func (s *Sandbox) Wait(ctx context.Context) (*sandbox.Outcome, error) {
 	case oom && out.ExitCode != 0:
 		out.Status = sandbox.StatusMemoryLimit
 	case signaled:
-		// The signal is in ExitCode (128 + its number); the code stays stable.
-		out.Status, out.ErrorCode = sandbox.StatusKilled, CodeKilledBySignal
+		out.Status, out.ErrorCode = sandbox.StatusKilled, CodeKilledBySignal+":"+unix.SignalName(ws.Signal())
 	case out.ExitCode == 0:
 		out.Status = sandbox.StatusOK
 	default:
