@@ -25,6 +25,8 @@ func TestRefusedSyscalls(t *testing.T) {
 		"prctl:SET_MM":       "EPERM",
 		"setuid:0":           "EPERM",
 		"chroot":             "EPERM",
+		"setuid:mount":       "", // util-linux's own exit statuses
+		"setuid:umount":      "",
 	}
 	for _, ns := range []string{"NEWUSER", "NEWNS", "NEWPID", "NEWNET"} {
 		want["clone:"+ns] = "EPERM"
@@ -54,6 +56,13 @@ func TestRefusedSyscalls(t *testing.T) {
 	m.infoAs(t, "status", &st)
 	if st["Seccomp"] != "2" || st["NoNewPrivs"] != "1" {
 		t.Errorf("guest status %v: want a seccomp filter (2) and no_new_privs", st)
+	}
+	var nosuid map[string]bool
+	m.infoAs(t, "nosuid", &nosuid)
+	for _, d := range []string{"/usr", "/opt/apysup", "/tmp", "/workspace", "/run/apysup"} {
+		if !nosuid[d] {
+			t.Errorf("%s is not mounted nosuid (%v)", d, nosuid)
+		}
 	}
 	for _, k := range []string{"CapEff", "CapBnd", "CapPrm"} {
 		if st[k] != "0000000000000000" {

@@ -65,3 +65,21 @@ control("mkfifo", os.mkfifo, "/tmp/fifo")
 
 st = dict(l.split(":", 1) for l in open("/proc/self/status") if ":" in l)
 info("status", {k: st[k].strip() for k in ("Seccomp", "NoNewPrivs", "CapEff", "CapBnd", "CapPrm")})
+
+# Set-user-ID programs give nothing: every bind is nosuid and no_new_privs
+# is set. The guest runs the host's setuid-root mount and umount.
+import subprocess
+
+
+def run_program(name, argv):
+    p = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
+    if p.returncode == 0:
+        emit("ESCAPED", name, p.stdout[:100])
+    else:
+        emit("BLOCKED", name, "exit%d" % p.returncode)
+
+
+os.mkdir("/tmp/mnt")
+run_program("setuid:mount", ["/usr/bin/mount", "-t", "tmpfs", "none", "/tmp/mnt"])
+run_program("setuid:umount", ["/usr/bin/umount", "/tmp"])
+info("nosuid", {d: bool(os.statvfs(d).f_flag & os.ST_NOSUID) for d in ("/usr", "/opt/apysup", "/tmp", "/workspace", "/run/apysup")})

@@ -1,0 +1,440 @@
+package parity
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apysup/apysup/broker"
+	"github.com/apysup/apysup/internal/testenv"
+	"github.com/apysup/apysup/plan"
+	"github.com/apysup/apysup/sandbox"
+	"github.com/apysup/apysup/sandbox/doctor"
+	"github.com/apysup/apysup/sandbox/native"
+	"github.com/apysup/apysup/sandbox/supervisor"
+	"github.com/apysup/apysup/sandbox/wazero"
+)
+
+func TestMain(m *testing.M) {
+	native.MaybeInit()
+	code := m.Run()
+	if err := suite.close(); err != nil {
+		fmt.Fprintln(os.Stderr, "parity:", err)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+// The one Supervisor of the test binary: the wazero module is compiled (or
+// loaded from the on-disk cache) once and every run reuses it. Its StateDir
+// is private so that the suite can demand it be empty at the end.
+var suite state
+
+type state struct {
+	once     sync.Once
+	sup      *supervisor.Supervisor
+	stateDir string
+	err      error
+	native   *doctor.Check
+	wasi     error
+}
+
+// need returns the suite's Supervisor, or stops the test when either
+// backend cannot run here: a skip locally, a failure under
+// APYSUP_REQUIRE_ALL=1. Parity needs both backends; neither is optional.
+func need(t testing.TB) *supervisor.Supervisor {
+	t.Helper()
+	testenv.NeedRoot(t)
+	suite.once.Do(func() {
+		suite.native = doctor.Run(context.Background()).FirstFailure()
+		_, suite.wasi = wazero.Locate("")
+		if suite.native != nil || suite.wasi != nil {
+			return
+		}
+		suite.stateDir, suite.err = os.MkdirTemp("", "apysup-p")
+		if suite.err == nil {
+			// Each native run's container root (an unprivileged host uid)
+			// must traverse it, as it does /tmp.
+			suite.err = os.Chmod(suite.stateDir, 0o711)
+		}
+		if suite.err == nil {
+			suite.sup = supervisor.New(supervisor.Config{StateDir: suite.stateDir})
+		}
+	})
+	if f := suite.native; f != nil {
+		testenv.Need(t, false, "native backend: "+f.Name+": "+f.Status+": "+f.Detail+" (fix: "+f.Fix+")")
+	}
+	var ue *wazero.UnavailableError
+	if errors.As(suite.wasi, &ue) {
+		testenv.Need(t, false, "the WASI CPython build ("+wazero.BuildCommand+"): "+ue.Reason)
+	}
+	if suite.wasi != nil {
+		t.Fatal(suite.wasi)
+	}
+	if suite.err != nil {
+		t.Fatal(suite.err)
+	}
+	return suite.sup
+}
+
+// close ends the Supervisor and checks that no run left anything in the
+// state directory.
+func (s *state) close() error {
+	if s.sup == nil {
+		return nil
+	}
+	err := s.sup.Close()
+	entries, rerr := os.ReadDir(s.stateDir)
+	if rerr == nil && len(entries) > 0 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		err = errors.Join(err, fmt.Errorf("left behind in %s: %s", s.stateDir, strings.Join(names, ", ")))
+	}
+	return errors.Join(err, rerr, os.RemoveAll(s.stateDir))
+}
+
+// manifest is the Plan of every corpus run. Each capability has a handler
+// of its own identity, so that dispatch counts are per capability.
+const manifest = `{"schema_version": "apysup.manifest.v1", "max_calls": %d,
+ "capabilities": [
+  {"name": "echo.say", "version": "1", "description": "Echo the arguments.", "effect": "read", "playback": "live",
+   "handler": {"kind": "builtin", "id": "echo", "version": "1", "config": {}},
+   "input_schema": {"type": "object", "properties": {"text": {"type": "string", "maxLength": 200}, "n": {"type": "integer"}},
+                    "required": ["text"], "additionalProperties": false},
+   "output_schema": {"type": "object"},
+   "python": {"module": "echo", "function": "say", "aliases": ["shout"]}},
+  {"name": "notes.put", "version": "1", "description": "Store a note (approval).", "effect": "write", "playback": "live",
+   "handler": {"kind": "parity", "id": "notes", "version": "1"},
+   "input_schema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"], "additionalProperties": false},
+   "python": {"module": "notes", "function": "put"}, "approval": {"lease_seconds": 300}},
+  {"name": "files.remove", "version": "1", "description": "Remove a file (approval; always rejected).", "effect": "write", "playback": "live",
+   "handler": {"kind": "parity", "id": "remove", "version": "1"},
+   "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"], "additionalProperties": false},
+   "python": {"module": "files", "function": "remove"}, "approval": {"lease_seconds": 300}},
+  {"name": "fail.always", "version": "1", "description": "A handler that fails.", "effect": "read", "playback": "live",
+   "handler": {"kind": "parity", "id": "fail", "version": "1"},
+   "input_schema": {"type": "object"},
+   "python": {"module": "fail", "function": "always"}},
+  {"name": "shape.bad", "version": "1", "description": "A handler whose result breaks the output schema.", "effect": "read", "playback": "live",
+   "handler": {"kind": "parity", "id": "badshape", "version": "1"},
+   "input_schema": {"type": "object"},
+   "output_schema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+   "python": {"module": "shape", "function": "bad"}}
+ ],
+ "grants": [{"capability": "echo.say", "policy": {}}, {"capability": "notes.put", "policy": {}},
+            {"capability": "files.remove", "policy": {}}, {"capability": "fail.always", "policy": {}},
+            {"capability": "shape.bad", "policy": {}}]}`
+
+// Plans by name: "main" grants 64 calls, "budget" 3.
+var plans = sync.OnceValues(func() (map[string]*plan.Plan, error) {
+	out := map[string]*plan.Plan{}
+	for name, maxCalls := range map[string]int{"main": 64, "budget": 3} {
+		m, err := plan.ParseManifest([]byte(fmt.Sprintf(manifest, maxCalls)))
+		if err != nil {
+			return nil, err
+		}
+		if out[name], err = m.Seal(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+})
+
+func planNamed(t testing.TB, name string) *plan.Plan {
+	t.Helper()
+	ps, err := plans()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, ok := ps[name]
+	if !ok {
+		t.Fatalf("no plan %q", name)
+	}
+	return p
+}
+
+// counter counts the dispatches of one run, per capability.
+type counter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *counter) wrap(capability string, h broker.Handler) broker.Handler {
+	return broker.HandlerFunc(func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		c.mu.Lock()
+		c.n[capability]++
+		c.mu.Unlock()
+		return h.Call(ctx, args)
+	})
+}
+
+// String is "capability=n ..." sorted, or "none".
+func (c *counter) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.n) == 0 {
+		return "none"
+	}
+	keys := make([]string, 0, len(c.n))
+	for k := range c.n {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%s=%d", k, c.n[k])
+	}
+	return b.String()
+}
+
+// handlersFor builds a fresh handler table for one run of p: every handler
+// wrapped by the run's counter.
+func handlersFor(t testing.TB, p *plan.Plan, c *counter) *broker.Handlers {
+	t.Helper()
+	impl := map[string]broker.Handler{
+		"echo.say":     broker.Echo{},
+		"notes.put":    broker.Echo{},
+		"files.remove": broker.Echo{},
+		"fail.always": broker.HandlerFunc(func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			return nil, errors.New("parity: this handler always fails")
+		}),
+		"shape.bad": broker.HandlerFunc(func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			return json.RawMessage(`{"n":"not a number"}`), nil
+		}),
+	}
+	hs := broker.NewHandlers()
+	for _, capability := range p.Capabilities() {
+		h, ok := impl[capability.Name()]
+		if !ok {
+			t.Fatalf("no handler for %s", capability.Name())
+		}
+		if err := hs.Add(capability.Handler(), c.wrap(capability.Name(), h)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return hs
+}
+
+// approver decides every waiting request of a by rule: files.remove is
+// always rejected; anything else is approved unless its arguments contain
+// "reject". It stops when stop is called.
+func approver(a *broker.Approvals) (stop func()) {
+	events, unsubscribe := a.Subscribe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range events {
+			for _, p := range a.Pending() {
+				if p.Capability == "files.remove" || strings.Contains(p.Preview, "reject") {
+					_ = a.Reject(p.ID)
+				} else {
+					_ = a.Approve(p.ID)
+				}
+			}
+		}
+	}()
+	return func() { unsubscribe(); <-done }
+}
+
+// corpusCase is one script of the corpus and how to run it.
+type corpusCase struct {
+	script  string       // file under corpus/
+	plan    string       // "main" (default) or "budget"
+	surface plan.Surface // default programmatic with parent "main"
+	parent  string
+	args    []string
+	// status and exit are what both backends must end with (default ok, 0):
+	// parity alone would accept two identical failures.
+	status sandbox.Status
+	exit   int
+	// known lists the documented differences: field -> the exact value
+	// each backend gives (docs/parity.md says why).
+	known map[string]pinned
+}
+
+type pinned struct{ native, wazero string }
+
+// observation is what the suite compares of one run: run-specific ids are
+// gone, everything else is kept verbatim.
+type observation struct {
+	fields map[string]string
+	res    *supervisor.Result
+}
+
+// fieldOrder is the order of fields in reports.
+var fieldOrder = []string{"status", "exit_code", "error_code", "stdout", "stderr_last", "guest_error", "result", "workspace", "dispatches", "receipts"}
+
+const corpusDir = "corpus"
+
+// runOne runs tc on one backend and observes it.
+func runOne(ctx context.Context, t testing.TB, sup *supervisor.Supervisor, tc corpusCase, backend string) observation {
+	t.Helper()
+	p := planNamed(t, tc.planName())
+	c := &counter{n: map[string]int{}}
+	approvals := broker.NewApprovals(broker.ApprovalOptions{})
+	stop := approver(approvals)
+	defer stop()
+	surface, parent := tc.surface, tc.parent
+	if surface == "" {
+		surface, parent = plan.SurfaceProgrammatic, "main"
+	}
+	res, err := sup.Run(ctx, supervisor.Request{
+		Plan: p, Handlers: handlersFor(t, p, c), Approvals: approvals,
+		Surface: surface, Parent: parent,
+		Backend: backend, BackendSource: "flag",
+		ScriptPath:    filepath.Join(corpusDir, tc.script),
+		Args:          tc.args,
+		WorkspaceSeed: filepath.Join(corpusDir, "workspace"),
+		// Generous: the race detector slows wazero several times over, and
+		// a timeout here is a finding, not a measurement.
+		Limits: sandbox.Limits{Timeout: 3 * time.Minute},
+	})
+	if err != nil {
+		t.Fatalf("%s: Run: %v", backend, err)
+	}
+	return observe(res, c)
+}
+
+func (tc corpusCase) planName() string {
+	if tc.plan == "" {
+		return "main"
+	}
+	return tc.plan
+}
+
+func observe(res *supervisor.Result, c *counter) observation {
+	f := map[string]string{
+		"status":      string(res.Status),
+		"exit_code":   fmt.Sprint(res.ExitCode),
+		"error_code":  res.ErrorCode,
+		"stdout":      res.Stdout,
+		"stderr_last": lastLine(res.Stderr),
+		"result":      string(res.Result),
+		"dispatches":  c.String(),
+		"receipts":    normaliseReceipts(res.Receipts),
+	}
+	if g := res.GuestError; g != nil {
+		f["guest_error"] = g.Type + ": " + g.Message
+	}
+	if w := res.Workspace; w != nil {
+		f["workspace"] = fmt.Sprintf("%s entries=%d bytes=%d", w.FinalTreeSHA256, w.EntryCount, w.Bytes)
+	}
+	return observation{fields: f, res: res}
+}
+
+// normaliseReceipts keeps every field of every receipt but the run's own
+// ids: receipt_id and run_id are dropped (the digest contains the run id),
+// approval_request_id becomes "approval" (it is random).
+func normaliseReceipts(rs []broker.Receipt) string {
+	var b strings.Builder
+	for _, r := range rs {
+		approval := "-"
+		if r.ApprovalRequestID != "" {
+			approval = "approval"
+		}
+		fmt.Fprintf(&b, "#%d %s %s parent=%s %s outcome=%s error=%s %s request=%s response=%s\n",
+			r.OperationIndex, r.SchemaVersion, r.CallID, r.ParentCallID, r.Capability, r.Outcome, r.ErrorCode,
+			approval, r.RequestSHA256, r.ResponseSHA256)
+		_ = r.PlanSHA256 // the same Plan on both sides: compared below, in plan
+	}
+	return b.String()
+}
+
+func lastLine(s string) string {
+	s = strings.TrimRight(s, "\n")
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+// verdict is one script's line in the report.
+type verdict struct {
+	script     string
+	matched    []string
+	documented []string
+	differ     []string
+}
+
+// compare checks one script's two observations and returns its verdict:
+// equal fields match; a known field must hold exactly its pinned value on
+// each side; anything else that differs is an error.
+func compare(t testing.TB, tc corpusCase, n, w observation) verdict {
+	t.Helper()
+	v := verdict{script: tc.script}
+	for name := range tc.known {
+		if _, ok := n.fields[name]; !ok && !contains(fieldOrder, name) {
+			t.Errorf("%s: documented difference in unknown field %q", tc.script, name)
+		}
+	}
+	for _, name := range fieldOrder {
+		nv, wv := n.fields[name], w.fields[name]
+		if pin, ok := tc.known[name]; ok {
+			if nv != pin.native || wv != pin.wazero {
+				t.Errorf("%s: %s: the documented difference changed:\nnative  got %q\n        want %q\nwazero  got %q\n        want %q",
+					tc.script, name, nv, pin.native, wv, pin.wazero)
+				v.differ = append(v.differ, name)
+				continue
+			}
+			v.documented = append(v.documented, name)
+			continue
+		}
+		if nv != wv {
+			t.Errorf("%s: %s differs (not a documented exception):\nnative %q\nwazero %q", tc.script, name, nv, wv)
+			v.differ = append(v.differ, name)
+			continue
+		}
+		v.matched = append(v.matched, name)
+	}
+	for _, o := range []struct {
+		backend string
+		o       observation
+	}{{"native", n}, {"wazero", w}} {
+		if o.o.res.PlanSHA256 != planNamed(t, tc.planName()).Identity() {
+			t.Errorf("%s: %s: result binds plan %s", tc.script, o.backend, o.o.res.PlanSHA256)
+		}
+		if _, pinnedStatus := tc.known["status"]; !pinnedStatus && o.o.res.Status != tc.wantStatus() {
+			t.Errorf("%s: %s: status %s (%s), want %s\nstderr: %s", tc.script, o.backend, o.o.res.Status, o.o.res.ErrorCode, tc.wantStatus(), clip(o.o.res.Stderr, 4000))
+		}
+		if _, pinnedExit := tc.known["exit_code"]; !pinnedExit && o.o.res.ExitCode != tc.exit {
+			t.Errorf("%s: %s: exit code %d, want %d\nstderr: %s", tc.script, o.backend, o.o.res.ExitCode, tc.exit, clip(o.o.res.Stderr, 4000))
+		}
+	}
+	return v
+}
+
+func (tc corpusCase) wantStatus() sandbox.Status {
+	if tc.status == "" {
+		return sandbox.StatusOK
+	}
+	return tc.status
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
