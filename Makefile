@@ -7,8 +7,8 @@ BIN      := bin/apysup
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Debian packages the build and the tests need: cgo + libseccomp for the
 # seccomp filter, Debian's own interpreter for the guest, bubblewrap as the
-# benchmark's baseline.
-APT_PACKAGES := gcc libc6-dev libseccomp-dev pkg-config python3.11 bubblewrap
+# benchmark's baseline, vagrant to validate the Vagrantfile.
+APT_PACKAGES := gcc libc6-dev libseccomp-dev pkg-config python3.11 bubblewrap vagrant
 TEST_TIMEOUT ?= 45m
 
 include mk/wasi.mk
@@ -34,6 +34,7 @@ vet: deps
 
 lint: vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	vagrant validate --ignore-provider
 
 # Every test, unit and integration, with the race detector. Tests that need
 # a kernel feature or the WASI build skip locally and fail when

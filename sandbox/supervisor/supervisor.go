@@ -371,4 +371,3 @@ func newID(prefix string) (string, error) {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
