@@ -99,16 +99,21 @@ func FuzzEnvelope(f *testing.F) {
 	})
 }
 
-// FuzzDispatch: any body through the whole registry gives one of the
-// documented statuses and a JSON body, and never dispatches a call id twice.
+// FuzzDispatch: any two bodies through the whole registry, in the order
+// a, b, a, get documented statuses and JSON bodies; no call id is ever
+// dispatched twice; and a repeat of a call id is refused as a mismatch
+// exactly when its canonical frame differs.
 func FuzzDispatch(f *testing.F) {
-	f.Add(envelopeFor(frame("capability-1", "echo.say", `{}`)), uint8(1))
-	f.Add(envelopeFor(frame("capability-1", "fault.panic", `{}`)), uint8(2))
-	f.Add(envelopeFor(frame("capability-1", "fault.garbage", `{"a":[]}`)), uint8(3))
-	f.Fuzz(func(t *testing.T, body []byte, repeat uint8) {
+	f.Add(envelopeFor(frame("capability-1", "echo.say", `{}`)), envelopeFor(frame("capability-1", "echo.say", `{ }`)))
+	f.Add(envelopeFor(frame("capability-1", "fault.panic", `{}`)), envelopeFor(frame("capability-1", "fault.panic", `{"a":1}`)))
+	f.Add(envelopeFor(frame("capability-1", "fault.garbage", `{"a":[]}`)), []byte(`{}`))
+	f.Fuzz(func(t *testing.T, a, b []byte) {
 		tc := openTest(t, ChannelLimits{})
 		close(tc.b.release) // fault.block must not hold the fuzzer
-		for range 1 + int(repeat%4) {
+		ea, _ := parseEnvelope(a)
+		eb, _ := parseEnvelope(b)
+		first := 0
+		for i, body := range [][]byte{a, b, a} {
 			status, resp := tc.reg.Dispatch(t.Context(), testUID, tc.cred, body)
 			switch status {
 			case 200, 400, 401, 409, 413, 429:
@@ -117,6 +122,16 @@ func FuzzDispatch(f *testing.F) {
 			}
 			if err := canonjson.Validate(resp, MaxEnvelopeBytes*2); err != nil {
 				t.Fatalf("response %q: %v", resp, err)
+			}
+			switch {
+			case i == 0:
+				first = status
+			case first != 200 || (status != 200 && status != 409) || ea == nil || eb == nil || ea.CallID != eb.CallID:
+				// a did not enter the table, b never reached it, or b is another call
+			case i == 1 && (status == 409) == sameRequest(ea.Frame, eb.Frame):
+				t.Fatalf("call %q: b got %d, same request %v", ea.CallID, status, status != 409)
+			case i == 2 && status == 409:
+				t.Fatalf("call %q: a repeated got 409", ea.CallID)
 			}
 		}
 		for _, id := range tc.b.callIDs() {
