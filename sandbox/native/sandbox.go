@@ -38,7 +38,8 @@ const maxGuestOutcome = 2 << 20
 //
 // libcontainer fixes mounts and argv when the container starts, so the job
 // is assigned before Start; a pool of prepared sandboxes keeps Prepare'd
-// values (ids, directories, checked host) ready.
+// values (ids, directories, checked host) ready (STARTUP.md says what a
+// pool of started ones would need). A Sandbox belongs to one goroutine.
 type Sandbox struct {
 	b      *Backend
 	id     string
