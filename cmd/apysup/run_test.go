@@ -63,6 +63,14 @@ func TestRunHelloNative(t *testing.T) {
 	if code != 0 || res.Status != "ok" || res.Backend != "native" || res.BackendSource != SourceDefault {
 		t.Fatalf("exit %d: %+v", code, res)
 	}
+	// The grant policy appears in no output of a run, summary or JSON.
+	secret := secretManifest(t)
+	for _, args := range [][]string{{"run", "--plan", secret, "../../examples/hello.py"}, {"run", "--json", "--plan", secret, "../../examples/hello.py"}} {
+		out, errOut, code := run(t, args...)
+		if code != 0 || strings.Contains(out+errOut, "GRANT-SECRET-42") {
+			t.Fatalf("%v: exit %d, or the grant leaked:\n%s\n%s", args, code, out, errOut)
+		}
+	}
 	if !strings.Contains(res.Stdout, "hello from cpython 3.11.2") || canonical(t, res.Result) != `{"answer":{"echo":{"city":"Paris"}},"city":"Paris"}` {
 		t.Fatalf("stdout %q result %s", res.Stdout, res.Result)
 	}

@@ -57,9 +57,8 @@ type Supervisor struct {
 	native     *native.Backend
 	nativeErr  error
 
-	wazeroOnce sync.Once
-	wazero     *wazero.Interpreter
-	wazeroErr  error
+	wazeroMu sync.Mutex
+	wazero   *wazero.Interpreter
 }
 
 // New returns a Supervisor.
@@ -176,7 +175,9 @@ func (s *Supervisor) Run(ctx context.Context, req Request) (*Result, error) {
 		return refuse(sandbox.StatusSetupFailed, native.CodeSetupFailed, err)
 	}
 	s.fill(res, out, err)
-	res.Receipts = b.Receipts()
+	if rs := b.Receipts(); rs != nil {
+		res.Receipts = rs
+	}
 	if verr := broker.VerifyReceipts(res.PlanSHA256, runID, broker.MarshalReceipts(res.Receipts)); verr != nil {
 		res.Status, res.ErrorCode, res.Error = sandbox.StatusError, CodeReceiptsInvalid, verr.Error()
 	}
@@ -194,13 +195,25 @@ func (s *Supervisor) nativeBackend() (*native.Backend, error) {
 }
 
 func (s *Supervisor) wazeroInterpreter(ctx context.Context) (*wazero.Interpreter, error) {
-	s.wazeroOnce.Do(func() {
-		if s.cfg.Progress != nil {
-			s.cfg.Progress("loading the WASI CPython build (the first compile takes a few seconds; later runs use the cache)")
-		}
-		s.wazero, s.wazeroErr = wazero.Load(ctx, s.cfg.Wazero)
-	})
-	return s.wazero, s.wazeroErr
+	s.wazeroMu.Lock()
+	defer s.wazeroMu.Unlock()
+	if s.wazero != nil {
+		return s.wazero, nil
+	}
+	// A failure is not remembered: a build made meanwhile (make wasi-python)
+	// is found by the next run of a long-lived supervisor.
+	if _, err := wazero.Locate(s.cfg.Wazero.CacheDir); err != nil {
+		return nil, err
+	}
+	if s.cfg.Progress != nil {
+		s.cfg.Progress("loading the WASI CPython build (the first compile takes a few seconds; later runs use the cache)")
+	}
+	in, err := wazero.Load(ctx, s.cfg.Wazero)
+	if err != nil {
+		return nil, err
+	}
+	s.wazero = in
+	return in, nil
 }
 
 // runNative opens the run's channel on a socket owned by the run's host
