@@ -1,0 +1,74 @@
+package parity
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/apysup/apysup/sandbox/supervisor"
+)
+
+// TestParity runs every script of the corpus on both backends, compares
+// the two results and logs one line per script.
+func TestParity(t *testing.T) {
+	sup := need(t)
+	var (
+		mu       sync.Mutex
+		verdicts []verdict
+	)
+	t.Run("corpus", func(t *testing.T) {
+		for _, tc := range corpus {
+			t.Run(strings.TrimSuffix(tc.script, ".py"), func(t *testing.T) {
+				t.Parallel()
+				var n, w observation
+				var wg sync.WaitGroup
+				wg.Add(2)
+				go func() { defer wg.Done(); n = runOne(t.Context(), t, sup, tc, supervisor.BackendNative) }()
+				go func() { defer wg.Done(); w = runOne(t.Context(), t, sup, tc, supervisor.BackendWazero) }()
+				wg.Wait()
+				if n.res == nil || w.res == nil {
+					return // runOne reported why
+				}
+				v := compare(t, tc, n, w)
+				mu.Lock()
+				verdicts = append(verdicts, v)
+				mu.Unlock()
+			})
+		}
+	})
+	t.Log(report(verdicts))
+}
+
+// report is the table of verdicts, in corpus order.
+func report(vs []verdict) string {
+	order := map[string]int{}
+	for i, tc := range corpus {
+		order[tc.script] = i
+	}
+	byScript := map[string]verdict{}
+	for _, v := range vs {
+		byScript[v.script] = v
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%-28s %-10s %s\n", "script", "verdict", "fields")
+	var match, documented, differ int
+	for _, tc := range corpus {
+		v, ok := byScript[tc.script]
+		switch {
+		case !ok:
+			fmt.Fprintf(&b, "%-28s %-10s %s\n", tc.script, "not run", "")
+		case len(v.differ) > 0:
+			differ++
+			fmt.Fprintf(&b, "%-28s %-10s differ: %s\n", tc.script, "DIFFER", strings.Join(v.differ, ", "))
+		case len(v.documented) > 0:
+			documented++
+			fmt.Fprintf(&b, "%-28s %-10s documented: %s\n", tc.script, "known", strings.Join(v.documented, ", "))
+		default:
+			match++
+			fmt.Fprintf(&b, "%-28s %-10s all %d fields\n", tc.script, "match", len(v.matched))
+		}
+	}
+	fmt.Fprintf(&b, "%d scripts: %d match, %d documented differences, %d differ\n", len(corpus), match, documented, differ)
+	return b.String()
+}
