@@ -1,11 +1,15 @@
 package native
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/apysup/apysup/sandbox"
@@ -154,6 +158,54 @@ print(uid_map[uid_map.index('1000') + 1], seen, open('/tmp/mine').read(), errs)
 		if seen != "['mine']" || mine != fmt.Sprint(i) || errs != "[]" {
 			t.Errorf("run %d: /tmp %s marker %s kill results %s", i, seen, mine, errs)
 		}
+	}
+	assertClean(t, b)
+}
+
+// A guest cannot reach another run's processes, even knowing their host pids.
+func TestRunsCannotSignalEachOther(t *testing.T) {
+	b := testBackend(t)
+	victimJob := newJob(t, sleeper)
+	victim, err := b.Prepare(context.Background(), sandbox.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer victim.Destroy()
+	if err := victim.Assign(victimJob); err != nil {
+		t.Fatal(err)
+	}
+	if err := victim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitForFile(t, filepath.Join(victimJob.WorkspaceDir, "started"))
+	st, err := victim.container.State()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := st.InitProcessPid
+	script := `import os, signal, sys
+res = []
+for target in (int(sys.argv[1]), -1):
+    try:
+        os.kill(target, signal.SIGKILL)
+        res.append('sent')
+    except OSError as e:
+        res.append(e.__class__.__name__)
+print(res)
+`
+	out := run(t, b, script, sandbox.Limits{}, strconv.Itoa(pid))
+	if got := strings.TrimSpace(string(out.Stdout)); got != "['ProcessLookupError', 'ProcessLookupError']" {
+		t.Errorf("attacker: %q stderr %q", got, out.Stderr)
+	}
+	if err := syscall.Kill(pid, 0); err != nil {
+		t.Fatalf("the victim's pid 1 is gone: %v", err)
+	}
+	victim.kill()
+	if out, err := victim.Wait(context.Background()); err != nil || out.Status != sandbox.StatusKilled {
+		t.Fatalf("victim: %v %+v", err, out)
+	}
+	if err := victim.Destroy(); err != nil {
+		t.Fatal(err)
 	}
 	assertClean(t, b)
 }
