@@ -136,14 +136,16 @@ func TestCleanupAfterCancel(t *testing.T) {
 	assertWorkspaceReturned(t, job.WorkspaceDir)
 }
 
-func TestCleanupAfterGuestSIGKILL(t *testing.T) {
-	b := testBackend(t)
+// startSleeper starts the sleeper through the phases API and returns once it
+// runs, with the host pid of its pid 1. The caller waits for and destroys it.
+func startSleeper(t *testing.T, b *Backend) (*Sandbox, sandbox.Job, int) {
+	t.Helper()
 	job := newJob(t, sleeper)
 	s, err := b.Prepare(context.Background(), sandbox.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Destroy()
+	t.Cleanup(func() { s.Destroy() })
 	if err := s.Assign(job); err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +157,13 @@ func TestCleanupAfterGuestSIGKILL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Kill(st.InitProcessPid, syscall.SIGKILL); err != nil {
+	return s, job, st.InitProcessPid
+}
+
+func TestCleanupAfterGuestSIGKILL(t *testing.T) {
+	b := testBackend(t)
+	s, job, pid := startSleeper(t, b)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	out, err := s.Wait(context.Background())

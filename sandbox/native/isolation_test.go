@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -165,24 +164,7 @@ print(uid_map[uid_map.index('1000') + 1], seen, open('/tmp/mine').read(), errs)
 // A guest cannot reach another run's processes, even knowing their host pids.
 func TestRunsCannotSignalEachOther(t *testing.T) {
 	b := testBackend(t)
-	victimJob := newJob(t, sleeper)
-	victim, err := b.Prepare(context.Background(), sandbox.Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer victim.Destroy()
-	if err := victim.Assign(victimJob); err != nil {
-		t.Fatal(err)
-	}
-	if err := victim.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waitForFile(t, filepath.Join(victimJob.WorkspaceDir, "started"))
-	st, err := victim.container.State()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid := st.InitProcessPid
+	victim, _, pid := startSleeper(t, b)
 	script := `import os, signal, sys
 res = []
 for target in (int(sys.argv[1]), -1):
