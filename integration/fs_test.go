@@ -50,6 +50,10 @@ func TestHostSecretsAreInvisible(t *testing.T) {
 		"/proc/self/cwd/../root/SECRET", "/../../root/SECRET", "/workspace/../root/SECRET", "/proc/1/cwd/../../root/SECRET"} {
 		want["open:"+p] = "ENOENT"
 	}
+	for _, p := range []string{"/etc/shadow", "/etc/gshadow", "/etc/ssh", "/etc/sudoers", "/root", "/home", "/var", "/srv",
+		"/mnt", "/boot", "/sys", "/run/secrets", "/var/run/docker.sock", "/run/containerd"} {
+		want["stat:"+p] = "ENOENT"
+	}
 	m.expect(t, want)
 	var walk struct {
 		Entries, Files, Read int

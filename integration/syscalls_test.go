@@ -28,7 +28,7 @@ func TestRefusedSyscalls(t *testing.T) {
 		"setuid:mount":       "", // util-linux's own exit statuses
 		"setuid:umount":      "",
 	}
-	for _, ns := range []string{"NEWUSER", "NEWNS", "NEWPID", "NEWNET"} {
+	for _, ns := range []string{"NEWUSER", "NEWNS", "NEWPID", "NEWNET", "NEWUTS", "NEWIPC", "NEWCGROUP", "NEWTIME"} {
 		want["clone:"+ns] = "EPERM"
 		want["unshare:"+ns] = "EPERM"
 	}

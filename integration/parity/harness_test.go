@@ -251,6 +251,7 @@ func approver(a *broker.Approvals) (stop func()) {
 
 // corpusCase is one script of the corpus and how to run it.
 type corpusCase struct {
+	name    string       // the subtest's name; default the script's
 	script  string       // file under corpus/
 	plan    string       // "main" (default) or "budget"
 	surface plan.Surface // default programmatic with parent "main"
@@ -306,6 +307,13 @@ func runOne(ctx context.Context, t testing.TB, sup *supervisor.Supervisor, tc co
 		t.Fatalf("%s: Run: %v", backend, err)
 	}
 	return observe(res, c)
+}
+
+func (tc corpusCase) id() string {
+	if tc.name != "" {
+		return tc.name
+	}
+	return strings.TrimSuffix(tc.script, ".py")
 }
 
 func (tc corpusCase) planName() string {
@@ -374,10 +382,10 @@ type verdict struct {
 // each side; anything else that differs is an error.
 func compare(t testing.TB, tc corpusCase, n, w observation) verdict {
 	t.Helper()
-	v := verdict{script: tc.script}
+	v := verdict{script: tc.id()}
 	for name := range tc.known {
 		if _, ok := n.fields[name]; !ok && !contains(fieldOrder, name) {
-			t.Errorf("%s: documented difference in unknown field %q", tc.script, name)
+			t.Errorf("%s: documented difference in unknown field %q", tc.id(), name)
 		}
 	}
 	for _, name := range fieldOrder {
@@ -385,7 +393,7 @@ func compare(t testing.TB, tc corpusCase, n, w observation) verdict {
 		if pin, ok := tc.known[name]; ok {
 			if nv != pin.native || wv != pin.wazero {
 				t.Errorf("%s: %s: the documented difference changed:\nnative  got %q\n        want %q\nwazero  got %q\n        want %q",
-					tc.script, name, nv, pin.native, wv, pin.wazero)
+					tc.id(), name, nv, pin.native, wv, pin.wazero)
 				v.differ = append(v.differ, name)
 				continue
 			}
@@ -393,7 +401,7 @@ func compare(t testing.TB, tc corpusCase, n, w observation) verdict {
 			continue
 		}
 		if nv != wv {
-			t.Errorf("%s: %s differs (not a documented exception):\nnative %q\nwazero %q", tc.script, name, nv, wv)
+			t.Errorf("%s: %s differs (not a documented exception):\nnative %q\nwazero %q", tc.id(), name, nv, wv)
 			v.differ = append(v.differ, name)
 			continue
 		}
@@ -404,13 +412,13 @@ func compare(t testing.TB, tc corpusCase, n, w observation) verdict {
 		o       observation
 	}{{"native", n}, {"wazero", w}} {
 		if o.o.res.PlanSHA256 != planNamed(t, tc.planName()).Identity() {
-			t.Errorf("%s: %s: result binds plan %s", tc.script, o.backend, o.o.res.PlanSHA256)
+			t.Errorf("%s: %s: result binds plan %s", tc.id(), o.backend, o.o.res.PlanSHA256)
 		}
 		if _, pinnedStatus := tc.known["status"]; !pinnedStatus && o.o.res.Status != tc.wantStatus() {
-			t.Errorf("%s: %s: status %s (%s), want %s\nstderr: %s", tc.script, o.backend, o.o.res.Status, o.o.res.ErrorCode, tc.wantStatus(), clip(o.o.res.Stderr, 4000))
+			t.Errorf("%s: %s: status %s (%s), want %s\nstderr: %s", tc.id(), o.backend, o.o.res.Status, o.o.res.ErrorCode, tc.wantStatus(), clip(o.o.res.Stderr, 4000))
 		}
 		if _, pinnedExit := tc.known["exit_code"]; !pinnedExit && o.o.res.ExitCode != tc.exit {
-			t.Errorf("%s: %s: exit code %d, want %d\nstderr: %s", tc.script, o.backend, o.o.res.ExitCode, tc.exit, clip(o.o.res.Stderr, 4000))
+			t.Errorf("%s: %s: exit code %d, want %d\nstderr: %s", tc.id(), o.backend, o.o.res.ExitCode, tc.exit, clip(o.o.res.Stderr, 4000))
 		}
 	}
 	return v

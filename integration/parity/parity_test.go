@@ -19,7 +19,7 @@ func TestParity(t *testing.T) {
 	)
 	t.Run("corpus", func(t *testing.T) {
 		for _, tc := range corpus {
-			t.Run(strings.TrimSuffix(tc.script, ".py"), func(t *testing.T) {
+			t.Run(tc.id(), func(t *testing.T) {
 				t.Parallel()
 				var n, w observation
 				var wg sync.WaitGroup
@@ -44,7 +44,7 @@ func TestParity(t *testing.T) {
 func report(vs []verdict) string {
 	order := map[string]int{}
 	for i, tc := range corpus {
-		order[tc.script] = i
+		order[tc.id()] = i
 	}
 	byScript := map[string]verdict{}
 	for _, v := range vs {
@@ -54,19 +54,19 @@ func report(vs []verdict) string {
 	fmt.Fprintf(&b, "\n%-28s %-10s %s\n", "script", "verdict", "fields")
 	var match, documented, differ int
 	for _, tc := range corpus {
-		v, ok := byScript[tc.script]
+		v, ok := byScript[tc.id()]
 		switch {
 		case !ok:
-			fmt.Fprintf(&b, "%-28s %-10s %s\n", tc.script, "not run", "")
+			fmt.Fprintf(&b, "%-28s %-10s %s\n", tc.id(), "not run", "")
 		case len(v.differ) > 0:
 			differ++
-			fmt.Fprintf(&b, "%-28s %-10s differ: %s\n", tc.script, "DIFFER", strings.Join(v.differ, ", "))
+			fmt.Fprintf(&b, "%-28s %-10s differ: %s\n", tc.id(), "DIFFER", strings.Join(v.differ, ", "))
 		case len(v.documented) > 0:
 			documented++
-			fmt.Fprintf(&b, "%-28s %-10s documented: %s\n", tc.script, "known", strings.Join(v.documented, ", "))
+			fmt.Fprintf(&b, "%-28s %-10s documented: %s\n", tc.id(), "known", strings.Join(v.documented, ", "))
 		default:
 			match++
-			fmt.Fprintf(&b, "%-28s %-10s all %d fields\n", tc.script, "match", len(v.matched))
+			fmt.Fprintf(&b, "%-28s %-10s all %d fields\n", tc.id(), "match", len(v.matched))
 		}
 	}
 	fmt.Fprintf(&b, "%d scripts: %d match, %d documented differences, %d differ\n", len(corpus), match, documented, differ)

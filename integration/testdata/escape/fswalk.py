@@ -75,6 +75,12 @@ for path in ["/root/" + name, "/tmp/" + name, "/proc/1/root/root/" + name, "/pro
              "/proc/1/cwd/../../root/" + name]:
     attempt("open:" + path.replace(name, "SECRET"), lambda p: open(p, "rb").read(), path)
 
+# The host's own secrets by their usual names: none of them is in the
+# guest's generated /etc or its root.
+for path in ["/etc/shadow", "/etc/gshadow", "/etc/ssh", "/etc/sudoers", "/root", "/home", "/var", "/srv", "/mnt",
+             "/boot", "/sys", "/run/secrets", "/var/run/docker.sock", "/run/containerd"]:
+    attempt("stat:" + path, os.stat, path)
+
 
 def connect(path):
     s = socket.socket(socket.AF_UNIX)

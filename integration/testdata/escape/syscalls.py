@@ -34,7 +34,8 @@ for spec in sys.argv[1:]:
 
 # Argument filters.
 SIGCHLD = 17
-CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x00020000, 0x20000000, 0x40000000
+NAMESPACES = {"NEWUSER": 0x10000000, "NEWNS": 0x00020000, "NEWPID": 0x20000000, "NEWNET": 0x40000000,
+              "NEWUTS": 0x04000000, "NEWIPC": 0x08000000, "NEWCGROUP": 0x02000000, "NEWTIME": 0x00000080}
 
 
 def clone(flags):
@@ -45,7 +46,7 @@ def clone(flags):
     return pid
 
 
-for flag, name in ((CLONE_NEWUSER, "NEWUSER"), (CLONE_NEWNS, "NEWNS"), (CLONE_NEWPID, "NEWPID"), (CLONE_NEWNET, "NEWNET")):
+for name, flag in NAMESPACES.items():
     attempt("clone:" + name, clone, flag)
     attempt("unshare:" + name, raw_syscall, NR["unshare"], flag)
 attempt("clone3", raw_syscall, NR["clone3"], 0, 0)

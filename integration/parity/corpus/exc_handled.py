@@ -1,0 +1,37 @@
+import sys
+import traceback
+
+
+def boom(n):
+    if n == 0:
+        raise ZeroDivisionError("deep")
+    return boom(n - 1)
+
+
+try:
+    boom(5)
+except ZeroDivisionError:
+    tb = traceback.format_exc().splitlines()
+    print(len(tb), tb[0], tb[-1])
+    print([line.strip() for line in tb if line.strip().startswith("return") or line.strip().startswith("raise")])
+try:
+    [].pop()
+except IndexError as e:
+    print(repr(e), e.args)
+try:
+    int("x")
+except ValueError as e:
+    print(e)
+try:
+    raise ExceptionGroup("group", [ValueError(1), TypeError(2)])
+except* ValueError as eg:
+    print("caught", eg.exceptions)
+except* TypeError as eg:
+    print("caught", eg.exceptions)
+e = OSError(2, "No such file or directory", "x")
+print(e.errno, e.strerror, type(e).__name__)
+print("warnings to stderr")
+import warnings
+
+warnings.warn("a warning")
+sys.stderr.write("last stderr line\n")

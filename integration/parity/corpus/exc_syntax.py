@@ -1,0 +1,1 @@
+print("the file does not compile"

@@ -1,0 +1,6 @@
+for name in ("fcntl", "pwd", "grp", "resource", "mmap", "termios", "_posixsubprocess", "select", "_bz2", "_lzma", "readline", "_curses", "_uuid", "_dbm", "_gdbm", "_tkinter", "pyexpat", "_decimal", "_multiprocessing", "_posixshmem", "syslog", "spwd", "_crypt"):
+    try:
+        __import__(name)
+        print(name, "ok")
+    except ImportError as e:
+        print(name, "failed")
