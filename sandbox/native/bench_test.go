@@ -138,7 +138,7 @@ func BenchmarkCgroupWarmup(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer cold.Close()
-	cold.warmer = &cgroupWarmer{}
+	cold.warmer = &cgroupWarmer{} // no procs file: kick does nothing
 	job := newJob(b, "")
 	var warmStart, coldStart, warmAll, coldAll []time.Duration
 	for b.Loop() {

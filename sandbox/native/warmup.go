@@ -3,6 +3,7 @@ package native
 import (
 	"os"
 	"path/filepath"
+	"sync/atomic"
 
 	"github.com/opencontainers/cgroups"
 )
@@ -19,7 +20,8 @@ import (
 // it. It changes nothing: the kernel skips a migration to the same cgroup.
 // On cgroup v2 hosts there is nothing to do.
 type cgroupWarmer struct {
-	procs string // the supervisor's own cgroup.procs in one v1 hierarchy
+	procs    string // the supervisor's own cgroup.procs
+	inFlight atomic.Bool
 }
 
 func newCgroupWarmer() *cgroupWarmer {
@@ -39,10 +41,13 @@ func newCgroupWarmer() *cgroupWarmer {
 
 // kick starts the grace period in the background and returns at once.
 func (w *cgroupWarmer) kick() {
-	if w.procs == "" {
+	// One write in flight is enough: concurrent ones wait for the same
+	// grace period (and would each hold a thread).
+	if w.procs == "" || !w.inFlight.CompareAndSwap(false, true) {
 		return
 	}
 	go func() {
+		defer w.inFlight.Store(false)
 		// "0" is the writing process itself; an error only costs the speed-up.
 		_ = os.WriteFile(w.procs, []byte("0"), 0)
 	}()
