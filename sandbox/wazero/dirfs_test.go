@@ -1,0 +1,112 @@
+package wazero
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
+)
+
+func TestConfinedDirRefusesSymlinks(t *testing.T) {
+	root := t.TempDir()
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "secret"), []byte("host"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(root, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rel, _ := filepath.Rel(root, outside)
+	if err := os.Symlink(rel, filepath.Join(root, "sub", "out")); err != nil {
+		t.Fatal(err)
+	}
+	d := newConfinedDir(root, &quota{maxOpen: 16, maxFileSz: 1 << 20})
+	for name, errno := range map[string]experimentalsys.Errno{
+		"open through":   open(d, "sub/out/secret"),
+		"open link":      open(d, "sub/out"),
+		"stat through":   second(d.Stat("sub/out/secret")),
+		"stat link":      second(d.Stat("sub/out")),
+		"mkdir through":  d.Mkdir("sub/out/x", 0o755),
+		"chmod link":     d.Chmod("sub/out", 0o777),
+		"rename into":    d.Rename("sub", "sub/out/sub"),
+		"link through":   d.Link("sub/out/secret", "stolen"),
+		"unlink through": d.Unlink("sub/out/secret"),
+		"utimens link":   d.Utimens("sub/out", 0, 0),
+		"new symlink":    d.Symlink("..", "up"),
+	} {
+		if errno == 0 {
+			t.Errorf("%s: allowed", name)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(outside, "secret")); err != nil || string(b) != "host" {
+		t.Fatalf("outside file changed: %q %v", b, err)
+	}
+	// The link itself can be seen, read and removed.
+	if _, errno := d.Lstat("sub/out"); errno != 0 {
+		t.Fatalf("lstat: %v", errno)
+	}
+	if target, errno := d.Readlink("sub/out"); errno != 0 || target != rel {
+		t.Fatalf("readlink: %q %v", target, errno)
+	}
+	if errno := d.Unlink("sub/out"); errno != 0 {
+		t.Fatalf("unlink: %v", errno)
+	}
+	// Ordinary files still work.
+	f, errno := d.OpenFile("sub/new", experimentalsys.O_CREAT|experimentalsys.O_RDWR, 0o644)
+	if errno != 0 {
+		t.Fatalf("create: %v", errno)
+	}
+	if n, errno := f.Write([]byte("ok")); n != 2 || errno != 0 {
+		t.Fatalf("write: %d %v", n, errno)
+	}
+	f.Close()
+}
+
+func open(d *confinedDir, path string) experimentalsys.Errno {
+	f, errno := d.OpenFile(path, experimentalsys.O_RDONLY, 0)
+	if errno == 0 {
+		f.Close()
+	}
+	return errno
+}
+
+func second[T any](_ T, errno experimentalsys.Errno) experimentalsys.Errno { return errno }
+
+func TestQuotaCountsOpenFiles(t *testing.T) {
+	d := newConfinedDir(t.TempDir(), &quota{maxOpen: 2, maxFileSz: 4})
+	a, errno := d.OpenFile("a", experimentalsys.O_CREAT|experimentalsys.O_RDWR, 0o644)
+	if errno != 0 {
+		t.Fatal(errno)
+	}
+	b, errno := d.OpenFile("b", experimentalsys.O_CREAT|experimentalsys.O_RDWR, 0o644)
+	if errno != 0 {
+		t.Fatal(errno)
+	}
+	if _, errno := d.OpenFile("c", experimentalsys.O_CREAT|experimentalsys.O_RDWR, 0o644); errno != experimentalsys.EAGAIN {
+		t.Fatalf("third open: %v, want EAGAIN", errno)
+	}
+	if _, errno := d.OpenFile("absent/x", experimentalsys.O_RDONLY, 0); errno != experimentalsys.EAGAIN {
+		t.Fatalf("open at the limit: %v", errno)
+	}
+	b.Close()
+	b.Close() // a second close must not free a second slot
+	if n, errno := a.Write([]byte("abcdef")); n != 4 || errno != 0 {
+		t.Fatalf("write past the size limit: %d %v, want 4 and no error", n, errno)
+	}
+	if _, errno := a.Write([]byte("g")); errno != experimentalsys.EIO {
+		t.Fatalf("write at the size limit: %v, want EIO", errno)
+	}
+	if _, errno := a.Pwrite([]byte("zz"), 3); errno != 0 {
+		t.Fatalf("pwrite within: %v", errno)
+	}
+	c, errno := d.OpenFile("c", experimentalsys.O_CREAT|experimentalsys.O_RDWR, 0o644)
+	if errno != 0 {
+		t.Fatalf("open after a close: %v", errno)
+	}
+	if _, errno := d.OpenFile("d", experimentalsys.O_CREAT|experimentalsys.O_RDWR, 0o644); errno != experimentalsys.EAGAIN {
+		t.Fatalf("double close freed a slot: %v", errno)
+	}
+	a.Close()
+	c.Close()
+}
