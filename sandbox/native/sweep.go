@@ -6,7 +6,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,25 +21,41 @@ import (
 // the host sweeps what belongs to supervisors that no longer exist. A pid
 // that is alive again (reused) is left alone: sweeping errs on the side of
 // not touching.
-var (
-	runCgroupName = regexp.MustCompile(`^apysup-([0-9]+)-[0-9]+$`)
-	stateDirName  = regexp.MustCompile(`^apysup-native-([0-9]+)-[0-9]+$`)
+// Name prefixes carrying the creator's pid: <prefix><pid>-<n>.
+const (
+	runCgroupPrefix = "apysup-"
+	stateDirPrefix  = "apysup-native-"
 )
 
-func stateDirPattern() string { return fmt.Sprintf("apysup-native-%d-*", os.Getpid()) }
+func stateDirPattern() string { return fmt.Sprintf("%s%d-*", stateDirPrefix, os.Getpid()) }
 
-// deadOwner reports whether name matches re and its pid is not a live process.
-func deadOwner(re *regexp.Regexp, name string) bool {
-	m := re.FindStringSubmatch(name)
-	if m == nil {
+// deadOwner reports whether name is <prefix><pid>-<digits> and pid is not a
+// live process. (No regexp: package-level state is rebuilt in every
+// container's init, which re-executes this binary.)
+func deadOwner(prefix, name string) bool {
+	rest, ok := strings.CutPrefix(name, prefix)
+	if !ok {
 		return false
 	}
-	pid, err := strconv.Atoi(m[1])
+	pidText, n, ok := strings.Cut(rest, "-")
+	if !ok || !allDigits(n) || !allDigits(pidText) {
+		return false
+	}
+	pid, err := strconv.Atoi(pidText)
 	if err != nil || pid == os.Getpid() || pid <= 0 {
 		return false
 	}
 	err = unix.Kill(pid, 0)
 	return errors.Is(err, unix.ESRCH)
+}
+
+func allDigits(s string) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // cgroupPath is the libcontainer cgroup path of run id: relative (under
@@ -98,7 +113,7 @@ func sweepStale(stateBase, cgroupParent string) error {
 	for _, parent := range runCgroupParents(cgroupParent) {
 		entries, _ := os.ReadDir(parent)
 		for _, e := range entries {
-			if e.IsDir() && deadOwner(runCgroupName, e.Name()) {
+			if e.IsDir() && deadOwner(runCgroupPrefix, e.Name()) {
 				stale = append(stale, filepath.Join(parent, e.Name()))
 			}
 		}
@@ -119,7 +134,7 @@ func sweepStale(stateBase, cgroupParent string) error {
 	entries, _ := os.ReadDir(stateBase)
 	for _, e := range entries {
 		dir := filepath.Join(stateBase, e.Name())
-		if e.IsDir() && deadOwner(stateDirName, e.Name()) && ownedPrivately(dir) == nil {
+		if e.IsDir() && deadOwner(stateDirPrefix, e.Name()) && ownedPrivately(dir) == nil {
 			detachMountsUnder(dir) // runs' out dirs are tmpfs mounts
 			if err := os.RemoveAll(dir); err != nil {
 				errs = append(errs, err)

@@ -110,3 +110,29 @@ func TestCgroupParent(t *testing.T) {
 		}
 	}
 }
+
+func TestDeadOwner(t *testing.T) {
+	dead := exec.Command("/bin/true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	d, live := dead.Process.Pid, os.Getppid()
+	for _, tc := range []struct {
+		prefix, name string
+		want         bool
+	}{
+		{runCgroupPrefix, fmt.Sprintf("apysup-%d-3", d), true},
+		{runCgroupPrefix, fmt.Sprintf("apysup-%d-3", live), false},
+		{runCgroupPrefix, fmt.Sprintf("apysup-%d-3", os.Getpid()), false},
+		{runCgroupPrefix, fmt.Sprintf("apysup-native-%d-3", d), false},
+		{runCgroupPrefix, fmt.Sprintf("apysup-%d-x", d), false},
+		{runCgroupPrefix, fmt.Sprintf("apysup-%d", d), false},
+		{stateDirPrefix, fmt.Sprintf("apysup-native-%d-12345", d), true},
+		{stateDirPrefix, "apysup-native-uids-1500000", false},
+		{stateDirPrefix, "apysup-native-0-1", false},
+	} {
+		if got := deadOwner(tc.prefix, tc.name); got != tc.want {
+			t.Errorf("deadOwner(%q, %q) = %v", tc.prefix, tc.name, got)
+		}
+	}
+}
