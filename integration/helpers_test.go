@@ -53,8 +53,9 @@ var suite struct {
 	err      error
 	report   doctor.Report
 
-	mu     sync.Mutex
-	runIDs []string
+	mu       sync.Mutex
+	runIDs   []string
+	statuses map[sandbox.Status]int
 }
 
 // need stops the test unless the native backend can run here: a skip
@@ -153,6 +154,10 @@ func runCtx(ctx context.Context, t *testing.T, sup *supervisor.Supervisor, req s
 	}
 	suite.mu.Lock()
 	suite.runIDs = append(suite.runIDs, res.RunID)
+	if suite.statuses == nil {
+		suite.statuses = map[sandbox.Status]int{}
+	}
+	suite.statuses[res.Status]++
 	suite.mu.Unlock()
 	if os.Getenv("APYSUP_SHOW_GUEST") == "1" {
 		t.Logf("%s: %s", filepath.Base(req.ScriptPath), summary(res))

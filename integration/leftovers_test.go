@@ -1,14 +1,18 @@
 package integration
 
 import (
+	"flag"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/apysup/apysup/sandbox"
 )
 
 // hostSnapshot is what this process holds before the suite, so that the
@@ -65,9 +69,19 @@ func finishSuite(before hostSnapshot) []string {
 		}
 	}
 	suite.mu.Lock()
-	n := len(suite.runIDs)
+	n, statuses := len(suite.runIDs), maps.Clone(suite.statuses)
 	suite.mu.Unlock()
-	fmt.Fprintf(os.Stderr, "integration: %d runs; leftover check: %d problems\n", n, len(problems))
+	// The whole suite (no -run filter) produces every status of SPEC.md
+	// section 10 with a real request.
+	if f := flag.Lookup("test.run"); f != nil && f.Value.String() == "" {
+		for _, s := range []sandbox.Status{sandbox.StatusOK, sandbox.StatusError, sandbox.StatusTimeout,
+			sandbox.StatusMemoryLimit, sandbox.StatusKilled, sandbox.StatusRefused, sandbox.StatusSetupFailed} {
+			if statuses[s] == 0 {
+				problems = append(problems, "no run ended with status "+string(s))
+			}
+		}
+	}
+	fmt.Fprintf(os.Stderr, "integration: %d runs %v; leftover check: %d problems\n", n, statuses, len(problems))
 	return problems
 }
 

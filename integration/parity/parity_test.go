@@ -2,6 +2,7 @@ package parity
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -29,6 +30,11 @@ func TestParity(t *testing.T) {
 				wg.Wait()
 				if n.res == nil || w.res == nil {
 					return // runOne reported why
+				}
+				if os.Getenv("APYSUP_PARITY_SHOW") == "1" {
+					for _, name := range fieldOrder {
+						t.Logf("%s\n  native %q\n  wazero %q", name, n.fields[name], w.fields[name])
+					}
 				}
 				v := compare(t, tc, n, w)
 				mu.Lock()
