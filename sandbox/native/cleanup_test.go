@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/opencontainers/cgroups"
-
 	"github.com/apysup/apysup/sandbox"
 )
 
@@ -54,18 +52,9 @@ func assertClean(t *testing.T, b *Backend) {
 }
 
 func ownCgroupDirs(t *testing.T) []string {
-	if cgroups.IsCgroup2UnifiedMode() {
-		own, err := cgroups.ParseCgroupFile("/proc/self/cgroup")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return []string{filepath.Join("/sys/fs/cgroup", own[""])}
-	}
-	var dirs []string
-	for _, c := range []string{"memory", "pids", "cpu", "cpuacct", "devices", "freezer", "blkio", "cpuset"} {
-		if d, err := cgroups.GetOwnCgroupPath(c); err == nil {
-			dirs = append(dirs, d)
-		}
+	dirs := runCgroupParents("")
+	if len(dirs) == 0 {
+		t.Fatal("no cgroup directories found")
 	}
 	return dirs
 }

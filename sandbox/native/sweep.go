@@ -68,37 +68,43 @@ func (b *Backend) cgroupPath(id string) string {
 }
 
 // runCgroupParents are the directories under which runs' cgroups are made
-// (parent as in Config.CgroupParent).
+// (parent as in Config.CgroupParent): on cgroup v1 one per hierarchy,
+// named ones (name=systemd) and, on hybrid hosts, the cgroup2 mount
+// included, since libcontainer makes the run's cgroup in each of them.
 func runCgroupParents(parent string) []string {
-	if cgroups.IsCgroup2UnifiedMode() {
-		if parent != "" {
-			return []string{filepath.Join("/sys/fs/cgroup", parent)}
-		}
-		own, err := cgroups.ParseCgroupFile("/proc/self/cgroup")
-		if err != nil {
-			return nil
-		}
-		return []string{filepath.Join("/sys/fs/cgroup", own[""])}
-	}
-	subsystems, err := cgroups.GetAllSubsystems()
+	own, err := cgroups.ParseCgroupFile("/proc/self/cgroup")
 	if err != nil {
 		return nil
 	}
-	var dirs []string
-	seen := map[string]bool{}
-	for _, s := range subsystems {
-		var d string
+	under := func(mountpoint, root, ownPath string) string {
 		if parent != "" {
-			mnt, err := cgroups.FindCgroupMountpoint("", s)
-			if err != nil {
-				continue
-			}
-			d = filepath.Join(mnt, parent)
-		} else if d, err = cgroups.GetOwnCgroupPath(s); err != nil {
-			continue
+			return filepath.Join(mountpoint, parent)
 		}
-		if !seen[d] {
-			seen[d] = true
+		rel, err := filepath.Rel(root, ownPath)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			return ""
+		}
+		return filepath.Join(mountpoint, rel)
+	}
+	if cgroups.IsCgroup2UnifiedMode() {
+		return []string{under("/sys/fs/cgroup", "/", own[""])}
+	}
+	var dirs []string
+	mounts, _ := cgroups.GetCgroupMounts(true)
+	for _, m := range mounts {
+		for _, sub := range m.Subsystems {
+			p, ok := own[sub]
+			if !ok {
+				p, ok = own["name="+sub]
+			}
+			if d := under(m.Mountpoint, m.Root, p); ok && d != "" {
+				dirs = append(dirs, d)
+				break
+			}
+		}
+	}
+	if cgroups.IsCgroup2HybridMode() {
+		if d := under("/sys/fs/cgroup/unified", "/", own[""]); d != "" {
 			dirs = append(dirs, d)
 		}
 	}
