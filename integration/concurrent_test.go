@@ -88,7 +88,7 @@ func (b *barrier) Call(ctx context.Context, args json.RawMessage) (json.RawMessa
 // the peer's uid, SO_PEERCRED, not only the secret).
 func TestConcurrentRunsAreIsolated(t *testing.T) {
 	t.Parallel()
-	need(t)
+	sup := need(t)
 	const n = 8
 	id, err := plan.NewHandlerIdentity("test", "peers", "1", nil)
 	if err != nil {
@@ -101,20 +101,22 @@ func TestConcurrentRunsAreIsolated(t *testing.T) {
 	p, hs := onePlan(t, "peers", "meet", id, b)
 	script := guestScript(t, "concurrent.py")
 	results := make([]*supervisor.Result, n)
+	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {
+		req := completeRequest(t, supervisor.Request{Plan: p, Handlers: hs, ScriptPath: script,
+			Args: []string{fmt.Sprint(i), b.tokens[i]}, Limits: sandbox.Limits{Timeout: 3 * time.Minute}})
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i] = run(t, supervisor.Request{Plan: p, Handlers: hs, ScriptPath: script,
-				Args: []string{fmt.Sprint(i), b.tokens[i]}, Limits: sandbox.Limits{Timeout: 3 * time.Minute}})
+			results[i], errs[i] = tryRun(context.Background(), sup, req)
 		}()
 	}
 	wg.Wait()
 	uids := map[int]int{}
 	for i, res := range results {
-		if res == nil {
-			t.Fatalf("run %d: no result", i)
+		if errs[i] != nil {
+			t.Fatalf("run %d: %v", i, errs[i])
 		}
 		if res.Status != sandbox.StatusOK {
 			t.Errorf("run %d: %s", i, summary(res))

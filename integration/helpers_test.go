@@ -139,6 +139,20 @@ func runWith(t *testing.T, sup *supervisor.Supervisor, req supervisor.Request) *
 
 func runCtx(ctx context.Context, t *testing.T, sup *supervisor.Supervisor, req supervisor.Request) *supervisor.Result {
 	t.Helper()
+	res, err := tryRun(ctx, sup, completeRequest(t, req))
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if os.Getenv("APYSUP_SHOW_GUEST") == "1" {
+		t.Logf("%s: %s", filepath.Base(req.ScriptPath), summary(res))
+	}
+	return res
+}
+
+// completeRequest fills in the suite's defaults: the empty Plan, the
+// programmatic surface with parent "main", the native backend.
+func completeRequest(t *testing.T, req supervisor.Request) supervisor.Request {
+	t.Helper()
 	if req.Plan == nil {
 		req.Plan, req.Handlers = emptyPlan(t)
 	}
@@ -148,21 +162,24 @@ func runCtx(ctx context.Context, t *testing.T, sup *supervisor.Supervisor, req s
 	if req.Backend == "" {
 		req.Backend, req.BackendSource = supervisor.BackendNative, "default"
 	}
+	return req
+}
+
+// tryRun runs a complete request and records it for the final check; it
+// never stops the test, so goroutines may call it.
+func tryRun(ctx context.Context, sup *supervisor.Supervisor, req supervisor.Request) (*supervisor.Result, error) {
 	res, err := sup.Run(ctx, req)
 	if err != nil {
-		t.Fatalf("Run: %v", err)
+		return nil, err
 	}
 	suite.mu.Lock()
+	defer suite.mu.Unlock()
 	suite.runIDs = append(suite.runIDs, res.RunID)
 	if suite.statuses == nil {
 		suite.statuses = map[sandbox.Status]int{}
 	}
 	suite.statuses[res.Status]++
-	suite.mu.Unlock()
-	if os.Getenv("APYSUP_SHOW_GUEST") == "1" {
-		t.Logf("%s: %s", filepath.Base(req.ScriptPath), summary(res))
-	}
-	return res
+	return res, nil
 }
 
 // runGuest runs a guest of testdata/escape with the empty Plan.

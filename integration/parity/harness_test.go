@@ -135,10 +135,11 @@ const manifest = `{"schema_version": "apysup.manifest.v1", "max_calls": %d,
             {"capability": "files.remove", "policy": {}}, {"capability": "fail.always", "policy": {}},
             {"capability": "shape.bad", "policy": {}}]}`
 
-// Plans by name: "main" grants 64 calls, "budget" 3.
+// Plans by name: "main" grants 64 calls, "budget" 3, "bench" 256 (as many
+// as a run may have receipts).
 var plans = sync.OnceValues(func() (map[string]*plan.Plan, error) {
 	out := map[string]*plan.Plan{}
-	for name, maxCalls := range map[string]int{"main": 64, "budget": 3} {
+	for name, maxCalls := range map[string]int{"main": 64, "budget": 3, "bench": broker.MaxReceipts} {
 		m, err := plan.ParseManifest([]byte(fmt.Sprintf(manifest, maxCalls)))
 		if err != nil {
 			return nil, err
@@ -273,6 +274,7 @@ type pinned struct{ native, wazero string }
 type observation struct {
 	fields map[string]string
 	res    *supervisor.Result
+	tree   map[string]sandbox.Entry // the exported workspace, when the run was ok
 }
 
 // fieldOrder is the order of fields in reports.
@@ -288,6 +290,7 @@ func runOne(ctx context.Context, t testing.TB, sup *supervisor.Supervisor, tc co
 	approvals := broker.NewApprovals(broker.ApprovalOptions{})
 	stop := approver(approvals)
 	defer stop()
+	export := filepath.Join(t.TempDir(), backend)
 	surface, parent := tc.surface, tc.parent
 	if surface == "" {
 		surface, parent = plan.SurfaceProgrammatic, "main"
@@ -299,6 +302,7 @@ func runOne(ctx context.Context, t testing.TB, sup *supervisor.Supervisor, tc co
 		ScriptPath:    filepath.Join(corpusDir, tc.script),
 		Args:          tc.args,
 		WorkspaceSeed: filepath.Join(corpusDir, "workspace"),
+		ExportDir:     export,
 		// Generous: the race detector slows wazero several times over, and
 		// a timeout here is a finding, not a measurement.
 		Limits: sandbox.Limits{Timeout: 3 * time.Minute},
@@ -306,7 +310,18 @@ func runOne(ctx context.Context, t testing.TB, sup *supervisor.Supervisor, tc co
 	if err != nil {
 		t.Fatalf("%s: Run: %v", backend, err)
 	}
-	return observe(res, c)
+	o := observe(res, c)
+	if res.Workspace != nil && res.Workspace.Disposition == "exported" {
+		tree, err := sandbox.Snapshot(export)
+		if err != nil {
+			t.Fatalf("%s: snapshot of the export: %v", backend, err)
+		}
+		o.tree = map[string]sandbox.Entry{}
+		for _, e := range tree.Entries {
+			o.tree[e.Path] = e
+		}
+	}
+	return o
 }
 
 func (tc corpusCase) id() string {
@@ -401,7 +416,7 @@ func compare(t testing.TB, tc corpusCase, n, w observation) verdict {
 			continue
 		}
 		if nv != wv {
-			t.Errorf("%s: %s differs (not a documented exception):\nnative %q\nwazero %q", tc.id(), name, nv, wv)
+			t.Errorf("%s: %s differs (not a documented exception):\nnative %q\nwazero %q%s", tc.id(), name, nv, wv, treeDiff(name, n, w))
 			v.differ = append(v.differ, name)
 			continue
 		}
@@ -445,4 +460,40 @@ func clip(s string, n int) string {
 		return s
 	}
 	return s[:n] + "..."
+}
+
+// treeDiff says which workspace entries differ, from the two exports.
+func treeDiff(field string, n, w observation) string {
+	if field != "workspace" || n.tree == nil || w.tree == nil {
+		return ""
+	}
+	paths := map[string]bool{}
+	for p := range n.tree {
+		paths[p] = true
+	}
+	for p := range w.tree {
+		paths[p] = true
+	}
+	sorted := make([]string, 0, len(paths))
+	for p := range paths {
+		sorted = append(sorted, p)
+	}
+	sort.Strings(sorted)
+	var b strings.Builder
+	for _, p := range sorted {
+		ne, nok := n.tree[p]
+		we, wok := w.tree[p]
+		if nok && wok && ne == we {
+			continue
+		}
+		fmt.Fprintf(&b, "\n  %s: native %s, wazero %s", p, entryString(ne, nok), entryString(we, wok))
+	}
+	return b.String()
+}
+
+func entryString(e sandbox.Entry, ok bool) string {
+	if !ok {
+		return "absent"
+	}
+	return fmt.Sprintf("%s mode %#o size %d %s", e.Type, e.Mode, e.Size, e.SHA256)
 }

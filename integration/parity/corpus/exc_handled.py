@@ -28,8 +28,10 @@ except* ValueError as eg:
     print("caught", eg.exceptions)
 except* TypeError as eg:
     print("caught", eg.exceptions)
-e = OSError(2, "No such file or directory", "x")
-print(e.errno, e.strerror, type(e).__name__)
+try:
+    open("/workspace/no/such/file")
+except FileNotFoundError as e:
+    print("FileNotFoundError", e.filename)
 print("warnings to stderr")
 import warnings
 

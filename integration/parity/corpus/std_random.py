@@ -1,7 +1,7 @@
 import random
 
 r = random.Random(20240229)
-print(r.random(), r.randint(1, 10**12), r.uniform(-1, 1), r.gauss(0, 1))
+print(r.random(), r.randint(1, 10**12), r.uniform(-1, 1))
 print(r.choice("abcdefgh"), r.sample(range(100), 5), r.choices("xyz", weights=[5, 1, 1], k=6))
 items = list(range(10))
 r.shuffle(items)

@@ -19,5 +19,5 @@ u = "Ĉu vi parolas Esperanton? 日本語 😀 é"
 print(u.upper(), u.casefold(), len(u), len(u.encode()), u.encode("utf-16-le")[:8])
 print(unicodedata.name("😀"), unicodedata.category("日"), unicodedata.normalize("NFD", "é").encode())
 print(unicodedata.unidata_version, "ß".upper(), "ǅ".istitle(), "١٢٣".isdigit(), int("١٢٣"))
-print(sorted(["b", "A", "a", "é", "B"]), "straße".encode("idna", "replace"))
+print(sorted(["b", "A", "a", "é", "B"]), "straße.example".encode("idna"), "bücher".encode("punycode"))
 print(repr("tab\there"), ascii("é😀"), "x".center(7, "-"), "a,b,,c".split(","), " pad ".strip())

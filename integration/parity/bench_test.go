@@ -1,0 +1,120 @@
+package parity
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/apysup/apysup/internal/testenv"
+	"github.com/apysup/apysup/plan"
+	"github.com/apysup/apysup/sandbox"
+	"github.com/apysup/apysup/sandbox/supervisor"
+	"github.com/apysup/apysup/sandbox/wazero"
+)
+
+// BenchmarkWazeroFirstCompile compiles python.wasm into an empty
+// compilation cache: what the first wazero run on a machine pays.
+func BenchmarkWazeroFirstCompile(b *testing.B) {
+	_, err := wazero.Locate("")
+	var ue *wazero.UnavailableError
+	testenv.Need(b, !errors.As(err, &ue), "the WASI CPython build ("+wazero.BuildCommand+")")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	for i := 0; b.Loop(); i++ {
+		dir := filepath.Join(b.TempDir(), strconv.Itoa(i))
+		in, err := wazero.Load(ctx, wazero.Config{CompilationCacheDir: dir})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := in.Close(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkEmptyRun is one whole run of an empty script through the
+// Supervisor on each backend: the wazero module is compiled once (or
+// loaded from the on-disk cache) before the timer starts.
+func BenchmarkEmptyRun(b *testing.B) {
+	sup := need(b)
+	script := writeScript(b, "empty.py", "")
+	for _, backend := range []string{supervisor.BackendNative, supervisor.BackendWazero} {
+		b.Run(backend, func(b *testing.B) {
+			benchRun(b, sup, backend, script) // warm: the wazero compile, the native rootfs
+			for b.Loop() {
+				benchRun(b, sup, backend, script)
+			}
+		})
+	}
+}
+
+// hostCallScript makes N echo calls and prints the mean round trip in
+// microseconds, timed inside the guest: Python -> bridge -> Broker -> handler
+// and back, without the run's start-up.
+const hostCallScript = `import sys, time
+import echo
+n = int(sys.argv[1])
+echo.say(text="warm")
+t0 = time.perf_counter()
+for i in range(n):
+    echo.say(text="x")
+print((time.perf_counter() - t0) / n * 1e6)
+`
+
+// BenchmarkHostCall is the capability round trip from Python: the host_call
+// import under wazero, HTTP over the run's Unix socket natively. Reported
+// as us/call (the guest's own clock); ns/op is the whole run.
+func BenchmarkHostCall(b *testing.B) {
+	sup := need(b)
+	const calls = 200
+	script := writeScript(b, "hostcall.py", hostCallScript)
+	for _, backend := range []string{supervisor.BackendNative, supervisor.BackendWazero} {
+		b.Run(backend, func(b *testing.B) {
+			var total float64
+			runs := 0
+			for b.Loop() {
+				res := benchRun(b, sup, backend, script, strconv.Itoa(calls))
+				us, err := strconv.ParseFloat(strings.TrimSpace(res.Stdout), 64)
+				if err != nil {
+					b.Fatalf("stdout %q: %v", res.Stdout, err)
+				}
+				total += us
+				runs++
+			}
+			b.ReportMetric(total/float64(runs), "us/call")
+		})
+	}
+}
+
+func benchRun(b *testing.B, sup *supervisor.Supervisor, backend, script string, args ...string) *supervisor.Result {
+	b.Helper()
+	p := planNamed(b, "bench")
+	res, err := sup.Run(context.Background(), supervisor.Request{
+		Plan: p, Handlers: handlersFor(b, p, &counter{n: map[string]int{}}),
+		Surface: plan.SurfaceProgrammatic, Parent: "main",
+		Backend: backend, BackendSource: "flag",
+		ScriptPath: script, Args: args,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if res.Status != sandbox.StatusOK {
+		b.Fatalf("%s: status %s (%s %s)\n%s", backend, res.Status, res.ErrorCode, res.Error, res.Stderr)
+	}
+	return res
+}
+
+func writeScript(b *testing.B, name, body string) string {
+	b.Helper()
+	p := filepath.Join(b.TempDir(), name)
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
