@@ -45,8 +45,22 @@ func deadOwner(prefix, name string) bool {
 	if err != nil || pid == os.Getpid() || pid <= 0 {
 		return false
 	}
-	err = unix.Kill(pid, 0)
-	return errors.Is(err, unix.ESRCH)
+	return !alive(pid)
+}
+
+// alive reports whether pid is a process that has not exited (a zombie,
+// exited but not yet reaped by its parent, counts as dead).
+func alive(pid int) bool {
+	if errors.Is(unix.Kill(pid, 0), unix.ESRCH) {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return !os.IsNotExist(err)
+	}
+	// pid (comm) state ...: comm may hold spaces and parentheses.
+	rest := string(b[strings.LastIndexByte(string(b), ')')+1:])
+	return !strings.HasPrefix(strings.TrimSpace(rest), "Z")
 }
 
 func allDigits(s string) bool {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/apysup/apysup/sandbox"
 )
@@ -134,5 +135,26 @@ func TestDeadOwner(t *testing.T) {
 		if got := deadOwner(tc.prefix, tc.name); got != tc.want {
 			t.Errorf("deadOwner(%q, %q) = %v", tc.prefix, tc.name, got)
 		}
+	}
+}
+
+func TestZombieSupervisorCountsAsDead(t *testing.T) {
+	// A child that has exited but is not reaped yet is a zombie.
+	z := exec.Command("/bin/true")
+	if err := z.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer z.Wait()
+	for i := 0; alive(z.Process.Pid); i++ {
+		if i > 1000 {
+			t.Fatal("the child never exited")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !deadOwner(runCgroupPrefix, fmt.Sprintf("apysup-%d-1", z.Process.Pid)) {
+		t.Fatal("a zombie owner counts as alive")
+	}
+	if !alive(os.Getpid()) {
+		t.Fatal("this process counts as dead")
 	}
 }
