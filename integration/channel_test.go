@@ -3,7 +3,10 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -132,4 +135,66 @@ func TestTimeoutDuringCapabilityCall(t *testing.T) {
 		t.Fatalf("receipts %+v: want the interrupted call's", res.Receipts)
 	}
 	t.Logf("returned after %v; receipt outcome %s", took.Round(time.Millisecond), res.Receipts[0].Outcome)
+}
+
+// TestChannelConnectionFlood: a guest opens some 400 connections to its
+// channel, each announcing a 1 MiB body it never sends. The supervisor
+// holds a bounded number of them (rpc.DefaultServerConfig's
+// MaxConnections; the rest wait in the kernel's backlog, charged to the
+// guest), and the channel works again once the flood is gone. Not parallel:
+// it counts this process's sockets.
+func TestChannelConnectionFlood(t *testing.T) {
+	need(t)
+	p, hs := onePlan(t, "probe", "echo", broker.EchoIdentity(), broker.Echo{})
+	baseline := countSockets()
+	peak := make(chan int, 1)
+	go func() {
+		defer close(peak)
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			for _, pid := range descendants() {
+				if comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); strings.TrimSpace(string(comm)) == "escape-flooding" {
+					time.Sleep(500 * time.Millisecond) // let the server accept what it will
+					peak <- countSockets()
+					return
+				}
+			}
+		}
+	}()
+	res := run(t, supervisor.Request{Plan: p, Handlers: hs, ScriptPath: guestScript(t, "connflood.py"),
+		Limits: sandbox.Limits{Timeout: 2 * time.Minute}})
+	if res.Status != sandbox.StatusOK {
+		t.Fatalf("guest: %s", summary(res))
+	}
+	m := parseMarkers(t, res)
+	m.expect(t, nil)
+	var conns int
+	var echo map[string]map[string]string
+	m.infoAs(t, "connections", &conns)
+	m.infoAs(t, "echo", &echo)
+	during, ok := <-peak
+	if !ok {
+		t.Fatal("never saw the guest's flood in place")
+	}
+	limit := rpc.DefaultServerConfig().MaxConnections
+	t.Logf("guest opened %d connections; this process held %d sockets (baseline %d, server limit %d)", conns, during, baseline, limit)
+	if conns <= limit {
+		t.Errorf("the guest opened only %d connections: the flood did not exceed the limit of %d", conns, limit)
+	}
+	if during-baseline > limit+8 {
+		t.Errorf("the supervisor held %d sockets for one guest (limit %d)", during-baseline, limit)
+	}
+	if echo["echo"]["text"] != "after the flood" {
+		t.Errorf("the channel after the flood answered %v", echo)
+	}
+}
+
+// countSockets counts this process's socket descriptors.
+func countSockets() int {
+	n := 0
+	for _, target := range transientFDs() {
+		if strings.HasPrefix(target, "socket:") {
+			n++
+		}
+	}
+	return n
 }
