@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -47,7 +46,7 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "pids", Usage: "process limit (native; default 128)"},
 			&cli.StringFlag{Name: "workspace", Usage: "copy `DIR` into the run's workspace (never mounted writable from the host)"},
 			&cli.StringFlag{Name: "export", Usage: "publish the final workspace to `DIR` (must not exist) if the run is ok"},
-			&cli.StringFlag{Name: "approve", Value: "deny", Usage: "how approvals are decided: deny or auto (auto still records each decision)"},
+			&cli.StringFlag{Name: "approve", Usage: approveUsage},
 			&cli.BoolFlag{Name: "json", Usage: "print the RunResult as JSON"},
 		},
 		Action: runAction,
@@ -83,9 +82,11 @@ func runAction(c *cli.Context) error {
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	approvals := broker.NewApprovals(broker.ApprovalOptions{})
-	if err := startApprover(ctx, c.String("approve"), approvals); err != nil {
+	stopApprover, err := startApprover(ctx, c, approvals)
+	if err != nil {
 		return cli.Exit(err.Error(), 2)
 	}
+	defer stopApprover()
 	sup := supervisor.New(supervisor.Config{Progress: func(s string) { fmt.Fprintln(c.App.ErrWriter, "apysup:", s) }})
 	defer sup.Close()
 	var sources []supervisor.Selected
@@ -139,38 +140,6 @@ func loadPlan(path string) (*plan.Plan, *broker.Handlers, io.Closer, error) {
 		return fail(err)
 	}
 	return p, hs, closer, nil
-}
-
-// startApprover decides approval requests by policy: deny rejects each one,
-// auto approves each one; both are recorded by the controller.
-func startApprover(ctx context.Context, mode string, a *broker.Approvals) error {
-	var decide func(id string) error
-	switch mode {
-	case "deny":
-		decide = a.Reject
-	case "auto":
-		decide = a.Approve
-	default:
-		return fmt.Errorf("--approve must be deny or auto, not %q", mode)
-	}
-	events, cancel := a.Subscribe()
-	go func() {
-		defer cancel()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case ev, ok := <-events:
-				if !ok {
-					return
-				}
-				if ev.Record.State == broker.ApprovalWaiting {
-					_ = decide(ev.Record.ID)
-				}
-			}
-		}
-	}()
-	return nil
 }
 
 func exitStatus(r *supervisor.Result) int {

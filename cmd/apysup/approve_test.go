@@ -1,0 +1,562 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/apysup/apysup/broker"
+	"github.com/apysup/apysup/internal/testenv"
+	"github.com/apysup/apysup/rpc"
+	"github.com/apysup/apysup/sandbox/supervisor"
+)
+
+func TestParseApproveMode(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want approveMode
+		ok   bool
+	}{
+		{"prompt", approveMode{kind: "prompt"}, true},
+		{"deny", approveMode{kind: "deny"}, true},
+		{"auto", approveMode{kind: "auto"}, true},
+		{"socket:/run/a.sock", approveMode{kind: "socket", socket: "/run/a.sock"}, true},
+		{"socket:rel/a:b", approveMode{kind: "socket", socket: "rel/a:b"}, true},
+		{"socket:", approveMode{}, false},
+		{"socket", approveMode{}, false},
+		{"", approveMode{}, false},
+		{"Auto", approveMode{}, false},
+		{"yes", approveMode{}, false},
+	} {
+		got, err := parseApproveMode(tc.in)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("%q: %+v %v", tc.in, got, err)
+		}
+	}
+}
+
+func TestDefaultApproveMode(t *testing.T) {
+	_, tty := openPTY(t)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	for _, tc := range []struct {
+		name   string
+		stdin  io.Reader
+		stderr io.Writer
+		want   string
+	}{
+		{"both terminals", tty, tty, approvePrompt},
+		{"stdin a pipe", r, tty, approveDeny},
+		{"stderr a pipe", tty, w, approveDeny},
+		{"stderr a buffer", tty, &bytes.Buffer{}, approveDeny},
+		{"regular file", mustOpen(t, "approve.go"), tty, approveDeny},
+		{"nil", nil, nil, approveDeny},
+	} {
+		if got := defaultApproveMode(tc.stdin, tc.stderr); got.kind != tc.want {
+			t.Errorf("%s: %s", tc.name, got.kind)
+		}
+	}
+}
+
+func mustOpen(t *testing.T, path string) *os.File {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+func TestTerminalSafe(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"text":"buy milk"}`:     `{"text":"buy milk"}`,
+		"héllo ✓ 日本":              "héllo ✓ 日本",
+		"\x1b[2J\x1b]0;pwned\x07": `\u001b[2J\u001b]0;pwned\u0007`,
+		"a\tb\nc\rd":              `a\u0009b\u000ac\u000dd`,
+		"del\x7f":                 `del\u007f`,
+		"c1 \u009b31m":            `c1 \u009b31m`,
+		"bidi \u202eevil":         `bidi \u202eevil`,
+		"zero\u200bwidth":         `zero\u200bwidth`,
+		"tag \U000E0041":          `tag \udb40\udc41`,
+		"bad \xff\xfe utf8":       `bad \xff\xfe utf8`,
+		"nbsp\u00a0":              `nbsp\u00a0`,
+	} {
+		if got := terminalSafe(in); got != want {
+			t.Errorf("%q: got %s want %s", in, got, want)
+		}
+	}
+}
+
+// openPTY opens a pseudo-terminal pair; both ends close when the test ends.
+func openPTY(t *testing.T) (master, tty *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	testenv.Need(t, err == nil, "/dev/ptmx (pseudo-terminals)")
+	var n int
+	raw, err := m.SyscallConn()
+	if err == nil {
+		cerr := raw.Control(func(fd uintptr) {
+			if err = unix.IoctlSetPointerInt(int(fd), unix.TIOCSPTLCK, 0); err == nil {
+				n, err = unix.IoctlGetInt(int(fd), unix.TIOCGPTN)
+			}
+		})
+		if err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		m.Close()
+		t.Fatal(err)
+	}
+	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		m.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close(); m.Close() })
+	return m, s
+}
+
+// transcript collects what a terminal (or a writer) shows and lets a test
+// wait for text to appear, in order.
+type transcript struct {
+	mu     sync.Mutex
+	cond   *sync.Cond
+	buf    []byte
+	cursor int
+	closed bool
+}
+
+func newTranscript() *transcript {
+	tr := &transcript{}
+	tr.cond = sync.NewCond(&tr.mu)
+	return tr
+}
+
+func (tr *transcript) Write(p []byte) (int, error) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	tr.buf = append(tr.buf, p...)
+	tr.cond.Broadcast()
+	return len(p), nil
+}
+
+func (tr *transcript) close() {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	tr.closed = true
+	tr.cond.Broadcast()
+}
+
+func (tr *transcript) String() string {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return string(tr.buf)
+}
+
+// expect waits until want appears after the previous match and returns
+// everything shown up to and including it. A guard (not an assertion on
+// speed) turns a hang into a failure that shows the transcript.
+func (tr *transcript) expect(t *testing.T, want string) string {
+	t.Helper()
+	guard := time.AfterFunc(2*time.Minute, tr.close)
+	defer guard.Stop()
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	for {
+		if i := bytes.Index(tr.buf[tr.cursor:], []byte(want)); i >= 0 {
+			seen := string(tr.buf[tr.cursor : tr.cursor+i+len(want)])
+			tr.cursor += i + len(want)
+			return seen
+		}
+		if tr.closed {
+			t.Fatalf("never shown: %q\ntranscript:\n%s", want, tr.buf)
+		}
+		tr.cond.Wait()
+	}
+}
+
+// terminal is a pty whose output is collected: the approver talks to tty,
+// the test types on and reads from the master side.
+type terminal struct {
+	master, tty *os.File
+	shown       *transcript
+}
+
+func newTerminal(t *testing.T) *terminal {
+	m, s := openPTY(t)
+	term := &terminal{master: m, tty: s, shown: newTranscript()}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		io.Copy(term.shown, m)
+		term.shown.close()
+	}()
+	t.Cleanup(func() { s.Close(); m.Close(); <-done })
+	return term
+}
+
+func (term *terminal) typeIn(t *testing.T, keys string) {
+	t.Helper()
+	if _, err := term.master.WriteString(keys); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// promptApprover runs the prompt approver on a fresh terminal until the
+// test ends.
+func promptApprover(t *testing.T, a *broker.Approvals) *terminal {
+	term := newTerminal(t)
+	stop, err := startApproverMode(context.Background(), approveMode{kind: approvePrompt}, a, term.tty, term.tty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop) // runs before the terminal closes
+	return term
+}
+
+// waitingCall opens a request as the Broker does and waits for it in the
+// background, as the guest's call does; the channel gets the final state.
+func waitingCall(t *testing.T, a *broker.Approvals, callID, preview string, lease time.Duration) (broker.ApprovalRecord, <-chan broker.ApprovalState) {
+	t.Helper()
+	rec, err := a.Request(broker.ApprovalRequest{RunID: "run_1", CallID: callID, Capability: "notes.put",
+		ArgumentsSHA256: "sha256:00", Preview: preview, Lease: lease})
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := make(chan broker.ApprovalState, 1)
+	go func() {
+		s, _ := a.Wait(context.Background(), rec.ID)
+		state <- s
+	}()
+	return rec, state
+}
+
+func TestPromptAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		name, keys string
+		want       broker.ApprovalState
+		shown      []string
+	}{
+		{"y", "y\n", broker.ApprovalApproved, []string{"approved"}},
+		{"yes", " YES \n", broker.ApprovalApproved, []string{"approved"}},
+		{"n", "n\n", broker.ApprovalRejected, []string{"rejected"}},
+		{"no", "no\n", broker.ApprovalRejected, []string{"rejected"}},
+		{"garbage then y", "maybe\n\n" + strings.Repeat("y", 300) + "\ny\n", broker.ApprovalApproved,
+			[]string{"please answer y or n: ", "please answer y or n: ", "please answer y or n: ", "approved"}},
+		{"ctrl-d", "\x04", broker.ApprovalRejected, []string{"rejected (end of input)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := broker.NewApprovals(broker.ApprovalOptions{})
+			term := promptApprover(t, a)
+			rec, state := waitingCall(t, a, "main:program:1", `{"text":"buy milk"}`, 30*time.Second)
+			prompt := term.shown.expect(t, "approve this call? [y/n] ")
+			for _, want := range []string{"approval needed", "capability  notes.put", "call id     main:program:1",
+				`arguments   {"text":"buy milk"}`, "lease       30s, ", "s left", "request     " + rec.ID} {
+				if !strings.Contains(prompt, want) {
+					t.Errorf("prompt lacks %q:\n%s", want, prompt)
+				}
+			}
+			term.typeIn(t, tc.keys)
+			for _, want := range tc.shown {
+				term.shown.expect(t, want)
+			}
+			if got := <-state; got != tc.want {
+				t.Fatalf("state %s, want %s\n%s", got, tc.want, term.shown)
+			}
+		})
+	}
+}
+
+func TestPromptHandlesRequestsInOrder(t *testing.T) {
+	a := broker.NewApprovals(broker.ApprovalOptions{})
+	// Both wait before the approver starts: the first is asked first, and
+	// its question says that another waits.
+	_, first := waitingCall(t, a, "main:program:1", `{"n":1}`, time.Minute)
+	_, second := waitingCall(t, a, "main:program:2", `{"n":2}`, time.Minute)
+	term := promptApprover(t, a)
+	if p := term.shown.expect(t, "[y/n] "); !strings.Contains(p, "approval needed (1 more waiting)") || !strings.Contains(p, "main:program:1") {
+		t.Fatalf("first question:\n%s", p)
+	}
+	term.typeIn(t, "y\n")
+	p := term.shown.expect(t, "[y/n] ")
+	if !strings.Contains(p, "approved") || !strings.Contains(p, "main:program:2") || !strings.Contains(p, `{"n":2}`) {
+		t.Fatalf("second question:\n%s", p)
+	}
+	term.typeIn(t, "n\n")
+	if got := <-first; got != broker.ApprovalApproved {
+		t.Fatalf("first %s", got)
+	}
+	if got := <-second; got != broker.ApprovalRejected {
+		t.Fatalf("second %s", got)
+	}
+}
+
+func TestPromptLeaseExpires(t *testing.T) {
+	a := broker.NewApprovals(broker.ApprovalOptions{})
+	term := promptApprover(t, a)
+	_, state := waitingCall(t, a, "main:program:1", `{}`, broker.MinLease)
+	term.shown.expect(t, "[y/n] ")
+	term.shown.expect(t, "the lease ran out: the request expired and the call is refused")
+	if got := <-state; got != broker.ApprovalExpired {
+		t.Fatalf("%s", got)
+	}
+	// The prompt moved on: the next request is asked about.
+	if p, got := askAndAnswer(t, term, a, `{}`, "y\n"); got != broker.ApprovalApproved || !strings.Contains(p, "main:program:2") {
+		t.Fatalf("%s\n%s", got, p)
+	}
+}
+
+// askAndAnswer opens the request main:program:2, answers its question with
+// keys, and returns the question and the request's final state.
+func askAndAnswer(t *testing.T, term *terminal, a *broker.Approvals, preview, keys string) (string, broker.ApprovalState) {
+	t.Helper()
+	_, state := waitingCall(t, a, "main:program:2", preview, time.Minute)
+	p := term.shown.expect(t, "[y/n] ")
+	term.typeIn(t, keys)
+	return p, <-state
+}
+
+func TestPromptIgnoresTypedAhead(t *testing.T) {
+	a := broker.NewApprovals(broker.ApprovalOptions{})
+	term := promptApprover(t, a)
+	term.typeIn(t, "y\n")
+	term.shown.expect(t, "no approval request is waiting; input ignored")
+	if _, got := askAndAnswer(t, term, a, `{}`, "n\n"); got != broker.ApprovalRejected {
+		t.Fatalf("a key typed before the question answered it: %s", got)
+	}
+}
+
+func TestPromptEscapesGuestText(t *testing.T) {
+	a := broker.NewApprovals(broker.ApprovalOptions{})
+	term := promptApprover(t, a)
+	evil := "{\"text\":\"\x1b]0;pwned\x07\x1b[2J\u009b2J\u202eoof\x7f\"}"
+	p, _ := askAndAnswer(t, term, a, evil, "n\n")
+	if strings.ContainsAny(p, "\x1b\x07\x7f\u009b\u202e") {
+		t.Fatalf("raw control characters reached the terminal: %q", p)
+	}
+	if !strings.Contains(p, `{"text":"\u001b]0;pwned\u0007\u001b[2J\u009b2J\u202eoof\u007f"}`) {
+		t.Fatalf("not shown escaped: %q", p)
+	}
+}
+
+func TestPromptEndOfInputRejectsTheRest(t *testing.T) {
+	a := broker.NewApprovals(broker.ApprovalOptions{})
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	shown := newTranscript()
+	stop, err := startApproverMode(context.Background(), approveMode{kind: approvePrompt}, a, r, shown)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	_, first := waitingCall(t, a, "main:program:1", `{}`, time.Minute)
+	shown.expect(t, "[y/n] ")
+	w.Close() // the end of a pipe is the end of the input, for good
+	if got := <-first; got != broker.ApprovalRejected {
+		t.Fatalf("%s", got)
+	}
+	_, second := waitingCall(t, a, "main:program:2", `{}`, time.Minute)
+	shown.expect(t, "rejected: the input has ended")
+	if got := <-second; got != broker.ApprovalRejected {
+		t.Fatalf("%s", got)
+	}
+}
+
+const twoNotesScript = `
+import agent_runtime, notes
+print("before")
+for text in ("first", "second"):
+    try:
+        print(notes.put(text=text))
+    except agent_runtime.CapabilityError as e:
+        print("refused:", e.error_code)
+print("after")
+`
+
+// runOnTerminal runs the CLI in-process with stdin and stderr on term,
+// as a shell would, and returns when the run ends.
+func runOnTerminal(t *testing.T, term *terminal, args ...string) (string, int) {
+	var out bytes.Buffer
+	app := newApp(&out, term.tty)
+	app.Reader = term.tty
+	code := 0
+	if err := app.Run(append([]string{"apysup"}, args...)); err != nil {
+		code = exitCode(err)
+	}
+	return out.String(), code
+}
+
+func TestRunPromptOnTerminal(t *testing.T) {
+	needNative(t)
+	m := writeManifest(t, approvalManifest)
+	s := script(t, twoNotesScript)
+	term := newTerminal(t)
+	type outcome struct {
+		out  string
+		code int
+	}
+	done := make(chan outcome, 1)
+	// No --approve: stdin and stderr are a terminal, so the default asks.
+	go func() {
+		out, code := runOnTerminal(t, term, "run", "--json", "--plan", m, s)
+		done <- outcome{out, code}
+	}()
+	p := term.shown.expect(t, "approve this call? [y/n] ")
+	for _, want := range []string{"capability  notes.put", "call id     main:program:1", `arguments   {"text":"first"}`, "lease       30s, "} {
+		if !strings.Contains(p, want) {
+			t.Errorf("prompt lacks %q:\n%s", want, p)
+		}
+	}
+	term.typeIn(t, "y\n")
+	term.shown.expect(t, "approved")
+	p = term.shown.expect(t, "approve this call? [y/n] ")
+	if !strings.Contains(p, `{"text":"second"}`) || !strings.Contains(p, "main:program:2") {
+		t.Fatalf("second prompt:\n%s", p)
+	}
+	term.typeIn(t, "no\n")
+	term.shown.expect(t, "rejected")
+	o := <-done
+	var res supervisor.Result
+	if err := json.Unmarshal([]byte(o.out), &res); err != nil || o.code != 0 {
+		t.Fatalf("exit %d %v: %s\nterminal:\n%s", o.code, err, o.out, term.shown)
+	}
+	// The guest went on in the same run after each decision.
+	want := "before\n{'echo': {'text': 'first'}}\nrefused: approval_rejected\nafter\n"
+	if res.Stdout != want {
+		t.Fatalf("stdout %q, want %q", res.Stdout, want)
+	}
+	if len(res.Receipts) != 2 || res.Receipts[0].Outcome != "ok" || res.Receipts[1].Outcome != "denied" ||
+		res.Receipts[0].ApprovalRequestID == "" || res.Receipts[1].ApprovalRequestID == "" {
+		t.Fatalf("receipts %+v", res.Receipts)
+	}
+}
+
+func TestRunApprovalsOverSocket(t *testing.T) {
+	needNative(t)
+	m := writeManifest(t, approvalManifest)
+	s := script(t, twoNotesScript)
+	sock := filepath.Join(t.TempDir(), "admin.sock")
+	shown := newTranscript()
+	done := make(chan string, 1)
+	go func() {
+		var out bytes.Buffer
+		app := newApp(&out, shown)
+		if err := app.Run([]string{"apysup", "run", "--json", "--approve", "socket:" + sock, "--plan", m, s}); err != nil {
+			out.WriteString("error: " + err.Error())
+		}
+		done <- out.String()
+	}()
+	shown.expect(t, "apysup: approvals wait on "+sock)
+	if fi, err := os.Lstat(sock); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("socket %v %v", fi, err)
+	}
+
+	list := func() rpc.ApprovalList {
+		out, errOut, code := run(t, "approvals", "list", "--socket", sock, "--wait", "1m", "--json")
+		var l rpc.ApprovalList
+		if err := json.Unmarshal([]byte(out), &l); err != nil || code != 0 || len(l.Pending) != 1 {
+			t.Fatalf("list: exit %d %v: %s %s", code, err, out, errOut)
+		}
+		return l
+	}
+	first := list().Pending[0]
+	if first.CallID != "main:program:1" || first.Preview != `{"text":"first"}` || first.Capability != "notes.put" {
+		t.Fatalf("%+v", first)
+	}
+	shown.expect(t, "approval "+first.ID+" waiting: notes.put main:program:1")
+	out, _, code := run(t, "approvals", "list", "--socket", sock)
+	if code != 0 || !strings.Contains(out, "ID") || !strings.Contains(out, "PREVIEW") || !strings.Contains(out, first.ID+"  notes.put") ||
+		!strings.Contains(out, `{"text":"first"}`) {
+		t.Fatalf("human list: exit %d\n%s", code, out)
+	}
+
+	if out, errOut, code := run(t, "approvals", "approve", "--socket", sock, first.ID); code != 0 || !strings.HasPrefix(out, "approved "+first.ID+" (notes.put, call main:program:1)") {
+		t.Fatalf("approve: exit %d %s %s", code, out, errOut)
+	}
+	if _, errOut, code := run(t, "approvals", "approve", "--socket", sock, first.ID); code != 1 || !strings.Contains(errOut, "approval_already_decided (approved)") {
+		t.Fatalf("second approve: exit %d %s", code, errOut)
+	}
+	if out, _, code := run(t, "approvals", "reject", "--socket", sock, "--json", first.ID); code != 1 || !strings.Contains(out, `"error_code": "approval_already_decided"`) {
+		t.Fatalf("reject after approve: exit %d %s", code, out)
+	}
+
+	second := list().Pending[0]
+	if second.CallID != "main:program:2" {
+		t.Fatalf("%+v", second)
+	}
+	out, _, code = run(t, "approvals", "list", "--socket", sock, "--records")
+	if code != 0 || !strings.Contains(out, "STATE") || !strings.Contains(out, first.ID) || !strings.Contains(out, "waiting") || strings.Contains(out, "first") {
+		t.Fatalf("records: exit %d\n%s", code, out)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"approve", "--socket", sock, "apr_000000000000000000000000"}, 1, "approval_not_found"},
+		{[]string{"reject", "--socket", sock, "../../etc"}, 1, "malformed_request"},
+		{[]string{"approve", "--socket", sock}, 2, "expected 1 argument"},
+		{[]string{"approve", second.ID}, 2, "--socket PATH is required"},
+		{[]string{"list", "--socket", sock, "extra"}, 2, "expected 0 argument"},
+		{[]string{"list", "--socket", sock, "--wait", "2m"}, 2, "--wait"},
+		{[]string{"list", "--socket", sock, "--bogus"}, 2, "bogus"},
+		{[]string{"list", "--socket", filepath.Join(t.TempDir(), "none.sock")}, 1, "socket_unreachable"},
+	} {
+		if _, errOut, code := run(t, append([]string{"approvals"}, tc.args...)...); code != tc.code || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d %s", tc.args, code, errOut)
+		}
+	}
+	if _, errOut, code := run(t, "approvals", "reject", "--socket", sock, second.ID); code != 0 {
+		t.Fatalf("reject: exit %d %s", code, errOut)
+	}
+
+	var res supervisor.Result
+	if out := <-done; json.Unmarshal([]byte(out), &res) != nil {
+		t.Fatalf("run: %s\n%s", out, shown)
+	}
+	if res.Stdout != "before\n{'echo': {'text': 'first'}}\nrefused: approval_rejected\nafter\n" ||
+		res.Receipts[0].ApprovalRequestID != first.ID || res.Receipts[1].ApprovalRequestID != second.ID {
+		t.Fatalf("%+v", res)
+	}
+	if _, err := os.Lstat(sock); err == nil {
+		t.Fatal("the admin socket outlived the run")
+	}
+}
+
+func TestRunApproveSocketRefusesExistingPath(t *testing.T) {
+	existing := filepath.Join(t.TempDir(), "taken")
+	if err := os.WriteFile(existing, []byte("mine"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := script(t, "print('never')\n")
+	for mode, want := range map[string]string{
+		"socket:" + existing: "file already exists",
+		"socket:":            "--approve must be prompt, deny, auto or socket:PATH",
+		"maybe":              "--approve must be prompt, deny, auto or socket:PATH",
+	} {
+		if _, errOut, code := run(t, "run", "--approve", mode, s); code != 2 || !strings.Contains(errOut, want) {
+			t.Errorf("%s: exit %d %s", mode, code, errOut)
+		}
+	}
+	if got := readFile(t, existing); got != "mine" {
+		t.Fatalf("the existing file was changed: %q", got)
+	}
+}
