@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"strings"
 
 	"github.com/apysup/apysup/internal/canonjson"
 )
@@ -82,14 +83,19 @@ func parseEnvelope(data []byte) (*envelope, *refusal) {
 		return nil, errMalformed
 	}
 	var callID string
-	members(frame, func(key string, value []byte) bool {
-		if key == "call_id" {
+	spelled := members(frame, func(key string, value []byte) bool {
+		switch {
+		case key == "call_id":
 			jsonString(value, &callID)
+		case foldsToFrameField(key):
+			// encoding/json (and so a struct decoder in the Broker) would
+			// read "Call_ID" as call_id: the table and the Broker would key
+			// the call differently. Refused.
 			return false
 		}
 		return true
 	})
-	if callID == "" {
+	if !spelled || callID == "" {
 		return nil, errMalformed
 	}
 	return &envelope{
@@ -100,6 +106,19 @@ func parseEnvelope(data []byte) (*envelope, *refusal) {
 		Frame:        frame,
 		CallID:       callID,
 	}, nil
+}
+
+var frameFields = [...]string{"call_id", "capability", "arguments"}
+
+// foldsToFrameField reports whether key is a frame field spelled in another
+// case.
+func foldsToFrameField(key string) bool {
+	for _, f := range frameFields {
+		if key != f && strings.EqualFold(key, f) {
+			return true
+		}
+	}
+	return false
 }
 
 // jsonString decodes raw into *s when it is a non-empty JSON string of at
