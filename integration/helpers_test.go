@@ -59,9 +59,12 @@ var suite struct {
 }
 
 // need stops the test unless the native backend can run here: a skip
-// locally, a failure under APYSUP_REQUIRE_ALL=1.
+// locally, a failure under APYSUP_REQUIRE_ALL=1 (and a skip with -short).
 func need(t *testing.T) *supervisor.Supervisor {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("integration: real guests are not run with -short (make unit)")
+	}
 	testenv.NeedRoot(t)
 	suite.once.Do(func() {
 		suite.report = doctor.Run(context.Background())
