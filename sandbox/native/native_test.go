@@ -84,6 +84,9 @@ func TestGuestOutcomeIsReadSafely(t *testing.T) {
 			if o.GuestOutcome != nil {
 				t.Fatalf("guest outcome %.100q read (stderr %q)", o.GuestOutcome, o.Stderr)
 			}
+			if wantCode := map[string]string{"huge": CodeOutcomeTooLarge}[name]; o.ErrorCode != wantCode {
+				t.Errorf("error code %q, want %q", o.ErrorCode, wantCode)
+			}
 		})
 	}
 }

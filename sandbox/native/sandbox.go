@@ -342,7 +342,11 @@ func (s *Sandbox) Wait(ctx context.Context) (*sandbox.Outcome, error) {
 	s.kill()
 	out.Stdout, out.StdoutTruncated = s.stdout.wait()
 	out.Stderr, out.StderrTruncated = s.stderr.wait()
-	out.GuestOutcome = readGuestOutcome(filepath.Join(s.outDir, "outcome.json"))
+	var tooLarge bool
+	out.GuestOutcome, tooLarge = readGuestOutcome(filepath.Join(s.outDir, "outcome.json"))
+	if tooLarge && out.ErrorCode == "" {
+		out.ErrorCode = CodeOutcomeTooLarge // as the wazero backend says it
+	}
 	out.Timings = s.timings
 	s.outcome = out
 	return out, err
@@ -359,21 +363,25 @@ func (s *Sandbox) kill() {
 // readGuestOutcome reads the runner's outcome file, refusing anything but a
 // regular file of at most maxGuestOutcome bytes (the guest owns the
 // directory: it could leave a symlink, a FIFO or a huge file there).
-func readGuestOutcome(path string) []byte {
+// tooLarge reports a regular file over the bound.
+func readGuestOutcome(path string) (data []byte, tooLarge bool) {
 	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if err != nil {
-		return nil
+		return nil, false
 	}
 	defer f.Close()
 	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxGuestOutcome {
-		return nil
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, false
 	}
 	b, err := io.ReadAll(io.LimitReader(f, maxGuestOutcome+1))
-	if err != nil || len(b) > maxGuestOutcome || len(b) == 0 {
-		return nil
+	if err != nil || len(b) == 0 {
+		return nil, false
 	}
-	return b
+	if len(b) > maxGuestOutcome {
+		return nil, true
+	}
+	return b, false
 }
 
 // Destroy kills what is left, removes the container and its cgroups, the
