@@ -50,8 +50,9 @@ type Config struct {
 
 // Supervisor runs scripts. Backends are built on first use and reused.
 type Supervisor struct {
-	cfg      Config
-	channels *rpc.Registry
+	cfg       Config
+	channels  *rpc.Registry
+	sweepOnce sync.Once // run directories of dead supervisors are removed once
 
 	nativeOnce sync.Once
 	native     *native.Backend
@@ -141,11 +142,13 @@ func (s *Supervisor) Run(ctx context.Context, req Request) (*Result, error) {
 	}
 	defer b.Close()
 
-	runDir, err := os.MkdirTemp(s.cfg.StateDir, "apysup-"+runID+"-")
+	s.sweepOnce.Do(func() { _ = sweepRunDirs(s.cfg.StateDir) })
+	dir, err := newRunDir(s.cfg.StateDir, runID)
 	if err != nil {
 		return refuse(sandbox.StatusSetupFailed, native.CodeSetupFailed, err)
 	}
-	defer os.RemoveAll(runDir)
+	defer dir.Remove()
+	runDir := dir.path
 	workspace := filepath.Join(runDir, "workspace")
 	if err := os.Mkdir(workspace, 0o755); err != nil {
 		return refuse(sandbox.StatusSetupFailed, native.CodeSetupFailed, err)
@@ -249,8 +252,9 @@ func (s *Supervisor) runNative(ctx context.Context, b *broker.Broker, runID stri
 		return failedOutcome(sandbox.StatusSetupFailed, native.CodeSetupFailed), err
 	}
 	srv := rpc.NewServer(s.channels, rpc.DefaultServerConfig())
-	go srv.Serve(sock.Listener)
-	defer srv.Close()
+	served := make(chan struct{})
+	go func() { defer close(served); srv.Serve(sock.Listener) }()
+	defer func() { srv.Close(); <-served }()
 
 	job.RunDir = sock.Dir
 	if err := sb.Assign(job); err != nil {

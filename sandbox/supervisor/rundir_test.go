@@ -1,0 +1,40 @@
+package supervisor
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestSweepRemovesOnlyAbandonedRunDirs(t *testing.T) {
+	state := t.TempDir()
+	live, err := newRunDir(state, "run-live")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Remove()
+	dead, err := newRunDir(state, "run-dead")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead.lock.Close() // what the kernel does when the owner dies
+	young := filepath.Join(state, "apysup-run-young-1")
+	old := filepath.Join(state, "apysup-run-old-1")
+	other := filepath.Join(state, "something-else")
+	for _, d := range []string{young, old, other} {
+		if err := os.MkdirAll(filepath.Join(d, "workspace"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	past := time.Now().Add(-2 * lockGrace)
+	os.Chtimes(old, past, past)
+	if err := sweepRunDirs(state); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]bool{live.path: true, dead.path: false, young: true, old: false, other: true} {
+		if _, err := os.Stat(path); (err == nil) != want {
+			t.Errorf("%s: exists=%v, want %v", filepath.Base(path), err == nil, want)
+		}
+	}
+}
