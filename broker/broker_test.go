@@ -155,6 +155,7 @@ func TestAdmissionRefusalsDispatchNothing(t *testing.T) {
 		{"duplicate key", plan.SurfaceBoth, "p", nil, []byte(`{"call_id":"capability-1","call_id":"capability-2","capability":"echo","arguments":{}}`), StatusRefused, CodeFrameMalformed},
 		{"nested duplicate key", plan.SurfaceBoth, "p", nil, frameOf("capability-1", "echo", `{"x":1,"x":2}`), StatusRefused, CodeFrameMalformed},
 		{"unknown field", plan.SurfaceBoth, "p", nil, []byte(`{"call_id":"capability-1","capability":"echo","arguments":{},"receipt":{}}`), StatusRefused, CodeFrameMalformed},
+		{"case variant of a field", plan.SurfaceBoth, "p", nil, []byte(`{"call_id":"capability-1","Call_ID":"capability-2","capability":"echo","arguments":{}}`), StatusRefused, CodeFrameMalformed},
 		{"missing arguments", plan.SurfaceBoth, "p", nil, []byte(`{"call_id":"capability-1","capability":"echo"}`), StatusRefused, CodeFrameMalformed},
 		{"invalid utf8", plan.SurfaceBoth, "p", nil, []byte("{\"call_id\":\"capability-1\",\"capability\":\"echo\",\"arguments\":{\"x\":\"\xff\"}}"), StatusRefused, CodeFrameMalformed},
 		{"arguments array", plan.SurfaceBoth, "p", nil, frameOf("capability-1", "echo", `[1]`), StatusRefused, CodeArgumentsNotObject},

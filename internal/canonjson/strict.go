@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -95,9 +97,15 @@ func ParseStrict(data []byte, maxBytes int) (any, error) {
 }
 
 // DecodeStrict validates data, then decodes it into v refusing unknown
-// fields. Missing fields are the caller's to check.
+// fields. Field names must match the struct's JSON names exactly:
+// encoding/json would also accept "Call_ID" for "call_id", which would let
+// two parsers read one document differently. Missing fields are the
+// caller's to check.
 func DecodeStrict(data []byte, maxBytes int, v any) error {
 	if err := Validate(data, maxBytes); err != nil {
+		return err
+	}
+	if err := exactNames(data, reflect.TypeOf(v)); err != nil {
 		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -392,4 +400,90 @@ func (s *scanner) digits() int {
 		n++
 	}
 	return n
+}
+
+// exactNames walks a document beside the Go type it is decoded into and
+// refuses an object key that is not exactly one of the struct's JSON field
+// names. It descends only where a struct can be reached, so an opaque
+// member (json.RawMessage, any, strings) is never decoded twice.
+func exactNames(raw []byte, t reflect.Type) error {
+	t = deref(t)
+	if t == nil || !holdsStruct(t) {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) != nil {
+			return nil // a type mismatch: json.Decoder reports it
+		}
+		fields := jsonFields(t)
+		for key, val := range obj {
+			ft, known := fields[key]
+			if !known {
+				return &Error{Code: CodeUnknownField, Detail: "unknown field " + strconv.Quote(key)}
+			}
+			if err := exactNames(val, ft); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		var arr []json.RawMessage
+		if json.Unmarshal(raw, &arr) == nil {
+			for _, el := range arr {
+				if err := exactNames(el, t.Elem()); err != nil {
+					return err
+				}
+			}
+		}
+	case reflect.Map:
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) == nil {
+			for _, el := range obj {
+				if err := exactNames(el, t.Elem()); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func deref(t reflect.Type) reflect.Type {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
+
+// holdsStruct reports whether decoding into t can reach a struct.
+func holdsStruct(t reflect.Type) bool {
+	switch t = deref(t); t.Kind() {
+	case reflect.Struct:
+		return true
+	case reflect.Slice, reflect.Array, reflect.Map:
+		return holdsStruct(t.Elem())
+	}
+	return false
+}
+
+// jsonFields maps the JSON names of a struct's exported fields to their
+// types (embedded structs are not used by apysup's wire types).
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	out := make(map[string]reflect.Type, t.NumField())
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out[name] = f.Type
+	}
+	return out
 }

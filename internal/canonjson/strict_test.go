@@ -74,6 +74,26 @@ func TestDecodeStrict(t *testing.T) {
 	if got := CodeOf(DecodeStrict([]byte(`{"a":"x","a":"y"}`), MaxGuestBytes, &f)); got != CodeDuplicateKey {
 		t.Fatalf("duplicate: %q", got)
 	}
+	// encoding/json matches names case-insensitively; the strict decoder
+	// does not, at any depth.
+	if got := CodeOf(DecodeStrict([]byte(`{"A":"x"}`), MaxGuestBytes, &f)); got != CodeUnknownField {
+		t.Fatalf("case variant: %q", got)
+	}
+	type outer struct {
+		In    frame            `json:"in"`
+		List  []frame          `json:"list"`
+		ByKey map[string]frame `json:"by_key"`
+		Raw   any              `json:"raw"`
+	}
+	var o outer
+	if err := DecodeStrict([]byte(`{"in":{"a":"1"},"list":[{"a":"2"}],"by_key":{"K":{"a":"3"}},"raw":{"A":1}}`), MaxGuestBytes, &o); err != nil || o.ByKey["K"].A != "3" {
+		t.Fatalf("exact names refused: %v", err)
+	}
+	for _, bad := range []string{`{"in":{"A":"1"}}`, `{"list":[{"a":"2"},{"A":"2"}]}`, `{"by_key":{"k":{"A":"3"}}}`, `{"In":{}}`} {
+		if got := CodeOf(DecodeStrict([]byte(bad), MaxGuestBytes, &o)); got != CodeUnknownField {
+			t.Errorf("%s: %q", bad, got)
+		}
+	}
 }
 
 // FuzzValidate: the strict parser never panics, and whatever it accepts can
