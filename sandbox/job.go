@@ -41,19 +41,26 @@ type Limits struct {
 	OutputBytes   int           // cap for stdout and for stderr, each
 	OpenFiles     uint64        // RLIMIT_NOFILE
 	FileSizeBytes int64         // RLIMIT_FSIZE
+	// WorkspaceBytes and WorkspaceFiles bound /workspace: a tmpfs of this
+	// size and inode count when the supervisor runs as root, and the budget
+	// of the final snapshot on every backend.
+	WorkspaceBytes int64
+	WorkspaceFiles int64
 }
 
 // DefaultLimits are the built-in defaults (the lowest selection precedence).
 func DefaultLimits() Limits {
 	return Limits{
-		Timeout:       30 * time.Second,
-		MemoryBytes:   512 << 20,
-		Pids:          128,
-		CPUs:          1,
-		TmpBytes:      64 << 20,
-		OutputBytes:   1 << 20,
-		OpenFiles:     256,
-		FileSizeBytes: 256 << 20,
+		Timeout:        30 * time.Second,
+		MemoryBytes:    512 << 20,
+		Pids:           128,
+		CPUs:           1,
+		TmpBytes:       64 << 20,
+		OutputBytes:    1 << 20,
+		OpenFiles:      256,
+		FileSizeBytes:  256 << 20,
+		WorkspaceBytes: 256 << 20,
+		WorkspaceFiles: 16384,
 	}
 }
 

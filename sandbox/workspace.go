@@ -71,8 +71,16 @@ func (t Tree) Digest() string {
 }
 
 // Snapshot walks dir without following symlinks and returns its entries
-// sorted by path.
+// sorted by path, within the default bounds.
 func Snapshot(dir string) (Tree, error) {
+	return SnapshotWithin(dir, MaxWorkspaceBytes, MaxWorkspaceEntries)
+}
+
+// SnapshotWithin is Snapshot with explicit bounds: it stops with
+// workspace_too_large before hashing more than maxBytes of file contents
+// (apparent sizes, so a sparse file cannot make the host hash gigabytes of
+// holes) or listing more than maxEntries entries.
+func SnapshotWithin(dir string, maxBytes int64, maxEntries int) (Tree, error) {
 	var t Tree
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -81,8 +89,8 @@ func Snapshot(dir string) (Tree, error) {
 		if path == dir {
 			return nil
 		}
-		if len(t.Entries) >= MaxWorkspaceEntries {
-			return &WorkspaceError{Code: CodeWorkspaceTooLarge, Detail: fmt.Sprintf("more than %d entries", MaxWorkspaceEntries)}
+		if len(t.Entries) >= maxEntries {
+			return &WorkspaceError{Code: CodeWorkspaceTooLarge, Detail: fmt.Sprintf("more than %d entries", maxEntries)}
 		}
 		rel, _ := filepath.Rel(dir, path)
 		info, err := d.Info()
@@ -93,12 +101,11 @@ func Snapshot(dir string) (Tree, error) {
 		switch {
 		case info.Mode().IsRegular():
 			e.Type, e.Size = "file", info.Size()
+			if t.Bytes += e.Size; t.Bytes > maxBytes {
+				return &WorkspaceError{Code: CodeWorkspaceTooLarge, Detail: fmt.Sprintf("more than %d bytes", maxBytes)}
+			}
 			if e.SHA256, err = fileDigest(path); err != nil {
 				return err
-			}
-			t.Bytes += e.Size
-			if t.Bytes > MaxWorkspaceBytes {
-				return &WorkspaceError{Code: CodeWorkspaceTooLarge, Detail: fmt.Sprintf("more than %d bytes", int64(MaxWorkspaceBytes))}
 			}
 		case info.IsDir():
 			e.Type = "dir"
@@ -202,7 +209,12 @@ func Export(dir, target string, want Tree) error {
 	if err := CopyTree(dir, stage); err != nil {
 		return err
 	}
-	got, err := Snapshot(stage)
+	// Bounded by the final snapshot: a staged copy that grew is a change.
+	got, err := SnapshotWithin(stage, want.Bytes, len(want.Entries))
+	var we *WorkspaceError
+	if errors.As(err, &we) && we.Code == CodeWorkspaceTooLarge {
+		return &WorkspaceError{Code: CodeWorkspaceChanged, Detail: "the staged copy is larger than the final snapshot"}
+	}
 	if err != nil {
 		return err
 	}

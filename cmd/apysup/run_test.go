@@ -229,3 +229,46 @@ func selectSettingsFor(t *testing.T, args ...string) (*selection, error) {
 	}
 	return sel, selErr
 }
+
+// The workspace is a bounded tmpfs: a guest can neither fill the host's
+// disk nor learn its free space, and runs out of room with ENOSPC.
+func TestRunWorkspaceBounded(t *testing.T) {
+	needNative(t)
+	s := script(t, `
+import errno, os
+st = os.statvfs("/workspace")
+print("size_mib", st.f_blocks * st.f_frsize // (1 << 20))
+written = 0
+chunk = b"x" * (1 << 20)
+try:
+    for n in range(10):  # files of 100 MiB: below the per-file limit, above the workspace
+        with open("big%d.bin" % n, "wb") as f:
+            for _ in range(100):
+                f.write(chunk)
+                f.flush()
+                written += len(chunk)
+except OSError as e:
+    print("stopped", errno.errorcode[e.errno])
+print("written_mib_at_most", (written >> 20) <= 256)
+for n in range(10):
+    if os.path.exists("big%d.bin" % n):
+        os.remove("big%d.bin" % n)
+made = 0
+try:
+    while made < 100000:
+        open("f%d" % made, "w").close()
+        made += 1
+except OSError as e:
+    print("files_stopped", errno.errorcode[e.errno], made <= 16384)
+`)
+	res, code, _ := runJSON(t, "--memory", "1GiB", s)
+	want := "size_mib 256\nstopped ENOSPC\nwritten_mib_at_most True\nfiles_stopped ENOSPC True\n"
+	if code != 0 || res.Stdout != want {
+		t.Fatalf("exit %d, stdout %q, want %q (%+v)", code, res.Stdout, want, res)
+	}
+	// The full workspace exceeds the snapshot budget or not, but the run
+	// reports its workspace either way, and nothing is exported.
+	if res.Workspace == nil || res.Workspace.Disposition != "discarded" {
+		t.Fatalf("%+v", res.Workspace)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/apysup/apysup/broker"
@@ -36,6 +37,7 @@ const (
 	CodeOutcomeInvalid  = "guest_outcome_invalid"
 	CodeReceiptsInvalid = "receipts_invalid"
 	CodeExportFailed    = "workspace_export_failed"
+	CodeSnapshotFailed  = "workspace_snapshot_failed"
 )
 
 // Config builds a Supervisor. The zero value is usable.
@@ -149,18 +151,23 @@ func (s *Supervisor) Run(ctx context.Context, req Request) (*Result, error) {
 	}
 	defer dir.Remove()
 	runDir := dir.path
-	workspace := filepath.Join(runDir, "workspace")
-	if err := os.Mkdir(workspace, 0o755); err != nil {
+	limits := withDefaults(req.Limits)
+	workspace := filepath.Join(runDir, workspaceName)
+	unmount, err := mountWorkspace(workspace, limits)
+	if err != nil {
 		return refuse(sandbox.StatusSetupFailed, native.CodeSetupFailed, err)
 	}
+	defer unmount()
 	if req.WorkspaceSeed != "" {
-		if err := sandbox.CopyTree(req.WorkspaceSeed, workspace); err != nil {
+		if err := sandbox.CopyTree(req.WorkspaceSeed, workspace); errors.Is(err, syscall.ENOSPC) {
+			return refuse(sandbox.StatusRefused, sandbox.CodeWorkspaceTooLarge, err)
+		} else if err != nil {
 			return refuse(sandbox.StatusRefused, sandbox.CodeWorkspaceInputInvalid, err)
 		}
 	}
-	initial, err := sandbox.Snapshot(workspace)
+	initial, err := sandbox.SnapshotWithin(workspace, limits.WorkspaceBytes, int(limits.WorkspaceFiles))
 	if err != nil {
-		return refuse(sandbox.StatusRefused, sandbox.CodeWorkspaceInputInvalid, err)
+		return refuse(sandbox.StatusRefused, codeOfWorkspace(err, sandbox.CodeWorkspaceInputInvalid), err)
 	}
 	job := sandbox.Job{ScriptPath: req.ScriptPath, Args: req.Args, Prelude: pres.Prelude, WorkspaceDir: workspace}
 
@@ -185,7 +192,7 @@ func (s *Supervisor) Run(ctx context.Context, req Request) (*Result, error) {
 		res.Status, res.ErrorCode, res.Error = sandbox.StatusError, CodeReceiptsInvalid, verr.Error()
 	}
 	if res.Status != sandbox.StatusRefused && res.Status != sandbox.StatusSetupFailed {
-		res.Workspace = s.disposeWorkspace(res, req, initial, workspace)
+		res.Workspace = s.disposeWorkspace(res, req, limits, initial, workspace)
 	}
 	return res, nil
 }
@@ -286,8 +293,14 @@ func (s *Supervisor) runWazero(ctx context.Context, b *broker.Broker, job sandbo
 // own report, refusing host fields it may have forged.
 func (s *Supervisor) fill(res *Result, out *sandbox.Outcome, err error) {
 	res.Status, res.ErrorCode, res.ExitCode = out.Status, out.ErrorCode, out.ExitCode
-	if err != nil && (out.Status == sandbox.StatusRefused || out.Status == sandbox.StatusSetupFailed) {
+	if err != nil {
+		// A host-side failure after the guest ended (cleanup_failed) keeps
+		// the guest's status but is never reported as a clean run.
 		res.Error = err.Error()
+		var ne *native.Error
+		if res.ErrorCode == "" && errors.As(err, &ne) {
+			res.ErrorCode = ne.Code
+		}
 	}
 	res.Stdout, res.Stderr = string(out.Stdout), string(out.Stderr)
 	res.StdoutTruncated, res.StderrTruncated = out.StdoutTruncated, out.StderrTruncated
@@ -319,16 +332,16 @@ func (s *Supervisor) fill(res *Result, out *sandbox.Outcome, err error) {
 
 // disposeWorkspace snapshots the final tree and exports it (only after an
 // ok run, when asked) or discards it, and returns the workspace receipt.
-func (s *Supervisor) disposeWorkspace(res *Result, req Request, initial sandbox.Tree, dir string) *sandbox.WorkspaceReceipt {
+func (s *Supervisor) disposeWorkspace(res *Result, req Request, limits sandbox.Limits, initial sandbox.Tree, dir string) *sandbox.WorkspaceReceipt {
 	w := &sandbox.WorkspaceReceipt{RunID: res.RunID, PlanSHA256: res.PlanSHA256, InitialTreeSHA256: initial.Digest(),
 		Policy: "discard", Disposition: "discarded"}
 	w.RequestSHA256, _ = canonjson.DigestOf(canonjson.DomainRequest, map[string]any{
 		"run_id": res.RunID, "script": filepath.Base(req.ScriptPath), "args": append([]string{}, req.Args...),
 		"export": req.ExportDir != "",
 	})
-	final, err := sandbox.Snapshot(dir)
+	final, err := sandbox.SnapshotWithin(dir, limits.WorkspaceBytes, int(limits.WorkspaceFiles))
 	if err != nil {
-		w.ErrorCode = codeOfWorkspace(err, CodeExportFailed)
+		w.ErrorCode = codeOfWorkspace(err, CodeSnapshotFailed)
 		w.Seal()
 		return w
 	}
@@ -375,6 +388,12 @@ func withDefaults(l sandbox.Limits) sandbox.Limits {
 	d := sandbox.DefaultLimits()
 	if l.Timeout > 0 {
 		d.Timeout = l.Timeout
+	}
+	if l.WorkspaceBytes > 0 {
+		d.WorkspaceBytes = l.WorkspaceBytes
+	}
+	if l.WorkspaceFiles > 0 {
+		d.WorkspaceFiles = l.WorkspaceFiles
 	}
 	return d
 }
