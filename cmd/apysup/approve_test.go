@@ -6,12 +6,16 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
@@ -558,5 +562,100 @@ func TestRunApproveSocketRefusesExistingPath(t *testing.T) {
 	}
 	if got := readFile(t, existing); got != "mine" {
 		t.Fatalf("the existing file was changed: %q", got)
+	}
+}
+
+// TestBinaryPromptOnControllingTerminal runs the real binary as a shell
+// would: a session whose controlling terminal is a pty, stdin and stderr on
+// it, stdout to a pipe. The default asks; the guest, confined, cannot
+// reach the terminal the person answers on.
+func TestBinaryPromptOnControllingTerminal(t *testing.T) {
+	needNative(t)
+	goTool, err := exec.LookPath("go")
+	testenv.Need(t, err == nil, "the go tool, to build the binary")
+	bin := filepath.Join(t.TempDir(), "apysup")
+	build := exec.Command(goTool, "build", "-tags", "seccomp", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	m := writeManifest(t, approvalManifest)
+	s := script(t, `
+import agent_runtime, notes
+try:
+    open("/dev/tty", "r+b", buffering=0)
+    print("tty: open")
+except OSError as e:
+    print("tty: refused")
+print(notes.put(text="first"))
+`)
+	term := newTerminal(t)
+	var stdout bytes.Buffer
+	cmd := exec.Command(bin, "run", "--json", "--plan", m, s)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = term.tty, &stdout, term.tty
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waited, exited := make(chan error, 1), make(chan struct{})
+	go func() { waited <- cmd.Wait(); close(exited) }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-exited }) // a no-op once it exited
+	p := term.shown.expect(t, "approve this call? [y/n] ")
+	if !strings.Contains(p, `arguments   {"text":"first"}`) {
+		t.Fatalf("%s", p)
+	}
+	term.typeIn(t, "y\n")
+	term.shown.expect(t, "approved")
+	if err := <-waited; err != nil {
+		t.Fatalf("%v\nterminal:\n%s", err, term.shown)
+	}
+	var res supervisor.Result
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		t.Fatalf("%v: %s", err, stdout.String())
+	}
+	if res.Stdout != "tty: refused\n{'echo': {'text': 'first'}}\n" || res.Receipts[0].Outcome != "ok" {
+		t.Fatalf("%+v", res)
+	}
+}
+
+// FuzzTerminalSafe: whatever a guest puts in its arguments, what reaches
+// the terminal is valid UTF-8 made of printable runes only.
+func FuzzTerminalSafe(f *testing.F) {
+	for _, s := range []string{"", "plain", "\x1b[2J", "\u009b", "\u202e", "\xff", "\U000E0041", "\\u001b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := terminalSafe(s)
+		if !utf8.ValidString(out) {
+			t.Fatalf("%q -> invalid UTF-8 %q", s, out)
+		}
+		for _, r := range out {
+			if !unicode.IsPrint(r) {
+				t.Fatalf("%q -> %q holds %U", s, out, r)
+			}
+		}
+		if utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) && out != s {
+			t.Fatalf("printable %q changed to %q", s, out)
+		}
+	})
+}
+
+func TestPrintPendingTable(t *testing.T) {
+	now := time.Now()
+	var out bytes.Buffer
+	printPending(&out, &rpc.ApprovalList{Now: now, Pending: []broker.PendingRequest{{
+		ApprovalRecord: broker.ApprovalRecord{ID: "apr_1", Capability: "notes.put", CallID: "main:program:1",
+			CreatedAt: now.Add(-3 * time.Second), ExpiresAt: now.Add(27 * time.Second)},
+		Preview: `{"text":"` + strings.Repeat("x", 100) + "\x1b[2J" + `"}`,
+	}}})
+	lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "ID     CAPABILITY  CALL ID         WAITING  LEFT  PREVIEW") ||
+		!strings.HasPrefix(lines[1], "apr_1  notes.put   main:program:1  3s       27s   {\"text\":\"xxx") ||
+		!strings.HasSuffix(lines[1], "x…") || strings.Contains(out.String(), "\x1b") {
+		t.Fatalf("\n%s", out.String())
+	}
+	out.Reset()
+	printPending(&out, &rpc.ApprovalList{Now: now})
+	if out.String() != "no approval requests waiting\n" {
+		t.Fatalf("%q", out.String())
 	}
 }
