@@ -33,6 +33,7 @@ const (
 	CodeApprovalAlreadyDecided = "approval_already_decided" // 409, with the state it is in
 	CodeMalformedRequest       = "malformed_request"        // 400
 	CodeForbidden              = "forbidden"                // 403: the peer's uid is not allowed
+	CodeInternalError          = "internal_error"           // 500: the controller failed otherwise
 	// not_found (404), method_not_allowed (405) and request_too_large (413)
 	// are shared with the channel (codes.go).
 )
@@ -248,7 +249,7 @@ func (s *ApprovalServer) decide(w http.ResponseWriter, r *http.Request, id, acti
 	case errors.Is(err, broker.ErrApprovalDecided):
 		refuse(w, &ApprovalError{HTTPStatus: http.StatusConflict, Code: CodeApprovalAlreadyDecided, State: rec.State})
 	case err != nil:
-		refuse(w, &ApprovalError{HTTPStatus: http.StatusInternalServerError, Code: "internal_error"})
+		refuse(w, &ApprovalError{HTTPStatus: http.StatusInternalServerError, Code: CodeInternalError})
 	default:
 		answer(w, ApprovalDecision{Record: rec})
 	}
@@ -318,7 +319,7 @@ func refuse(w http.ResponseWriter, e *ApprovalError) {
 func answer(w http.ResponseWriter, v any) {
 	body, err := json.Marshal(v)
 	if err != nil {
-		refuse(w, &ApprovalError{HTTPStatus: http.StatusInternalServerError, Code: "internal_error"})
+		refuse(w, &ApprovalError{HTTPStatus: http.StatusInternalServerError, Code: CodeInternalError})
 		return
 	}
 	reply(w, http.StatusOK, body)
