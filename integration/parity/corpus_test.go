@@ -25,10 +25,13 @@ var corpus = []corpusCase{
 	{script: "compute.py"},
 	{script: "recursion.py"},
 	{script: "output.py"},
+	{script: "sleep.py"},
 
 	// The world the guest sees.
 	{script: "world.py", args: []string{"first", "two words", "é"}},
-	{script: "world_sizes.py"},
+	{script: "world_sizes.py", known: map[string]pinned{
+		"stdout": {native: "maxsize 9223372036854775807\npointer 8 long 8 size_t 8\nid-is-small False\n", wazero: "maxsize 2147483647\npointer 4 long 4 size_t 4\nid-is-small True\n"},
+	}},
 
 	// Capability calls on every surface, approvals, refusals, budgets.
 	{script: "cap_programmatic.py"},
@@ -38,8 +41,14 @@ var corpus = []corpusCase{
 	{script: "approvals.py"},
 	{script: "refusals.py"},
 	{script: "budget.py", plan: "budget"},
-	{script: "reused_id.py"},
-	{name: "reused_id_direct", script: "reused_id.py", surface: plan.SurfaceDirect},
+	{script: "malformed_frames.py"},
+	{script: "refused_frame_id.py"},
+	{script: "reused_id.py", known: map[string]pinned{
+		"stdout": {native: "first ok {'echo': {'text': 'same'}}\nsame request again ok {'echo': {'text': 'same'}}\nsame id, other arguments CapabilityError call_identity_mismatch\nnext id ok {'echo': {'text': 'next'}}\n", wazero: "first ok {'echo': {'text': 'same'}}\nsame request again CapabilityError program_sequence_violation\nsame id, other arguments CapabilityError program_sequence_violation\nnext id ok {'echo': {'text': 'next'}}\n"},
+	}},
+	{name: "reused_id_direct", script: "reused_id.py", surface: plan.SurfaceDirect, known: map[string]pinned{
+		"stdout": {native: "first ok {'echo': {'text': 'same'}}\nsame request again ok {'echo': {'text': 'same'}}\nsame id, other arguments CapabilityError call_identity_mismatch\nnext id ok {'echo': {'text': 'next'}}\n", wazero: "first ok {'echo': {'text': 'same'}}\nsame request again CapabilityError call_id_reused\nsame id, other arguments CapabilityError call_id_reused\nnext id ok {'echo': {'text': 'next'}}\n"},
+	}},
 
 	// Endings: exceptions, exit codes, results, the workspace.
 	{script: "exc_uncaught.py", status: sandbox.StatusError, exit: 1},
@@ -57,17 +66,61 @@ var corpus = []corpusCase{
 	{script: "workspace_write.py"},
 
 	// What WASI lacks (documented differences, pinned on both sides).
-	{script: "gap_threads.py"},
-	{script: "gap_subprocess.py"},
-	{script: "gap_sockets.py"},
-	{script: "gap_asyncio.py"},
-	{script: "gap_process_time.py"},
-	{script: "gap_ctypes.py"},
-	{script: "gap_ssl_hashlib.py"},
-	{script: "gap_sqlite3.py"},
-	{script: "gap_multiprocessing.py"},
-	{script: "gap_posix_modules.py"},
-	{script: "gap_listdir_root.py"},
-	{script: "gap_platform.py"},
-	{script: "gap_tempdir.py"},
+	{script: "gap_threads.py", known: map[string]pinned{
+		"stdout": {native: "_thread importable: True\nthread ran: [1]\nactive: 1\n", wazero: "_thread importable: True\nthread failed: RuntimeError can't start new thread\nactive: 1\n"},
+	}},
+	{script: "gap_subprocess.py", known: map[string]pinned{
+		"stdout": {native: "ran: 0 b'hi\\n'\nfork: True posix_spawn: True system: True\n", wazero: "failed: OSError [Errno 58] wasi does not support processes.\nfork: False posix_spawn: False system: False\n"},
+	}},
+	{script: "gap_sockets.py", known: map[string]pinned{
+		"stdout": {native: "inet failed: OSError [Errno 97] Address family not supported by protocol\nunix created\nsocketpair created\nconnect failed: OSError\n", wazero: "inet failed: OSError [Errno 58] Not supported\nunix failed: AttributeError module 'socket' has no attribute 'AF_UNIX'\nsocketpair failed: OSError [Errno 58] Not supported\nconnect failed: AttributeError\n"},
+	}},
+	{script: "gap_asyncio.py", known: map[string]pinned{
+		"stdout":      {native: "asyncio.run: done\na coroutine driven by hand: 42\n", wazero: "asyncio.run failed: OSError [Errno 58] Not supported\na coroutine driven by hand: 42\n"},
+		"stderr_last": {native: "", wazero: "RuntimeWarning: Enable tracemalloc to get the object allocation traceback"},
+	}},
+	{script: "gap_process_time.py", known: map[string]pinned{
+		"stdout": {native: "perf_counter advances: True\nprocess_time advances: True\nthread_time: True\nprocess_time clock: clock_gettime(CLOCK_PROCESS_CPUTIME_ID)\n", wazero: "perf_counter advances: True\nprocess_time advances: True\nthread_time: False\nprocess_time clock: times()\n"},
+	}},
+	{script: "gap_ctypes.py", known: map[string]pinned{
+		"stdout": {native: "ctypes: 8\n", wazero: "ctypes failed: ModuleNotFoundError No module named '_ctypes'\n"},
+	}},
+	{script: "gap_ssl_hashlib.py", known: map[string]pinned{
+		"stdout":      {native: "_ssl imported\n_hashlib imported\nssl imported\nsha256 works: ba7816bf8f01cfea\nalgorithms_available has sha256: True\npbkdf2: 0a38253555ce37f5\nscrypt: 722af53bdb882592\n", wazero: "_ssl failed: No module named '_ssl'\n_hashlib failed: No module named '_hashlib'\nssl failed: No module named '_ssl'\nsha256 works: ba7816bf8f01cfea\nalgorithms_available has sha256: True\npbkdf2: 0a38253555ce37f5\nscrypt missing\n"},
+		"stderr_last": {native: "", wazero: "  print(\"pbkdf2:\", hashlib.pbkdf2_hmac(\"sha256\", b\"pw\", b\"salt\", 1000).hex()[:16])"},
+	}},
+	{script: "gap_sqlite3.py", known: map[string]pinned{
+		"stdout": {native: "sqlite3: [(42,)]\n", wazero: "sqlite3 failed: No module named '_sqlite3'\n"},
+	}},
+	{script: "gap_multiprocessing.py", known: map[string]pinned{
+		"stdout": {native: "cpu_count: True\nmultiprocessing failed: FileNotFoundError [Errno 2] No such file or directory\n", wazero: "cpu_count: True\nmultiprocessing failed: ModuleNotFoundError No module named '_multiprocessing'\n"},
+	}},
+	{script: "gap_posix_modules.py", known: map[string]pinned{
+		"stdout":      {native: "fcntl ok\npwd ok\ngrp ok\nresource ok\nmmap ok\ntermios ok\n_posixsubprocess ok\nselect ok\n_bz2 ok\n_lzma ok\nreadline ok\n_curses ok\n_uuid ok\n_dbm ok\n_gdbm failed\n_tkinter failed\npyexpat ok\n_decimal ok\n_multiprocessing ok\n_posixshmem ok\nsyslog ok\nspwd ok\n_crypt ok\n", wazero: "fcntl failed\npwd failed\ngrp failed\nresource failed\nmmap failed\ntermios failed\n_posixsubprocess failed\nselect ok\n_bz2 failed\n_lzma failed\nreadline failed\n_curses failed\n_uuid failed\n_dbm failed\n_gdbm failed\n_tkinter failed\npyexpat ok\n_decimal ok\n_multiprocessing failed\n_posixshmem failed\nsyslog failed\nspwd failed\n_crypt ok\n"},
+		"stderr_last": {native: "  __import__(name)", wazero: ""},
+	}},
+	{script: "gap_listdir_root.py", known: map[string]pinned{
+		"stdout": {native: "/ ['bin', 'dev', 'etc', 'lib', 'lib64', 'opt']\n/usr/lib/python3.11/json ['__init__.py', '__pycache__', 'decoder.py', 'encoder.py', 'scanner.py', 'tool.py']\n/opt/apysup ['__pycache__', '_agent_runtime_host.py', '_agent_runtime_wire.py', 'agent_runtime.py', 'apysup_runner.py']\n/run/apysup/job ['gap_listdir_root.py', 'prelude.py']\n/tmp []\n/etc ['group', 'hostname', 'hosts', 'ld.so.cache', 'nsswitch.conf', 'passwd']\n/proc/self ['arch_status', 'attr', 'autogroup', 'auxv', 'cgroup', 'clear_refs']\n", wazero: "/ failed: PermissionError 76\n/usr/lib/python3.11/json ['__init__.pyc', 'decoder.pyc', 'encoder.pyc', 'scanner.pyc', 'tool.pyc']\n/opt/apysup ['_agent_runtime_host.py', '_agent_runtime_wire.py', 'agent_runtime.py', 'apysup_runner.py']\n/run/apysup/job ['gap_listdir_root.py', 'prelude.py']\n/tmp failed: PermissionError 76\n/etc failed: PermissionError 76\n/proc/self failed: PermissionError 76\n"},
+	}},
+	{script: "gap_platform.py", known: map[string]pinned{
+		"stdout": {native: "sys.platform linux\nos.name posix\nuname Linux\ngetpid True getuid 1000\n", wazero: "sys.platform wasi\nos.name posix\nuname wasi\ngetpid True getuid False\n"},
+	}},
+	{script: "gap_tempdir.py", known: map[string]pinned{
+		"stdout": {native: "gettempdir: /tmp\n/tmp writable\nTemporaryFile in the workspace: b'in the workspace'\n['data.csv', 'input.txt', 'sub']\n", wazero: "gettempdir: /workspace\n/tmp failed: PermissionError\nTemporaryFile in the workspace: b'in the workspace'\n['data.csv', 'input.txt', 'sub']\n"},
+	}},
+	{script: "gap_libm.py", known: map[string]pinned{
+		"stdout": {native: "gauss 1.2651764365566445\nsin+cos+log+sqrt -0.19993517246546683\npow 1.4142135623730951 0.0005011872336272725 0.000710174388842549\n", wazero: "gauss 1.2651764365566447\nsin+cos+log+sqrt -0.19993517246546683\npow 1.4142135623730951 0.0005011872336272725 0.000710174388842549\n"},
+	}},
+	{script: "gap_file_modes.py", known: map[string]pinned{
+		"stdout": {native: "file True 0o644\ndir True 0o755\nchmod 0o600\nuid 1000 nlink 1 size 14\n", wazero: "file True 0o0\ndir True 0o0\nchmod 0o0\nuid 0 nlink 1 size 14\n"},
+	}},
+	{script: "gap_errno.py", known: map[string]pinned{
+		"stdout": {native: "ENOENT 2 EACCES 13 EEXIST 17 EROFS 30\nOSError(2) FileNotFoundError OSError(13) PermissionError\nstrerror(2) No such file or directory\nmkdir . FileExistsError True\n", wazero: "ENOENT 44 EACCES 2 EEXIST 20 EROFS 69\nOSError(2) PermissionError OSError(13) ConnectionAbortedError\nstrerror(2) Permission denied\nmkdir . FileExistsError True\n"},
+	}},
+	{script: "gap_outside_mounts.py", known: map[string]pinned{
+		"stdout": {native: "/etc/parity-nope OSError 30\n/usr/lib/parity-nope OSError 30\n/opt/apysup/parity-nope OSError 30\n/run/apysup/job/parity-nope OSError 30\n/parity-nope OSError 30\n", wazero: "/etc/parity-nope PermissionError 76\n/usr/lib/parity-nope FileNotFoundError 44\n/opt/apysup/parity-nope FileNotFoundError 44\n/run/apysup/job/parity-nope FileNotFoundError 44\n/parity-nope PermissionError 76\n"},
+	}},
+	{script: "gap_hash.py", known: map[string]pinned{
+		"stdout": {native: "hash_randomization 1\nstable within the run True True\nwidth 64\nmodulus 2305843009213693951 algorithm siphash13\nhash(2.5) 1152921504606846978 hash((1, 2)) -3550055125485641917\n", wazero: "hash_randomization 1\nstable within the run True True\nwidth 32\nmodulus 2147483647 algorithm fnv\nhash(2.5) 1073741826 hash((1, 2)) 994727857\n"},
+	}},
 }

@@ -405,6 +405,10 @@ func compare(t testing.TB, tc corpusCase, n, w observation) verdict {
 	}
 	for _, name := range fieldOrder {
 		nv, wv := n.fields[name], w.fields[name]
+		if os.Getenv("APYSUP_PARITY_PIN") == "1" && (nv != wv || tc.known[name] != pinned{}) {
+			// Prints the line to paste into corpus_test.go.
+			t.Logf("PIN %s %s: {native: %q, wazero: %q},", tc.id(), name, nv, wv)
+		}
 		if pin, ok := tc.known[name]; ok {
 			if nv != pin.native || wv != pin.wazero {
 				t.Errorf("%s: %s: the documented difference changed:\nnative  got %q\n        want %q\nwazero  got %q\n        want %q",

@@ -13,5 +13,5 @@ try:
     files.remove(path="/workspace/input.txt")
 except agent_runtime.CapabilityError as e:
     print("rejected:", e.error_code)
-print(notes.put(text="after the rejections"))
+print(notes.put(text="after the refusals"))
 agent_runtime.set_result({"approved": 2, "rejected": 2})

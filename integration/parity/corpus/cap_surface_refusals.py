@@ -8,7 +8,9 @@ import echo
 
 
 def raw(call_id, capability="echo.say", arguments=None):
-    frame = {"call_id": call_id, "capability": capability, "arguments": arguments or {"text": "x"}}
+    if arguments is None:
+        arguments = {"text": "x"}
+    frame = {"call_id": call_id, "capability": capability, "arguments": arguments}
     try:
         return json.loads(_agent_runtime_host.call(json.dumps(frame).encode()))
     except agent_runtime.AgentRuntimeError as e:
@@ -21,12 +23,8 @@ print(raw("main:program:5"))
 print(raw("other:program:2"))
 print(raw("main:program:02"))
 print(raw("bad id with spaces"))
-print(raw("main:program:2", arguments=[]))
+print(raw("main:program:9", arguments=[]))
 print(echo.say(text="second"))
-for bad in (b"", b"{", b'{"call_id":"main:program:3","capability":"echo.say","arguments":{},"x":1}',
-            b'{"call_id":"main:program:3","call_id":"main:program:3","capability":"echo.say","arguments":{}}'):
-    try:
-        _agent_runtime_host.call(bad)
-    except agent_runtime.AgentRuntimeError as e:
-        print(type(e).__name__, e.error_code)
-print(echo.say(text="third"))
+print(raw("main:program:3", capability="no.such"))
+agent_runtime._next = 4  # the denied call above spent id 3
+print(echo.say(text="fourth"))
