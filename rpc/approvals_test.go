@@ -309,3 +309,30 @@ print(s.recv(4096).decode())
 		t.Fatalf("a refused peer decided: %s", rec.State)
 	}
 }
+
+// BenchmarkApprovalDecision: one request opened, listed and approved over
+// the admin socket, as `apysup approvals` does it (a connection per call).
+func BenchmarkApprovalDecision(b *testing.B) {
+	a := broker.NewApprovals(broker.ApprovalOptions{MaxRecords: 1 << 20})
+	path := filepath.Join(b.TempDir(), "admin.sock")
+	l, err := ListenApprovalSocket(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := NewApprovalServer(a, ServerConfig{})
+	go s.Serve(l)
+	defer s.Close()
+	c := NewApprovalClient(path, 10*time.Second)
+	for b.Loop() {
+		rec, err := a.Request(broker.ApprovalRequest{RunID: "r", CallID: "c", Capability: "notes.put", ArgumentsSHA256: "sha256:00", Preview: "{}", Lease: time.Minute})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if l, err := c.List(b.Context(), 0); err != nil || len(l.Pending) != 1 {
+			b.Fatal(l, err)
+		}
+		if _, err := c.Approve(b.Context(), rec.ID); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
