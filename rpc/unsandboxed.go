@@ -255,6 +255,9 @@ type GuestOutcome struct {
 	ResultSet bool            `json:"result_set"`
 	Result    json.RawMessage `json:"result,omitempty"`
 	Error     *GuestError     `json:"error,omitempty"`
+	// Signal is set by the runner acting as init (native) when the script
+	// was killed by a signal; ExitCode is then 128+Signal.
+	Signal int `json:"signal,omitempty"`
 }
 
 // GuestError is an uncaught exception as the runner reports it.

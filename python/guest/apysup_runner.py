@@ -154,5 +154,57 @@ def main(argv):
     return exit_code
 
 
+# Signals an init forwards to the script. SIGKILL and SIGSTOP cannot be
+# caught; the host ends a run by killing pid 1, which ends them all.
+_FORWARDED = ("SIGHUP", "SIGINT", "SIGQUIT", "SIGTERM", "SIGUSR1", "SIGUSR2", "SIGALRM", "SIGCONT", "SIGWINCH")
+
+
+def _supervise_as_init(argv):
+    """When the runner is pid 1 of its pid namespace (the native sandbox),
+    fork: the child runs the script as an ordinary process (so signals it
+    sends itself behave as under `python script.py`), and this process stays
+    init: it forwards signals, reaps every orphan so zombies never eat the
+    pids limit, and exits with the script's status. A script killed by a
+    signal is reported in the outcome ("signal"), since pid 1 itself cannot
+    die of one. Returns only in the child."""
+    import signal
+
+    child = os.fork()
+    if child == 0:
+        return
+    for name in _FORWARDED:
+        sig = getattr(signal, name, None)
+        if sig is not None:
+            signal.signal(sig, lambda signum, frame: os.kill(child, signum))
+    status = None
+    while status is None:
+        try:
+            pid, wstatus = os.waitpid(-1, 0)
+        except ChildProcessError:
+            break
+        if pid == child:
+            status = wstatus
+    if status is not None and os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        parsed = _parse(argv)
+        if parsed is not None:
+            try:
+                _write_signalled(parsed[1], sig)
+            except Exception:
+                pass
+        os._exit(128 + sig)
+    os._exit(os.WEXITSTATUS(status) if status is not None else 1)
+
+
+def _write_signalled(path, sig):
+    text = json.dumps({"exit_code": 128 + sig, "result_set": False, "signal": sig})
+    tmp = "%s.tmp-%d" % (path, os.getpid())
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
 if __name__ == "__main__":
+    if os.getpid() == 1 and hasattr(os, "fork"):
+        _supervise_as_init(sys.argv[1:])
     sys.exit(main(sys.argv[1:]))

@@ -2,6 +2,7 @@ package native
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -347,6 +348,9 @@ func (s *Sandbox) Wait(ctx context.Context) (*sandbox.Outcome, error) {
 	if tooLarge && out.ErrorCode == "" {
 		out.ErrorCode = CodeOutcomeTooLarge // as the wazero backend says it
 	}
+	if sig := signalledScript(out); sig != 0 {
+		out.Status, out.ErrorCode = sandbox.StatusKilled, CodeKilledBySignal+":"+unix.SignalName(sig)
+	}
 	out.Timings = s.timings
 	s.outcome = out
 	return out, err
@@ -451,3 +455,20 @@ func (s *Sandbox) ID() string { return s.id }
 
 // HostIDs is the host uid/gid pair of the run.
 func (s *Sandbox) HostIDs() IDPair { return s.ids }
+
+// signalledScript reads the signal the runner (pid 1, which cannot die of
+// a signal itself) reports for a script that was killed by one, when the
+// exit status agrees; 0 otherwise.
+func signalledScript(out *sandbox.Outcome) syscall.Signal {
+	if out.Status != sandbox.StatusError || len(out.GuestOutcome) == 0 {
+		return 0
+	}
+	var o struct {
+		ExitCode int `json:"exit_code"`
+		Signal   int `json:"signal"`
+	}
+	if json.Unmarshal(out.GuestOutcome, &o) != nil || o.Signal <= 0 || o.Signal >= 65 || o.ExitCode != 128+o.Signal || out.ExitCode != o.ExitCode {
+		return 0
+	}
+	return syscall.Signal(o.Signal)
+}
