@@ -312,8 +312,8 @@ func (p *prompter) ask(ctx context.Context, events <-chan broker.ApprovalEvent, 
 	defer expiry.Stop()
 	for {
 		select {
-		case <-ctx.Done():
-			p.printf("\n")
+		case <-ctx.Done(): // the run is ending: the Broker cancels the call
+			p.printf("\n%s\n", decidedElsewhere(broker.ApprovalCancelled))
 			return false
 		case ev, ok := <-events:
 			if !ok {

@@ -395,17 +395,31 @@ for text in ("first", "second"):
 print("after")
 `
 
-// runOnTerminal runs the CLI in-process with stdin and stderr on term,
-// as a shell would, and returns when the run ends.
-func runOnTerminal(t *testing.T, term *terminal, args ...string) (string, int) {
-	var out bytes.Buffer
-	app := newApp(&out, term.tty)
-	app.Reader = term.tty
-	code := 0
-	if err := app.Run(append([]string{"apysup"}, args...)); err != nil {
-		code = exitCode(err)
-	}
-	return out.String(), code
+// runOutcome is what an in-process run printed on stdout and its exit status.
+type runOutcome struct {
+	out  string
+	code int
+}
+
+// runInBackground runs the CLI in-process with the given stdin and stderr
+// (a terminal, as a shell would, or a transcript). A test that ends before
+// the run does cancels it and waits, so nothing outlives the test.
+func runInBackground(t *testing.T, stdin io.Reader, stderr io.Writer, args ...string) (<-chan runOutcome, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done, finished := make(chan runOutcome, 1), make(chan struct{})
+	go func() {
+		defer close(finished)
+		var out bytes.Buffer
+		app := newApp(&out, stderr)
+		app.Reader = stdin
+		code := 0
+		if err := app.RunContext(ctx, append([]string{"apysup"}, args...)); err != nil {
+			code = exitCode(err)
+		}
+		done <- runOutcome{out.String(), code}
+	}()
+	t.Cleanup(func() { cancel(); <-finished })
+	return done, cancel
 }
 
 func TestRunPromptOnTerminal(t *testing.T) {
@@ -413,16 +427,8 @@ func TestRunPromptOnTerminal(t *testing.T) {
 	m := writeManifest(t, approvalManifest)
 	s := script(t, twoNotesScript)
 	term := newTerminal(t)
-	type outcome struct {
-		out  string
-		code int
-	}
-	done := make(chan outcome, 1)
 	// No --approve: stdin and stderr are a terminal, so the default asks.
-	go func() {
-		out, code := runOnTerminal(t, term, "run", "--json", "--plan", m, s)
-		done <- outcome{out, code}
-	}()
+	done, _ := runInBackground(t, term.tty, term.tty, "run", "--json", "--plan", m, s)
 	p := term.shown.expect(t, "approve this call? [y/n] ")
 	for _, want := range []string{"capability  notes.put", "call id     main:program:1", `arguments   {"text":"first"}`, "lease       30s, "} {
 		if !strings.Contains(p, want) {
@@ -453,21 +459,34 @@ func TestRunPromptOnTerminal(t *testing.T) {
 	}
 }
 
+// TestRunEndsWhileAsking: a run that ends (here cancelled, as Ctrl-C does)
+// while a question is shown cancels the request, and the prompt says so.
+func TestRunEndsWhileAsking(t *testing.T) {
+	needNative(t)
+	term := newTerminal(t)
+	done, cancel := runInBackground(t, term.tty, term.tty, "run", "--json", "--approve", "prompt",
+		"--plan", writeManifest(t, approvalManifest), script(t, twoNotesScript))
+	term.shown.expect(t, "approve this call? [y/n] ")
+	cancel()
+	term.shown.expect(t, "the call was cancelled (the run is ending)")
+	o := <-done
+	var res supervisor.Result
+	if err := json.Unmarshal([]byte(o.out), &res); err != nil {
+		t.Fatalf("exit %d %v: %s\n%s", o.code, err, o.out, term.shown)
+	}
+	if o.code != ExitKilled || res.Status != "killed" || len(res.Receipts) != 1 || res.Receipts[0].Outcome != "denied" ||
+		res.Receipts[0].ErrorCode != "approval_cancelled" {
+		t.Fatalf("exit %d: %+v", o.code, res)
+	}
+}
+
 func TestRunApprovalsOverSocket(t *testing.T) {
 	needNative(t)
 	m := writeManifest(t, approvalManifest)
 	s := script(t, twoNotesScript)
 	sock := filepath.Join(t.TempDir(), "admin.sock")
 	shown := newTranscript()
-	done := make(chan string, 1)
-	go func() {
-		var out bytes.Buffer
-		app := newApp(&out, shown)
-		if err := app.Run([]string{"apysup", "run", "--json", "--approve", "socket:" + sock, "--plan", m, s}); err != nil {
-			out.WriteString("error: " + err.Error())
-		}
-		done <- out.String()
-	}()
+	done, _ := runInBackground(t, nil, shown, "run", "--json", "--approve", "socket:"+sock, "--plan", m, s)
 	shown.expect(t, "apysup: approvals wait on "+sock)
 	if fi, err := os.Lstat(sock); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("socket %v %v", fi, err)
@@ -533,8 +552,8 @@ func TestRunApprovalsOverSocket(t *testing.T) {
 	}
 
 	var res supervisor.Result
-	if out := <-done; json.Unmarshal([]byte(out), &res) != nil {
-		t.Fatalf("run: %s\n%s", out, shown)
+	if o := <-done; json.Unmarshal([]byte(o.out), &res) != nil || o.code != 0 {
+		t.Fatalf("run: exit %d %s\n%s", o.code, o.out, shown)
 	}
 	if res.Stdout != "before\n{'echo': {'text': 'first'}}\nrefused: approval_rejected\nafter\n" ||
 		res.Receipts[0].ApprovalRequestID != first.ID || res.Receipts[1].ApprovalRequestID != second.ID {
