@@ -155,13 +155,22 @@ func decideByPolicy(ctx context.Context, a *broker.Approvals, events <-chan brok
 	onEvents(ctx, events, decideAll)
 }
 
-// announce tells the terminal that a request waits on the admin socket.
+// announce tells the terminal that a request waits on the admin socket,
+// and then how it was decided.
 func announce(ctx context.Context, out io.Writer, socket string, events <-chan broker.ApprovalEvent) {
+	told := map[string]broker.ApprovalState{} // bounded by the audit's records
 	onEvents(ctx, events, func(ev broker.ApprovalEvent) {
-		if r := ev.Record; r.State == broker.ApprovalWaiting {
+		r := ev.Record
+		if r.Dispatched || told[r.ID] == r.State {
+			return // a dispatch or completion, or said already
+		}
+		told[r.ID] = r.State
+		if r.State == broker.ApprovalWaiting {
 			fmt.Fprintf(out, "apysup: approval %s waiting: %s %s, lease %s (apysup approvals approve --socket %s %s)\n",
 				r.ID, terminalSafe(r.Capability), terminalSafe(r.CallID), r.Lease, terminalSafe(socket), r.ID)
+			return
 		}
+		fmt.Fprintf(out, "apysup: approval %s %s\n", r.ID, r.State)
 	})
 }
 

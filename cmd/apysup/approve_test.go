@@ -514,6 +514,7 @@ func TestRunApprovalsOverSocket(t *testing.T) {
 	if out, errOut, code := run(t, "approvals", "approve", "--socket", sock, first.ID); code != 0 || !strings.HasPrefix(out, "approved "+first.ID+" (notes.put, call main:program:1)") {
 		t.Fatalf("approve: exit %d %s %s", code, out, errOut)
 	}
+	shown.expect(t, "apysup: approval "+first.ID+" approved")
 	if _, errOut, code := run(t, "approvals", "approve", "--socket", sock, first.ID); code != 1 || !strings.Contains(errOut, "approval_already_decided (approved)") {
 		t.Fatalf("second approve: exit %d %s", code, errOut)
 	}
@@ -550,6 +551,7 @@ func TestRunApprovalsOverSocket(t *testing.T) {
 	if _, errOut, code := run(t, "approvals", "reject", "--socket", sock, second.ID); code != 0 {
 		t.Fatalf("reject: exit %d %s", code, errOut)
 	}
+	shown.expect(t, "apysup: approval "+second.ID+" rejected")
 
 	var res supervisor.Result
 	if o := <-done; json.Unmarshal([]byte(o.out), &res) != nil || o.code != 0 {
