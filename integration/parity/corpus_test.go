@@ -1,6 +1,8 @@
 package parity
 
 import (
+	"time"
+
 	"github.com/apysup/apysup/plan"
 	"github.com/apysup/apysup/sandbox"
 )
@@ -64,6 +66,17 @@ var corpus = []corpusCase{
 	{script: "result_forged.py", status: sandbox.StatusError, exit: 0},
 	{script: "result_error.py", status: sandbox.StatusError, exit: 1},
 	{script: "workspace_write.py"},
+	{script: "timeout.py", limits: sandbox.Limits{Timeout: 3 * time.Second}, status: sandbox.StatusTimeout},
+	{script: "memory.py", limits: sandbox.Limits{MemoryBytes: 256 << 20}, status: sandbox.StatusMemoryLimit, known: map[string]pinned{
+		"exit_code":   {native: "137", wazero: "1"},
+		"stderr_last": {native: "", wazero: "MemoryError"},
+		"guest_error": {native: "", wazero: "MemoryError: "},
+	}},
+	{script: "memory_caught.py", limits: sandbox.Limits{MemoryBytes: 256 << 20}, known: map[string]pinned{
+		"status":    {native: "memory_limit", wazero: "ok"},
+		"exit_code": {native: "137", wazero: "0"},
+		"stdout":    {native: "", wazero: "MemoryError\nstill running\n"},
+	}},
 
 	// What WASI lacks (documented differences, pinned on both sides).
 	{script: "gap_threads.py", known: map[string]pinned{
