@@ -14,7 +14,7 @@ import (
 )
 
 // needNative stops a test unless the native backend can run here.
-func needNative(t *testing.T) {
+func needNative(t testing.TB) {
 	t.Helper()
 	testenv.NeedRoot(t)
 	r := doctor.Run(t.Context())
