@@ -14,4 +14,10 @@
 //
 // RunUnsandboxed runs the whole guest chain on the host, without any
 // confinement, for tests and as the sandbox's building block.
+//
+// ApprovalServer is the other Unix-socket API here: the admin socket of
+// `apysup run --approve socket:PATH`, through which another process of the
+// same user lists, approves and rejects a run's pending approvals. It
+// answers only a peer whose SO_PEERCRED uid is the supervisor's (or root),
+// and shows argument previews only while a request waits.
 package rpc

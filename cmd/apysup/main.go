@@ -1,5 +1,3 @@
-// Command apysup runs untrusted, agent-written Python under a sealed
-// capability Plan. This package is thin: it parses, wires and prints.
 package main
 
 import (

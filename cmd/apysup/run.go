@@ -108,7 +108,7 @@ func runAction(c *cli.Context) error {
 			return err
 		}
 	} else {
-		printSummary(c.App.Writer, res, c.String("export"))
+		printSummary(c.App.Writer, res, c.String("export"), isTerminal(c.App.Writer))
 	}
 	if code := exitStatus(res); code != 0 {
 		return cli.Exit("", code)
@@ -163,11 +163,18 @@ func exitStatus(r *supervisor.Result) int {
 	return ExitSetupFailed
 }
 
-// printSummary is the readable default output.
-func printSummary(w io.Writer, r *supervisor.Result, export string) {
+// printSummary is the readable default output. Everything the guest
+// authored is shown escaped (a hostile script must not drive the user's
+// terminal with escape sequences); its stdout is passed through byte for
+// byte only when it does not go to a terminal.
+func printSummary(w io.Writer, r *supervisor.Result, export string, terminal bool) {
 	if r.Stdout != "" {
-		fmt.Fprint(w, r.Stdout)
-		if !strings.HasSuffix(r.Stdout, "\n") {
+		out := r.Stdout
+		if terminal {
+			out = guestLines(out)
+		}
+		fmt.Fprint(w, out)
+		if !strings.HasSuffix(out, "\n") {
 			fmt.Fprintln(w)
 		}
 	}
@@ -187,10 +194,10 @@ func printSummary(w io.Writer, r *supervisor.Result, export string) {
 		fmt.Fprintf(w, "usage     peak memory %.1f MiB, cpu %.0f ms\n", float64(r.Usage.PeakMemoryBytes)/(1<<20), float64(r.Usage.CPUTimeNs)/1e6)
 	}
 	if r.GuestError != nil {
-		fmt.Fprintf(w, "exception %s: %s\n", r.GuestError.Type, r.GuestError.Message)
+		fmt.Fprintf(w, "exception %s: %s\n", terminalSafe(r.GuestError.Type), terminalSafe(truncate(r.GuestError.Message, 300)))
 	}
 	if len(r.Result) > 0 {
-		fmt.Fprintf(w, "result    %s\n", truncate(string(r.Result), 200))
+		fmt.Fprintf(w, "result    %s\n", terminalSafe(truncate(string(r.Result), 200)))
 	}
 	fmt.Fprintf(w, "plan      %s\n", r.PlanSHA256)
 	for _, rc := range r.Receipts {
@@ -213,8 +220,22 @@ func printSummary(w io.Writer, r *supervisor.Result, export string) {
 		fmt.Fprintf(w, "workspace %d entries, %d bytes, %s\n", ws.EntryCount, ws.Bytes, where)
 	}
 	if r.StderrTruncated || (r.Status != sandbox.StatusOK && r.Stderr != "") {
-		fmt.Fprintf(w, "stderr    %s\n", truncate(lastLine(r.Stderr), 300))
+		fmt.Fprintf(w, "stderr    %s\n", terminalSafe(truncate(lastLine(r.Stderr), 300)))
 	}
+}
+
+// guestLines makes guest text safe for a terminal line by line, keeping
+// its newlines and tabs.
+func guestLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		parts := strings.Split(l, "\t")
+		for j, p := range parts {
+			parts[j] = terminalSafe(p)
+		}
+		lines[i] = strings.Join(parts, "\t")
+	}
+	return strings.Join(lines, "\n")
 }
 
 // shortDigest keeps "sha256:" and 12 hex digits: enough to tell receipts apart on screen.

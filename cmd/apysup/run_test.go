@@ -272,3 +272,22 @@ except OSError as e:
 		t.Fatalf("%+v", res.Workspace)
 	}
 }
+
+// A guest cannot drive the user's terminal: on a terminal its text is
+// escaped; into a pipe its stdout passes byte for byte.
+func TestSummaryEscapesGuestText(t *testing.T) {
+	res := &supervisor.Result{Status: "error", ExitCode: 1, Stdout: "red \x1b[31mtext\x1b[0m\n\tindented\n",
+		Stderr: "Boom: \x1b]52;c;ZXZpbA==\x07\n", GuestError: &supervisor.GuestError{Type: "Boom", Message: "\x1b[2J"}}
+	var term, pipe strings.Builder
+	printSummary(&term, res, "", true)
+	printSummary(&pipe, res, "", false)
+	if strings.ContainsAny(term.String(), "\x1b\x07") {
+		t.Fatalf("escape sequences reached the terminal: %q", term.String())
+	}
+	if !strings.Contains(term.String(), `red \u001b[31mtext\u001b[0m`+"\n\tindented\n") {
+		t.Fatalf("terminal output %q", term.String())
+	}
+	if !strings.HasPrefix(pipe.String(), res.Stdout) || strings.Contains(strings.TrimPrefix(pipe.String(), res.Stdout), "\x1b") {
+		t.Fatalf("pipe output %q", pipe.String())
+	}
+}
