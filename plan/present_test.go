@@ -2,6 +2,7 @@ package plan
 
 import (
 	"encoding/json"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/apysup/apysup/internal/testenv"
+	"github.com/apysup/apysup/python"
 )
 
 const guestPython = "/usr/bin/python3.11"
@@ -144,5 +146,56 @@ func TestPreludeOfEmptyPlan(t *testing.T) {
 	pr, err := p.Present(SurfaceDirect, "")
 	if err != nil || strings.Contains(string(pr.Prelude), "del _m") {
 		t.Fatalf("%v\n%s", err, pr.Prelude)
+	}
+}
+
+// The prelude against the real guest runtime (python.GuestFiles) and a fake
+// _agent_runtime_host: the exact frames each surface sends.
+func TestPreludeWithRealRuntime(t *testing.T) {
+	_, err := os.Stat(guestPython)
+	testenv.Need(t, err == nil, guestPython+" (apt-get install python3.11)")
+	p := sealBytes(t, readManifest(t))
+	for _, tc := range []struct {
+		surface Surface
+		parent  string
+		ids     [3]string
+	}{
+		{SurfaceDirect, "", [3]string{"capability-1", "capability-2", "capability-3"}},
+		{SurfaceProgrammatic, "toolu_1", [3]string{"toolu_1:program:1", "toolu_1:program:2", "toolu_1:program:3"}},
+		{SurfaceBoth, "call.7", [3]string{"call.7:program:1", "call.7:program:2", "call.7:program:3"}},
+	} {
+		t.Run(string(tc.surface), func(t *testing.T) {
+			pr, err := p.Present(tc.surface, tc.parent)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			for _, name := range []string{"agent_runtime.py", "_agent_runtime_wire.py"} {
+				data, err := fs.ReadFile(python.GuestFiles, name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				os.WriteFile(filepath.Join(dir, name), data, 0o644)
+			}
+			os.WriteFile(filepath.Join(dir, "_agent_runtime_host.py"), []byte(
+				"import sys\ndef call(request):\n    sys.stdout.write(request.decode() + '\\n')\n    return b'{\"ok\":true}'\n"), 0o644)
+			os.WriteFile(filepath.Join(dir, "prelude.py"), pr.Prelude, 0o644)
+			os.WriteFile(filepath.Join(dir, "main.py"), []byte(
+				"exec(compile(open('prelude.py').read(), 'prelude.py', 'exec'), {'__name__': 'p'})\n"+
+					"import weather, notes\nassert weather.get(city='Paris') == {'ok': True}\nweather.get_weather(city='Oslo')\nnotes.put(text='é')\n"), 0o644)
+			cmd := exec.Command(guestPython, "-S", "main.py")
+			cmd.Env = []string{"PYTHONDONTWRITEBYTECODE=1"}
+			cmd.Dir = dir
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			want := `{"call_id":"` + tc.ids[0] + `","capability":"weather.get","arguments":{"city":"Paris"}}` + "\n" +
+				`{"call_id":"` + tc.ids[1] + `","capability":"weather.get","arguments":{"city":"Oslo"}}` + "\n" +
+				`{"call_id":"` + tc.ids[2] + `","capability":"notes.put","arguments":{"text":"é"}}` + "\n"
+			if string(out) != want {
+				t.Fatalf("frames:\n%s\nwant:\n%s", out, want)
+			}
+		})
 	}
 }
