@@ -28,6 +28,7 @@ var corpus = []corpusCase{
 	{script: "recursion.py"},
 	{script: "output.py"},
 	{script: "sleep.py"},
+	{script: "zoneinfo_tz.py"},
 
 	// The world the guest sees.
 	{script: "world.py", args: []string{"first", "two words", "é"}},
@@ -132,6 +133,9 @@ var corpus = []corpusCase{
 	}},
 	{script: "gap_outside_mounts.py", known: map[string]pinned{
 		"stdout": {native: "/etc/parity-nope OSError 30\n/usr/lib/parity-nope OSError 30\n/opt/apysup/parity-nope OSError 30\n/run/apysup/job/parity-nope OSError 30\n/parity-nope OSError 30\n", wazero: "/etc/parity-nope PermissionError 76\n/usr/lib/parity-nope FileNotFoundError 44\n/opt/apysup/parity-nope FileNotFoundError 44\n/run/apysup/job/parity-nope FileNotFoundError 44\n/parity-nope PermissionError 76\n"},
+	}},
+	{script: "gap_stdlib_modules.py", known: map[string]pinned{
+		"stdout": {native: "305 names; 11 do not import:\n_gdbm _msi _overlapped _scproxy _tkinter _winapi msilib msvcrt nt winreg winsound\n", wazero: "305 names; 45 do not import:\n_bz2 _ctypes _curses _curses_panel _dbm _gdbm _hashlib _lzma _msi _multiprocessing _overlapped _posixshmem _posixsubprocess _scproxy _sqlite3 _ssl _tkinter _uuid _winapi _zoneinfo bz2 ctypes curses ensurepip fcntl grp lzma mmap msilib msvcrt nis nt ossaudiodev pty pwd readline resource spwd sqlite3 ssl syslog termios tty winreg winsound\n"},
 	}},
 	{script: "gap_hash.py", known: map[string]pinned{
 		"stdout": {native: "hash_randomization 1\nstable within the run True True\nwidth 64\nmodulus 2305843009213693951 algorithm siphash13\nhash(2.5) 1152921504606846978 hash((1, 2)) -3550055125485641917\n", wazero: "hash_randomization 1\nstable within the run True True\nwidth 32\nmodulus 2147483647 algorithm fnv\nhash(2.5) 1073741826 hash((1, 2)) 994727857\n"},

@@ -283,37 +283,82 @@ var fieldOrder = []string{"status", "exit_code", "error_code", "stdout", "stderr
 
 const corpusDir = "corpus"
 
+// runBoth runs tc on both backends at once and observes the two runs.
+// Everything that can stop the test happens on the test's goroutine.
+func runBoth(ctx context.Context, t testing.TB, sup *supervisor.Supervisor, tc corpusCase) (native, wazero observation) {
+	t.Helper()
+	n := prepare(t, tc, supervisor.BackendNative)
+	w := prepare(t, tc, supervisor.BackendWazero)
+	var wg sync.WaitGroup
+	for _, r := range []*pendingRun{n, w} {
+		wg.Add(1)
+		go func() { defer wg.Done(); r.run(ctx, sup) }()
+	}
+	wg.Wait()
+	return n.observe(t), w.observe(t)
+}
+
 // runOne runs tc on one backend and observes it.
 func runOne(ctx context.Context, t testing.TB, sup *supervisor.Supervisor, tc corpusCase, backend string) observation {
 	t.Helper()
+	r := prepare(t, tc, backend)
+	r.run(ctx, sup)
+	return r.observe(t)
+}
+
+// pendingRun is one run of a corpus case: its request, with a fresh
+// counter, handler table and approval controller, and then its result.
+type pendingRun struct {
+	backend   string
+	req       supervisor.Request
+	counter   *counter
+	approvals *broker.Approvals
+	res       *supervisor.Result
+	err       error
+}
+
+func prepare(t testing.TB, tc corpusCase, backend string) *pendingRun {
+	t.Helper()
 	p := planNamed(t, tc.planName())
-	c := &counter{n: map[string]int{}}
-	approvals := broker.NewApprovals(broker.ApprovalOptions{})
-	stop := approver(approvals)
-	defer stop()
-	export := filepath.Join(t.TempDir(), backend)
+	r := &pendingRun{backend: backend, counter: &counter{n: map[string]int{}},
+		approvals: broker.NewApprovals(broker.ApprovalOptions{})}
 	surface, parent := tc.surface, tc.parent
 	if surface == "" {
 		surface, parent = plan.SurfaceProgrammatic, "main"
 	}
-	res, err := sup.Run(ctx, supervisor.Request{
-		Plan: p, Handlers: handlersFor(t, p, c), Approvals: approvals,
+	r.req = supervisor.Request{
+		Plan: p, Handlers: handlersFor(t, p, r.counter), Approvals: r.approvals,
 		Surface: surface, Parent: parent,
 		Backend: backend, BackendSource: "flag",
 		ScriptPath:    filepath.Join(corpusDir, tc.script),
 		Args:          tc.args,
 		WorkspaceSeed: filepath.Join(corpusDir, "workspace"),
-		ExportDir:     export,
+		ExportDir:     filepath.Join(t.TempDir(), backend),
 		Limits:        tc.runLimits(),
-	})
-	if err != nil {
-		t.Fatalf("%s: Run: %v", backend, err)
 	}
-	o := observe(res, c)
-	if res.Workspace != nil && res.Workspace.Disposition == "exported" {
-		tree, err := sandbox.Snapshot(export)
+	return r
+}
+
+// run runs the request with an approver deciding by the suite's rule. It
+// may run on any goroutine: it never touches the test.
+func (r *pendingRun) run(ctx context.Context, sup *supervisor.Supervisor) {
+	stop := approver(r.approvals)
+	defer stop()
+	r.res, r.err = sup.Run(ctx, r.req)
+}
+
+// observe is the run's observation, with the exported workspace when the
+// run was ok.
+func (r *pendingRun) observe(t testing.TB) observation {
+	t.Helper()
+	if r.err != nil {
+		t.Fatalf("%s: Run: %v", r.backend, r.err)
+	}
+	o := observe(r.res, r.counter)
+	if w := r.res.Workspace; w != nil && w.Disposition == "exported" {
+		tree, err := sandbox.Snapshot(r.req.ExportDir)
 		if err != nil {
-			t.Fatalf("%s: snapshot of the export: %v", backend, err)
+			t.Fatalf("%s: snapshot of the export: %v", r.backend, err)
 		}
 		o.tree = map[string]sandbox.Entry{}
 		for _, e := range tree.Entries {
@@ -377,10 +422,9 @@ func normaliseReceipts(rs []broker.Receipt) string {
 		if r.ApprovalRequestID != "" {
 			approval = "approval"
 		}
-		fmt.Fprintf(&b, "#%d %s %s parent=%s %s outcome=%s error=%s %s request=%s response=%s\n",
-			r.OperationIndex, r.SchemaVersion, r.CallID, r.ParentCallID, r.Capability, r.Outcome, r.ErrorCode,
+		fmt.Fprintf(&b, "#%d %s plan=%s %s parent=%s %s outcome=%s error=%s %s request=%s response=%s\n",
+			r.OperationIndex, r.SchemaVersion, r.PlanSHA256, r.CallID, r.ParentCallID, r.Capability, r.Outcome, r.ErrorCode,
 			approval, r.RequestSHA256, r.ResponseSHA256)
-		_ = r.PlanSHA256 // the same Plan on both sides: compared below, in plan
 	}
 	return b.String()
 }

@@ -22,15 +22,7 @@ func TestParity(t *testing.T) {
 		for _, tc := range corpus {
 			t.Run(tc.id(), func(t *testing.T) {
 				t.Parallel()
-				var n, w observation
-				var wg sync.WaitGroup
-				wg.Add(2)
-				go func() { defer wg.Done(); n = runOne(t.Context(), t, sup, tc, supervisor.BackendNative) }()
-				go func() { defer wg.Done(); w = runOne(t.Context(), t, sup, tc, supervisor.BackendWazero) }()
-				wg.Wait()
-				if n.res == nil || w.res == nil {
-					return // runOne reported why
-				}
+				n, w := runBoth(t.Context(), t, sup, tc)
 				if os.Getenv("APYSUP_PARITY_SHOW") == "1" {
 					for _, name := range fieldOrder {
 						t.Logf("%s\n  native %q\n  wazero %q", name, n.fields[name], w.fields[name])
@@ -48,10 +40,6 @@ func TestParity(t *testing.T) {
 
 // report is the table of verdicts, in corpus order.
 func report(vs []verdict) string {
-	order := map[string]int{}
-	for i, tc := range corpus {
-		order[tc.id()] = i
-	}
 	byScript := map[string]verdict{}
 	for _, v := range vs {
 		byScript[v.script] = v
