@@ -45,6 +45,7 @@ var corpus = []corpusCase{
 	{script: "refusals.py"},
 	{script: "budget.py", plan: "budget"},
 	{script: "malformed_frames.py"},
+	{script: "frame_limits.py"},
 	{script: "refused_frame_id.py"},
 	{script: "reused_id.py", known: map[string]pinned{
 		"stdout": {native: "first ok {'echo': {'text': 'same'}}\nsame request again ok {'echo': {'text': 'same'}}\nsame id, other arguments CapabilityError call_identity_mismatch\nnext id ok {'echo': {'text': 'next'}}\n", wazero: "first ok {'echo': {'text': 'same'}}\nsame request again CapabilityError program_sequence_violation\nsame id, other arguments CapabilityError program_sequence_violation\nnext id ok {'echo': {'text': 'next'}}\n"},
@@ -67,7 +68,7 @@ var corpus = []corpusCase{
 	{script: "result_forged.py", status: sandbox.StatusError, exit: 0},
 	{script: "result_error.py", status: sandbox.StatusError, exit: 1},
 	{script: "workspace_write.py"},
-	{script: "timeout.py", limits: sandbox.Limits{Timeout: 3 * time.Second}, status: sandbox.StatusTimeout},
+	{script: "timeout.py", limits: sandbox.Limits{Timeout: 5 * time.Second}, status: sandbox.StatusTimeout},
 	{script: "memory.py", limits: sandbox.Limits{MemoryBytes: 256 << 20}, status: sandbox.StatusMemoryLimit, known: map[string]pinned{
 		"exit_code":   {native: "137", wazero: "1"},
 		"stderr_last": {native: "", wazero: "MemoryError"},

@@ -49,9 +49,13 @@ type state struct {
 
 // need returns the suite's Supervisor, or stops the test when either
 // backend cannot run here: a skip locally, a failure under
-// APYSUP_REQUIRE_ALL=1. Parity needs both backends; neither is optional.
+// APYSUP_REQUIRE_ALL=1 (and a skip with -short). Parity needs both
+// backends; neither is optional.
 func need(t testing.TB) *supervisor.Supervisor {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("parity: real guests are not run with -short (make unit)")
+	}
 	testenv.NeedRoot(t)
 	suite.once.Do(func() {
 		suite.native = doctor.Run(context.Background()).FirstFailure()
