@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -29,6 +30,7 @@ type phase struct {
 	arrived  map[int]json.RawMessage // index -> channel
 	complete chan struct{}
 	pids     map[int][]int
+	shapes   map[int]error // index -> what is wrong with its pids, if anything
 }
 
 func (b *barrier) Call(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
@@ -48,9 +50,10 @@ func (b *barrier) Call(ctx context.Context, args json.RawMessage) (json.RawMessa
 	ph.arrived[a.Index] = a.Channel
 	if len(ph.arrived) == b.n {
 		// Everyone is alive and waiting here: find their host pids now.
-		ph.pids = map[int][]int{}
+		ph.pids, ph.shapes = map[int][]int{}, map[int]error{}
 		for i, tok := range b.tokens {
 			ph.pids[i] = guestHostPids(tok)
+			ph.shapes[i] = runnerAndScript(ph.pids[i])
 		}
 		close(ph.complete)
 	}
@@ -81,11 +84,12 @@ func (b *barrier) Call(ctx context.Context, args json.RawMessage) (json.RawMessa
 }
 
 // TestConcurrentRunsAreIsolated runs 8 guests at once. While all are
-// alive (a barrier on the host), each learns the others' host pids and
-// channel credentials. Each must have its own host uid and its own /tmp,
-// must fail to signal any other, and must be refused when it presents
-// another run's valid credentials on its own socket (the channel checks
-// the peer's uid, SO_PEERCRED, not only the secret).
+// alive (a barrier on the host), each learns the others' host pids (two
+// per run: its runner and its script) and channel credentials. Each must
+// have its own host uid and its own /tmp, must fail to signal any process
+// of any other, and must be refused when it presents another run's valid
+// credentials on its own socket (the channel checks the peer's uid,
+// SO_PEERCRED, not only the secret).
 func TestConcurrentRunsAreIsolated(t *testing.T) {
 	t.Parallel()
 	sup := need(t)
@@ -147,12 +151,30 @@ func TestConcurrentRunsAreIsolated(t *testing.T) {
 			t.Errorf("run %d: %d receipts", i, len(res.Receipts))
 		}
 	}
-	// Every barrier found every guest's host pid.
+	// Every barrier found both host pids of every guest (so no kill:peer
+	// marker above stands for an empty attempt).
 	for _, ph := range b.phases {
 		for i := 0; i < n; i++ {
-			if len(ph.pids[i]) != 1 {
-				t.Errorf("run %d: host pids %v at the barrier", i, ph.pids[i])
+			if ph.shapes[i] != nil {
+				t.Errorf("run %d: host pids %v at the barrier: %v", i, ph.pids[i], ph.shapes[i])
 			}
 		}
 	}
+}
+
+// runnerAndScript checks that pids are the two processes of a waiting
+// guest: the runner (pid 1 of its namespace, a child of this process) and
+// the script (the runner's child).
+func runnerAndScript(pids []int) error {
+	if len(pids) != 2 {
+		return fmt.Errorf("want 2 (the runner and the script), got %d", len(pids))
+	}
+	procs := processes()
+	for _, runner := range pids {
+		script := pids[0] + pids[1] - runner
+		if procs[runner].ppid == os.Getpid() && procs[script].ppid == runner {
+			return nil
+		}
+	}
+	return fmt.Errorf("not the runner and its child: %v %v", procs[pids[0]], procs[pids[1]])
 }

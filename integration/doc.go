@@ -5,6 +5,10 @@
 // status of section 10, concurrent runs, and a final check that nothing
 // (process, mount, cgroup, socket, descriptor, temp dir) outlived the runs.
 //
+// A guest is two processes at least: pid 1 of its pid namespace is the
+// runner (init: it forwards signals, reaps orphans and reports how the
+// script ended) and the script is its child.
+//
 // Guests are the Python files under testdata/escape; the test prepends
 // _probe.py, whose helpers print one marker line per attempt (BLOCKED,
 // ESCAPED, ALLOWED for controls, INFO for observations), and the tests
@@ -23,13 +27,15 @@
 //	                 /proc/self/exe, the user-namespace maps
 //	host_test        /proc, signals to host pids, environment, inherited
 //	                 descriptors, /dev, SysV IPC, masked /proc files
-//	limits_test      fork bomb, memory, timeout, CPU quota, /tmp and file
-//	                 size, rlimits, stdout flood
+//	limits_test      fork bomb, orphans reaped by pid 1, memory, timeout,
+//	                 CPU quota, /tmp and file size, rlimits, stdout flood
 //	channel_test     the capability channel is the one door; a timeout
 //	                 during a call; a connection flood
 //	concurrent_test  8 runs at once: uids, /tmp, signals, stolen credentials
 //	workspace_test   traps left for the host in /workspace and out/
-//	statuses_test    every status; SIGKILL of a guest; a cancelled run
+//	statuses_test    every status; SIGKILL of a guest (by itself, of its
+//	                 runner or its script by the host); signals to pid 1;
+//	                 a cancelled run
 //	leftovers_test   TestMain's final check
 //
 // Run with: go test -race -tags seccomp ./integration/... (as root; under

@@ -34,9 +34,10 @@ var guestDevOthers = map[string]string{
 var guestEnvKeys = []string{"PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE", "PYTHONUTF8", "PATH", "HOME", "LANG", "LC_CTYPE"}
 
 // TestHostIsInvisible: /proc shows only the guest's own processes (pid 1
-// is the guest's init), host pids cannot be signalled and the host process
-// survives, no host environment variable and no inherited descriptor
-// reaches the guest, and /dev holds only the five harmless devices.
+// is the runner, the namespace's init; the script is its child), host
+// pids cannot be signalled and the host process survives, no host
+// environment variable and no inherited descriptor reaches the guest, and
+// /dev holds only the five harmless devices.
 func TestHostIsInvisible(t *testing.T) {
 	t.Parallel()
 	need(t)
@@ -97,14 +98,17 @@ func TestHostIsInvisible(t *testing.T) {
 	}
 	m.infoAs(t, "procs", &procs)
 	m.infoAs(t, "self", &self)
-	if self.Pid != 1 || self.Ppid != 0 || self.UID != 1000 {
-		t.Errorf("guest identity %+v: want pid 1 (its namespace's init), ppid 0, uid 1000", self)
+	// The runner is pid 1 (its namespace's init, ppid 0 seen from inside)
+	// and runs the script as its child.
+	if self.Pid <= 1 || self.Ppid != 1 || self.UID != 1000 {
+		t.Errorf("guest identity %+v: want a child of pid 1 (the runner, its namespace's init), uid 1000", self)
 	}
 	if !slices.Equal(self.Pid1, []string{sandbox.GuestPython, "-I", "-S", sandbox.GuestRunner}) {
 		t.Errorf("pid 1 of the guest runs %v, want the runner", self.Pid1)
 	}
-	if len(procs) != 2 || procs["1"] != sandbox.GuestPython || procs[strconv.Itoa(self.Child)] != sandbox.GuestPython {
-		t.Errorf("the guest's /proc lists %v; want only itself (1) and its child (%d)", procs, self.Child)
+	if len(procs) != 3 || procs["1"] != sandbox.GuestPython || procs[strconv.Itoa(self.Pid)] != sandbox.GuestPython ||
+		procs[strconv.Itoa(self.Child)] != sandbox.GuestPython || self.Child == self.Pid || self.Child <= 1 {
+		t.Errorf("the guest's /proc lists %v; want only the runner (1), the script (%d) and its child (%d)", procs, self.Pid, self.Child)
 	}
 	if len(self.UIDMap) != 6 || self.UIDMap[0] != "0" || self.UIDMap[3] != "1000" {
 		t.Errorf("uid_map %v: want container root and 1000, one id each", self.UIDMap)

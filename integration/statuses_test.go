@@ -2,6 +2,8 @@ package integration
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -35,9 +37,10 @@ func TestStatuses(t *testing.T) {
 		{name: "error/exit", req: supervisor.Request{ScriptPath: guestScript(t, "sys.exit(3)\n")}, status: sandbox.StatusError, exit: 3},
 		{name: "error/exception", req: supervisor.Request{ScriptPath: guestScript(t, "raise ValueError('nope')\n")},
 			status: sandbox.StatusError, exit: 1},
-		// abort(): pid 1 ignores its own SIGABRT, so glibc ends with a fault.
+		// The script is the runner's child, not pid 1: abort() ends it with
+		// SIGABRT, and the runner reports that signal.
 		{name: "killed/abort", req: supervisor.Request{ScriptPath: guestScript(t, "os.abort()\n")},
-			status: sandbox.StatusKilled, code: native.CodeKilledBySignal + ":", exit: -2},
+			status: sandbox.StatusKilled, code: native.CodeKilledBySignal + ":SIGABRT", exit: 128 + int(syscall.SIGABRT)},
 		{name: "killed/segv", req: supervisor.Request{ScriptPath: guestScript(t, "ctypes.string_at(0)\n")},
 			status: sandbox.StatusKilled, code: native.CodeKilledBySignal + ":SIGSEGV", exit: 128 + int(syscall.SIGSEGV)},
 		{name: "refused/surface", req: supervisor.Request{ScriptPath: guestScript(t, ok), Surface: "sideways", Parent: "main"},
@@ -67,7 +70,7 @@ func TestStatuses(t *testing.T) {
 			if res.Status != tc.status || !strings.HasPrefix(res.ErrorCode, tc.code) || (tc.code == "") != (res.ErrorCode == "") {
 				t.Fatalf("want %s (%s): %s", tc.status, tc.code, summary(res))
 			}
-			if tc.exit != -2 && res.ExitCode != tc.exit {
+			if res.ExitCode != tc.exit {
 				t.Errorf("exit code %d, want %d", res.ExitCode, tc.exit)
 			}
 			switch tc.status {
@@ -90,54 +93,139 @@ func TestStatuses(t *testing.T) {
 	}
 }
 
-// TestGuestSIGKILL: a guest process that SIGKILLs itself dies; pid 1 of
-// the guest cannot (the kernel protects a namespace's init from signals
-// sent inside it); SIGKILL of the guest from the host ends the run as
-// killed, and none of its processes survive.
+// TestGuestSIGKILL: the script is an ordinary process, the child of the
+// runner (pid 1 of the guest's pid namespace), so SIGKILL ends it however
+// it comes: from the script itself, from the host to the runner (which
+// ends the whole namespace), or from the host to the script (which the
+// runner reports). Each ends the run as killed by SIGKILL, and none of its
+// processes survive. In every mode a child of the script that SIGKILLs
+// itself dies, and the script's SIGKILL to pid 1 is dropped by the kernel
+// (a namespace's init gets no unhandled signal sent from inside it).
 func TestGuestSIGKILL(t *testing.T) {
 	t.Parallel()
 	need(t)
-	token := "sigkill-" + randomHex(t, 8)
-	killed := make(chan error, 1)
-	go func() {
-		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			// The guest is ready once its sleeper has renamed itself.
-			pids := guestHostPids(token)
-			ready := false
-			for _, pid := range pids {
-				comm, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "comm"))
-				ready = ready || strings.TrimSpace(string(comm)) == "escape-ready"
-			}
-			if !ready {
-				continue
-			}
-			for _, pid := range pids {
-				if processes()[pid].ppid == os.Getpid() { // the pid namespace's init
-					killed <- syscall.Kill(pid, syscall.SIGKILL)
+	for _, mode := range []string{"self", "host-init", "host-script"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			token := "sigkill-" + randomHex(t, 8)
+			ended, end := context.WithCancel(context.Background())
+			defer end()
+			killed := make(chan error, 1)
+			go func() {
+				if mode == "self" {
+					killed <- nil
 					return
 				}
+				pids, err := guestReady(ended, token)
+				if err != nil {
+					killed <- err
+					return
+				}
+				target, err := sigkillTarget(pids, mode)
+				if err != nil {
+					killed <- err
+					return
+				}
+				killed <- syscall.Kill(target, syscall.SIGKILL)
+			}()
+			res := runGuest(t, "sigkill.py", sandbox.Limits{Timeout: 2 * time.Minute}, mode, token)
+			end()
+			if err := <-killed; err != nil {
+				t.Fatalf("killing the guest from the host: %v (%s)", err, summary(res))
+			}
+			if res.Status != sandbox.StatusKilled || res.ErrorCode != native.CodeKilledBySignal+":SIGKILL" ||
+				res.ExitCode != 128+int(syscall.SIGKILL) {
+				t.Fatalf("guest: %s", summary(res))
+			}
+			m := parseMarkers(t, res)
+			m.expect(t, nil)
+			var childSig int
+			m.infoAs(t, "child_self_sigkill", &childSig)
+			if childSig != int(syscall.SIGKILL) {
+				t.Errorf("a guest child's SIGKILL to itself: terminated by %d", childSig)
+			}
+			var scriptIsPid1 bool
+			m.infoAs(t, "script_is_pid1", &scriptIsPid1)
+			if scriptIsPid1 {
+				t.Errorf("the script is pid 1 of its namespace, want the runner there")
+			}
+			var survived any
+			m.infoAs(t, "pid1_survived_sigkill", &survived)
+			if survived != true {
+				t.Errorf("the script's SIGKILL to pid 1: %v, want it dropped and the run to go on", survived)
+			}
+			assertGone(t, m)
+		})
+	}
+}
+
+// TestSignalsToInit: pid 1 of the guest (the runner) forwards a signal
+// sent to it to the script, and an orphan flooding it with signals while
+// the script exits neither crashes it nor changes how the run ends (the
+// script's exit status 3, its outcome, nothing on stderr). Repeated: the
+// flood races the script's end.
+func TestSignalsToInit(t *testing.T) {
+	t.Parallel()
+	need(t)
+	for i := 0; i < 8; i++ {
+		res := runGuest(t, "initsignals.py", sandbox.Limits{})
+		if res.Status != sandbox.StatusError || res.ErrorCode != "" || res.ExitCode != 3 || res.Stderr != "" || res.GuestError != nil {
+			t.Fatalf("run %d: %s", i, summary(res))
+		}
+		parseMarkers(t, res).expect(t, nil, "forwarded:SIGTERM")
+	}
+}
+
+// guestReady waits until a process of the guest whose command line holds
+// token is named escape-ready (the guest prints everything the test checks
+// before it renames a child so) and returns the guest's host pids then. It
+// gives up when ctx ends (the run is over) or after a minute.
+func guestReady(ctx context.Context, token string) ([]int, error) {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); {
+		pids := guestHostPids(token)
+		for _, pid := range pids {
+			if comm(pid) == "escape-ready" {
+				return pids, nil
 			}
 		}
-		killed <- os.ErrDeadlineExceeded
-	}()
-	res := runGuest(t, "sigkill.py", sandbox.Limits{Timeout: 2 * time.Minute}, token)
-	if err := <-killed; err != nil {
-		t.Fatalf("killing the guest from the host: %v (%s)", err, summary(res))
+		select {
+		case <-ctx.Done():
+			return nil, errors.New("the run ended before the guest was ready")
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
-	if res.Status != sandbox.StatusKilled || res.ErrorCode != native.CodeKilledBySignal+":SIGKILL" {
-		t.Fatalf("guest: %s", summary(res))
+	return nil, os.ErrDeadlineExceeded
+}
+
+func comm(pid int) string {
+	b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "comm"))
+	return strings.TrimSpace(string(b))
+}
+
+// sigkillTarget picks, among a ready guest's host pids, the runner (pid 1
+// of its namespace, a child of this process) for host-init, or the script
+// (the runner's child that is not the escape-ready sleeper) for
+// host-script.
+func sigkillTarget(pids []int, mode string) (int, error) {
+	procs := processes()
+	runner := 0
+	for _, pid := range pids {
+		if procs[pid].ppid == os.Getpid() {
+			runner = pid
+		}
 	}
-	m := parseMarkers(t, res)
-	m.expect(t, nil)
-	var childSig int
-	m.infoAs(t, "child_self_sigkill", &childSig)
-	if childSig != int(syscall.SIGKILL) {
-		t.Errorf("a guest child's SIGKILL to itself: terminated by %d", childSig)
+	if runner == 0 {
+		return 0, fmt.Errorf("no runner among the guest's pids %v", pids)
 	}
-	var survived bool
-	m.infoAs(t, "pid1_survived_self_sigkill", &survived)
-	t.Logf("pid 1 of the guest survived os.kill(os.getpid(), SIGKILL): %v", survived)
-	assertGone(t, m)
+	if mode == "host-init" {
+		return runner, nil
+	}
+	for _, pid := range pids {
+		if procs[pid].ppid == runner && comm(pid) != "escape-ready" {
+			return pid, nil
+		}
+	}
+	return 0, fmt.Errorf("no script among the guest's pids %v", pids)
 }
 
 // TestCancelledRun: cancelling Run's context while the guest (and a child
@@ -148,16 +236,18 @@ func TestCancelledRun(t *testing.T) {
 	token := "cancel-" + randomHex(t, 8)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	ready := make(chan error, 1)
 	go func() {
-		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			if len(guestHostPids(token)) >= 2 {
-				break
-			}
-		}
+		// Once the guest has printed its host uid and its child sleeps.
+		_, err := guestReady(ctx, token)
+		ready <- err
 		cancel()
 	}()
-	script := guestScript(t, "import time\nreport_host_uid()\nif os.fork() == 0:\n    time.sleep(600)\n    os._exit(0)\ntime.sleep(600)\n")
+	script := guestScript(t, "import time\nreport_host_uid()\nif os.fork() == 0:\n    libc.prctl(15, b'escape-ready', 0, 0, 0)\n    time.sleep(600)\n    os._exit(0)\ntime.sleep(600)\n")
 	res := runCtx(ctx, t, sup, supervisor.Request{ScriptPath: script, Args: []string{token}, Limits: sandbox.Limits{Timeout: 2 * time.Minute}})
+	if err := <-ready; err != nil {
+		t.Fatalf("waiting for the guest: %v (%s)", err, summary(res))
+	}
 	if res.Status != sandbox.StatusKilled || res.ErrorCode != native.CodeCanceled {
 		t.Fatalf("guest: %s", summary(res))
 	}

@@ -172,10 +172,16 @@ def _supervise_as_init(argv):
     child = os.fork()
     if child == 0:
         return
-    for name in _FORWARDED:
-        sig = getattr(signal, name, None)
-        if sig is not None:
-            signal.signal(sig, lambda signum, frame: os.kill(child, signum))
+
+    def forward(signum, frame):
+        try:
+            os.kill(child, signum)
+        except OSError:
+            pass  # the script is gone (any process of the guest may signal pid 1)
+
+    forwarded = [getattr(signal, name) for name in _FORWARDED if hasattr(signal, name)]
+    for sig in forwarded:
+        signal.signal(sig, forward)
     status = None
     while status is None:
         try:
@@ -184,6 +190,8 @@ def _supervise_as_init(argv):
             break
         if pid == child:
             status = wstatus
+    for sig in forwarded:
+        signal.signal(sig, signal.SIG_IGN)  # nothing left to forward to
     if status is not None and os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         parsed = _parse(argv)

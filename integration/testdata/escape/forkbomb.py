@@ -1,6 +1,7 @@
-# A fork bomb under the pids limit: every process forks for ever; pid 1
-# stops at the first EAGAIN, lets the bomb pound for a second, and exits,
-# which ends the whole pid namespace.
+# A fork bomb under the pids limit: every process forks for ever; the
+# script stops at the first EAGAIN, lets the bomb pound for a second, and
+# exits; the runner (pid 1, the namespace's init) then exits with its
+# status, which ends the whole pid namespace.
 import time
 
 report_host_uid()

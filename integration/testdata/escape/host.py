@@ -9,7 +9,9 @@ import time
 shm_key = int(sys.argv[1])
 host_pids = [int(p) for p in sys.argv[2:]]
 
-# A child of its own, so that /proc shows more than one process.
+# The script is not pid 1: the runner is (the pid namespace's init, which
+# reaps orphans and forwards signals) and the script is its child. A child
+# of the script's own, so that /proc shows one process more.
 r, w = os.pipe()
 child = os.fork()
 if child == 0:
@@ -40,7 +42,8 @@ for i, pid in enumerate(host_pids):
     attempt("proc:host%d" % i, os.stat, "/proc/%d" % pid)
 os.kill(child, signal.SIGKILL)
 os.waitpid(child, 0)
-# With its child gone, nothing else in reach: kill(-1) finds no process.
+# With its child gone, nothing else in reach: kill(-1) skips the caller and
+# the namespace's init (the runner), so it finds no process.
 attempt("kill:all", os.kill, -1, signal.SIGKILL)
 attempt("setpriority:host", os.setpriority, os.PRIO_PROCESS, host_pids[0], 19)
 
