@@ -464,10 +464,11 @@ func signalledScript(out *sandbox.Outcome) syscall.Signal {
 		return 0
 	}
 	var o struct {
-		ExitCode int `json:"exit_code"`
-		Signal   int `json:"signal"`
+		ExitCode  int  `json:"exit_code"`
+		ResultSet bool `json:"result_set"`
+		Signal    int  `json:"signal"`
 	}
-	if json.Unmarshal(out.GuestOutcome, &o) != nil || o.Signal <= 0 || o.Signal >= 65 || o.ExitCode != 128+o.Signal || out.ExitCode != o.ExitCode {
+	if json.Unmarshal(out.GuestOutcome, &o) != nil || o.ResultSet || o.Signal <= 0 || o.Signal >= 65 || o.ExitCode != 128+o.Signal || out.ExitCode != o.ExitCode {
 		return 0
 	}
 	return syscall.Signal(o.Signal)
