@@ -13,9 +13,9 @@
 # the list of "sha256  path" lines, paths sorted, hashed once more. The Go
 # side (sandbox/wazero) computes the same key from the embedded inputs.
 #
-# Needs root only when something is missing: it adds a deb-src entry, runs
-# apt-get update and installs the toolchain. Reaches nothing but Debian's
-# archive.
+# Needs root (or sudo) only when something is missing: it adds a deb-src
+# entry, runs apt-get update and installs the toolchain. Reaches nothing but
+# Debian's archive.
 set -euo pipefail
 
 # Inputs. Changing any line of this file changes the key.
@@ -88,8 +88,19 @@ fi
 
 # --- toolchain and sources -------------------------------------------------
 
-as_root() {
-	[[ $(id -u) -eq 0 ]] || die "need root to $* (or install it once by hand)"
+# root runs a command as root: directly, or through sudo for a developer.
+root() {
+	if [[ $(id -u) -eq 0 ]]; then
+		"$@"
+	elif command -v sudo >/dev/null; then
+		sudo "$@"
+	else
+		die "need root (or sudo) for: $*"
+	fi
+}
+
+apt_install() {
+	root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >&2
 }
 
 ensure_packages() {
@@ -98,10 +109,8 @@ ensure_packages() {
 		[[ $(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) == "install ok installed" ]] || missing+=("$p")
 	done
 	[[ ${#missing[@]} -eq 0 ]] && return
-	as_root "install ${missing[*]}"
 	log "installing ${missing[*]}"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2 ||
-		{ apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2; }
+	apt_install "${missing[@]}" || { root apt-get update -qq >&2 && apt_install "${missing[@]}"; }
 }
 
 have_src() {
@@ -110,18 +119,21 @@ have_src() {
 	grep -qxF -- "$2" <<<"$versions"
 }
 
+# ensure_deb_src makes Debian's own source packages visible to apt: a copy of
+# debian.sources' deb entries as deb-src, in a file of its own, unless
+# Debian's sources already have one; apt-get update only when needed.
 ensure_deb_src() {
 	have_src python3.11 "$PY_SRC_VERSION" && have_src zlib "$ZLIB_SRC_VERSION" && return
-	as_root "add a deb-src entry"
-	if ! grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sources.list.d/; then
-		local debian=/etc/apt/sources.list.d/debian.sources
+	local debian=/etc/apt/sources.list.d/debian.sources
+	local ours=/etc/apt/sources.list.d/apysup-deb-src.sources
+	if [[ ! -f $ours ]] && ! grep -qsE '^(Types:.*deb-src|deb-src )' "$debian" /etc/apt/sources.list; then
 		[[ -f $debian ]] || die "no $debian to copy a deb-src entry from"
-		log "adding /etc/apt/sources.list.d/apysup-deb-src.sources"
+		log "adding $ours"
 		awk 'BEGIN{RS="";ORS="\n\n"} /(^|\n)Types: deb(\n|$)/ {sub(/Types: deb/,"Types: deb-src"); print}' \
-			"$debian" >/etc/apt/sources.list.d/apysup-deb-src.sources
+			"$debian" | root tee "$ours" >/dev/null
 	fi
 	log "apt-get update"
-	apt-get update -qq >&2
+	root apt-get update -qq >&2
 	have_src python3.11 "$PY_SRC_VERSION" ||
 		die "python3.11 source $PY_SRC_VERSION is not in the archive; available: $(apt-cache showsrc python3.11 | sed -n 's/^Version: //p' | tr '\n' ' ')(update PY_SRC_VERSION in $here/build.sh)"
 	have_src zlib "$ZLIB_SRC_VERSION" ||
@@ -139,6 +151,10 @@ trap cleanup EXIT
 rm -rf "$work" "$cache_root"/failed-*.log
 mkdir -p "$work/src" "$work/out"
 jobs=$(nproc)
+# The outputs must not depend on where they were built: the WASI build runs
+# configure by a relative path (getpath.c bakes the source directory in),
+# __FILE__ paths and the sysconfig data read /build instead of $work.
+map_paths="-ffile-prefix-map=$work=/build"
 
 log "fetching python3.11 $PY_SRC_VERSION and zlib $ZLIB_SRC_VERSION sources"
 (cd "$work/src" && apt-get source -q "python3.11=$PY_SRC_VERSION" "zlib=$ZLIB_SRC_VERSION" >"$work/apt-source.log" 2>&1) ||
@@ -185,7 +201,7 @@ mkdir -p "$zlib_build"
 zlib_objs=()
 log "zlib"
 for c in adler32 compress crc32 deflate infback inffast inflate inftrees trees uncompr zutil; do
-	$wasi_cc $WASI_CFLAGS -w -DHAVE_UNISTD_H -DHAVE_STDARG_H -I"$zlib_src" -c "$zlib_src/$c.c" -o "$zlib_build/$c.o"
+	$wasi_cc $WASI_CFLAGS $map_paths -w -DHAVE_UNISTD_H -DHAVE_STDARG_H -I"$zlib_src" -c "$zlib_src/$c.c" -o "$zlib_build/$c.o"
 	zlib_objs+=("$zlib_build/$c.o")
 done
 cp "$zlib_src/zlib.h" "$zlib_src/zconf.h" "$zlib_build/"
@@ -202,10 +218,10 @@ step wasi-configure env \
 	CONFIG_SITE="$py_src/Tools/wasm/config.site-wasm32-wasi" \
 	CC="$wasi_cc" CPP="$wasi_cc -E" \
 	AR="llvm-ar-$LLVM" RANLIB="llvm-ranlib-$LLVM" \
-	CFLAGS="$WASI_CFLAGS" \
+	CFLAGS="$WASI_CFLAGS $map_paths" \
 	ZLIB_CFLAGS="-I$zlib_build" ZLIB_LIBS="$zlib_build/libz.a" \
 	PKG_CONFIG_LIBDIR="$work/no-pkgconfig" PKG_CONFIG_PATH= \
-	sh -c "cd '$wasi_build' && '$py_src/configure' -C --host=wasm32-unknown-wasi --build='$build_triple' \
+	sh -c "cd '$wasi_build' && '../src/${py_src##*/}/configure' -C --host=wasm32-unknown-wasi --build='$build_triple' \
 		--with-build-python='$build_python' --prefix=/usr --disable-test-modules --without-ensurepip"
 grep -q '^zlib ' "$wasi_build/Modules/Setup.stdlib" 2>/dev/null ||
 	grep -q 'MODULE_ZLIB_STATE=yes' "$wasi_build/Makefile" || die "configure did not enable zlib"
@@ -218,9 +234,17 @@ log "strip python.wasm"
 "llvm-strip-$LLVM" -o "$work/out/python.wasm" "$wasi_build/python.wasm"
 
 log "python311.zip"
-sysconfig_dir=$(find "$wasi_build/build" -maxdepth 1 -type d -name 'lib.wasi-*' | head -1)
-[[ -d $sysconfig_dir ]] || die "no build/lib.wasi-* directory with the sysconfig data"
+built_lib=$(find "$wasi_build/build" -maxdepth 1 -type d -name 'lib.wasi-*' | head -1)
+[[ -d $built_lib ]] || die "no build/lib.wasi-* directory with the sysconfig data"
+sysconfig_dir="$work/sysconfig"
+mkdir -p "$sysconfig_dir"
+for f in "$built_lib"/_sysconfigdata_*.py; do
+	sed "s|$work|/build|g" "$f" >"$sysconfig_dir/${f##*/}"
+done
 "$build_python" -I -S "$here/mkstdlib.py" "$py_src/Lib" "$sysconfig_dir" "$work/out/python311.zip" >&2
+if grep -qaF "$work" "$work/out/python.wasm" "$sysconfig_dir"/*; then
+	die "the outputs still name the build directory $work"
+fi
 
 "$build_python" -I -S - "$work/out" "$key" "$PY_SRC_VERSION" "$ZLIB_SRC_VERSION" \
 	"$(dpkg-query -W -f='${Version}' "clang-$LLVM")" "$(dpkg-query -W -f='${Version}' wasi-libc)" <<'EOF'
@@ -245,5 +269,5 @@ with open(os.path.join(out, "manifest.json"), "w") as f:
 EOF
 
 mv -T "$work/out" "$out"
-log "built: $out ($(du -sh "$out" | cut -f1))"
+log "built in ${SECONDS}s: $out ($(du -sh "$out" | cut -f1))"
 printf '%s\n' "$out"
