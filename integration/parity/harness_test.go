@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -447,29 +448,29 @@ type verdict struct {
 	matched    []string
 	documented []string
 	differ     []string
+	problems   []string // what fails the test, one message each
 }
 
-// compare checks one script's two observations and returns its verdict:
-// equal fields match; a known field must hold exactly its pinned value on
-// each side; anything else that differs is an error.
-func compare(t testing.TB, tc corpusCase, n, w observation) verdict {
-	t.Helper()
+// compare checks one script's two observations: equal fields match; a
+// known field must hold exactly its pinned value on each side; anything
+// else that differs is a problem, as is a result that binds another Plan
+// than planID or ends otherwise than the case says.
+func compare(tc corpusCase, planID string, n, w observation) verdict {
 	v := verdict{script: tc.id()}
+	fail := func(format string, args ...any) {
+		v.problems = append(v.problems, tc.id()+": "+fmt.Sprintf(format, args...))
+	}
 	for name := range tc.known {
-		if _, ok := n.fields[name]; !ok && !contains(fieldOrder, name) {
-			t.Errorf("%s: documented difference in unknown field %q", tc.id(), name)
+		if !slices.Contains(fieldOrder, name) {
+			fail("documented difference in unknown field %q", name)
 		}
 	}
 	for _, name := range fieldOrder {
 		nv, wv := n.fields[name], w.fields[name]
-		if os.Getenv("APYSUP_PARITY_PIN") == "1" && (nv != wv || tc.known[name] != pinned{}) {
-			// Prints the line to paste into corpus_test.go.
-			t.Logf("PIN %s %s: {native: %q, wazero: %q},", tc.id(), name, nv, wv)
-		}
 		if pin, ok := tc.known[name]; ok {
 			if nv != pin.native || wv != pin.wazero {
-				t.Errorf("%s: %s: the documented difference changed:\nnative  got %q\n        want %q\nwazero  got %q\n        want %q",
-					tc.id(), name, nv, pin.native, wv, pin.wazero)
+				fail("%s: the documented difference changed:\nnative  got %q\n        want %q\nwazero  got %q\n        want %q",
+					name, nv, pin.native, wv, pin.wazero)
 				v.differ = append(v.differ, name)
 				continue
 			}
@@ -477,29 +478,42 @@ func compare(t testing.TB, tc corpusCase, n, w observation) verdict {
 			continue
 		}
 		if nv != wv {
-			t.Errorf("%s: %s differs (not a documented exception):\nnative %q\nwazero %q%s", tc.id(), name, nv, wv, treeDiff(name, n, w))
+			fail("%s differs (not a documented exception):\nnative %q\nwazero %q%s", name, nv, wv, treeDiff(name, n, w))
 			v.differ = append(v.differ, name)
 			continue
 		}
 		v.matched = append(v.matched, name)
 	}
-	for _, o := range []struct {
+	for _, side := range []struct {
 		backend string
-		o       observation
-	}{{"native", n}, {"wazero", w}} {
-		if o.o.res.PlanSHA256 != planNamed(t, tc.planName()).Identity() {
-			t.Errorf("%s: %s: result binds plan %s", tc.id(), o.backend, o.o.res.PlanSHA256)
+		res     *supervisor.Result
+	}{{"native", n.res}, {"wazero", w.res}} {
+		if side.res.PlanSHA256 != planID {
+			fail("%s: result binds plan %s, want %s", side.backend, side.res.PlanSHA256, planID)
 		}
 		// The status and exit code both backends must end with, where they
 		// agree (a disagreement is reported above).
-		if n.fields["status"] == w.fields["status"] && o.o.res.Status != tc.wantStatus() {
-			t.Errorf("%s: %s: status %s (%s), want %s\nstderr: %s", tc.id(), o.backend, o.o.res.Status, o.o.res.ErrorCode, tc.wantStatus(), clip(o.o.res.Stderr, 4000))
+		if n.fields["status"] == w.fields["status"] && side.res.Status != tc.wantStatus() {
+			fail("%s: status %s (%s), want %s\nstderr: %s", side.backend, side.res.Status, side.res.ErrorCode, tc.wantStatus(), clip(side.res.Stderr, 4000))
 		}
-		if n.fields["exit_code"] == w.fields["exit_code"] && o.o.res.ExitCode != tc.exit {
-			t.Errorf("%s: %s: exit code %d, want %d\nstderr: %s", tc.id(), o.backend, o.o.res.ExitCode, tc.exit, clip(o.o.res.Stderr, 4000))
+		if n.fields["exit_code"] == w.fields["exit_code"] && side.res.ExitCode != tc.exit {
+			fail("%s: exit code %d, want %d\nstderr: %s", side.backend, side.res.ExitCode, tc.exit, clip(side.res.Stderr, 4000))
 		}
 	}
 	return v
+}
+
+// pins are the lines to paste into the known map of corpus_test.go for
+// every field that differs or is documented (APYSUP_PARITY_PIN=1).
+func pins(tc corpusCase, n, w observation) []string {
+	var out []string
+	for _, name := range fieldOrder {
+		nv, wv := n.fields[name], w.fields[name]
+		if _, known := tc.known[name]; nv != wv || known {
+			out = append(out, fmt.Sprintf("PIN %s %s: {native: %q, wazero: %q},", tc.id(), name, nv, wv))
+		}
+	}
+	return out
 }
 
 func (tc corpusCase) wantStatus() sandbox.Status {
@@ -507,15 +521,6 @@ func (tc corpusCase) wantStatus() sandbox.Status {
 		return sandbox.StatusOK
 	}
 	return tc.status
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func clip(s string, n int) string {

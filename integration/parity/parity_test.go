@@ -28,7 +28,15 @@ func TestParity(t *testing.T) {
 						t.Logf("%s\n  native %q\n  wazero %q", name, n.fields[name], w.fields[name])
 					}
 				}
-				v := compare(t, tc, n, w)
+				if os.Getenv("APYSUP_PARITY_PIN") == "1" {
+					for _, line := range pins(tc, n, w) {
+						t.Log(line)
+					}
+				}
+				v := compare(tc, planNamed(t, tc.planName()).Identity(), n, w)
+				for _, p := range v.problems {
+					t.Error(p)
+				}
 				mu.Lock()
 				verdicts = append(verdicts, v)
 				mu.Unlock()
