@@ -1,11 +1,13 @@
 # Which modules of sys.stdlib_module_names import. Left out: those that act
-# on import (this, antigravity, __hello__, __phello__) or only start GUIs.
+# on import (this, antigravity, __hello__, __phello__) or only start GUIs,
+# and those that natively depend on optional Debian packages of the host
+# (python3-gdbm, python3-tk).
 import importlib
 import sys
 import warnings
 
 warnings.simplefilter("ignore")
-skip = {"this", "antigravity", "__hello__", "__phello__", "idlelib", "turtledemo", "turtle", "tkinter"}
+skip = {"this", "antigravity", "__hello__", "__phello__", "idlelib", "turtledemo", "turtle", "tkinter", "_tkinter", "_gdbm"}
 failed = []
 for name in sorted(sys.stdlib_module_names - skip):
     try:
