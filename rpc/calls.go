@@ -84,6 +84,16 @@ func (t *callTable) complete(callID string, response []byte) {
 	t.cachedBytes += int64(len(response))
 }
 
+// forget drops callID: the Broker refused the call before admitting it
+// (SPEC.md section 5 steps 1-3), so the id was never spent and a later call
+// may use it, exactly as when the guest calls the Broker directly (wazero).
+func (t *callTable) forget(callID string) {
+	if e, ok := t.entries[callID]; ok {
+		t.cachedBytes -= int64(len(e.frame))
+		delete(t.entries, callID)
+	}
+}
+
 // sameRequest reports whether two frames have the same request digest. The
 // frames are immutable, so this runs without the channel's lock.
 func sameRequest(a, b []byte) bool {

@@ -259,7 +259,11 @@ func (r *Registry) Dispatch(ctx context.Context, peerUID uint32, credential, bod
 		return http.StatusOK, ambiguous(CodeDispatchUnknown)
 	}
 	ch.mu.Lock()
-	ch.calls.complete(env.CallID, response)
+	if brokerRefused(response) {
+		ch.calls.forget(env.CallID)
+	} else {
+		ch.calls.complete(env.CallID, response)
+	}
 	ch.mu.Unlock()
 	return http.StatusOK, completed(response, false)
 }
@@ -327,4 +331,13 @@ func (c *Channel) invoke(ctx context.Context, frame []byte) (response []byte, ok
 		return nil, false
 	}
 	return bytes.Clone(trimmed), true
+}
+
+// brokerRefused reports whether the Broker refused a call at admission,
+// before spending its id (status "refused"; no receipt, no dispatch).
+func brokerRefused(response []byte) bool {
+	var r struct {
+		Status string `json:"status"`
+	}
+	return json.Unmarshal(response, &r) == nil && r.Status == "refused"
 }

@@ -385,3 +385,31 @@ func TestSecretsDoNotPrint(t *testing.T) {
 		}
 	}
 }
+
+// A call the Broker refused at admission (status "refused": no receipt, id
+// not spent) is forgotten, so the same id can carry a valid call next, as
+// it can when the guest calls the Broker directly (the wazero backend).
+func TestDispatchForgetsRefusedCalls(t *testing.T) {
+	tc := openTest(t, ChannelLimits{})
+	calls := 0
+	tc.ch.cfg.Dispatcher = dispatcherFunc(func(_ context.Context, f []byte) []byte {
+		calls++
+		if strings.Contains(string(f), `"arguments":[1]`) {
+			return []byte(`{"status":"refused","error_code":"arguments_not_object"}`)
+		}
+		return []byte(`{"status":"ok","result":1}`)
+	})
+	status, body := tc.dispatch(envelopeFor(frame("capability-1", "echo.say", `[1]`)))
+	if status != http.StatusOK || !strings.Contains(body, "arguments_not_object") {
+		t.Fatalf("%d %s", status, body)
+	}
+	status, body = tc.dispatch(envelopeFor(frame("capability-1", "echo.say", `{"a":1}`)))
+	if r := decodeResponse(t, body); status != http.StatusOK || r.Status != StatusCompleted || r.Replayed || calls != 2 {
+		t.Fatalf("%d %s after %d calls", status, body, calls)
+	}
+	// A completed call is still remembered: its repeat replays.
+	status, body = tc.dispatch(envelopeFor(frame("capability-1", "echo.say", `{"a":1}`)))
+	if r := decodeResponse(t, body); !r.Replayed || calls != 2 {
+		t.Fatalf("%d %s after %d calls", status, body, calls)
+	}
+}
