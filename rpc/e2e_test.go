@@ -253,7 +253,9 @@ func TestUnsandboxedUnauthenticated(t *testing.T) {
 	}
 }
 
-// Hand-built frames through the bridge and raw HTTP through the socket.
+// Hand-built frames through the bridge and raw HTTP through the socket. A
+// frame that is not strict JSON is refused by the bridge with the Broker's
+// own code (frame_malformed), as under wazero, before anything is sent.
 func TestUnsandboxedWireRefusals(t *testing.T) {
 	b := newFakeBroker()
 	script := reportErrors + `
@@ -291,12 +293,12 @@ print(len(limit) == 1 << 20, host.call(limit) == limit[limit.index(b'{"s"'):-1])
 	want := `{'k': [1, 2]}
 {'k': [1, 2]}
 CapabilityError call_identity_mismatch
-CapabilityError malformed_envelope
-CapabilityError malformed_envelope
-CapabilityError malformed_envelope
-CapabilityError malformed_envelope
+CapabilityError frame_malformed
+CapabilityError frame_malformed
+CapabilityError frame_malformed
+CapabilityError frame_malformed
 CapabilityError frame_too_large
-CapabilityError malformed_envelope
+CapabilityError frame_malformed
 HTTP/1.1 413 Request Entity Too Large
 True True
 `

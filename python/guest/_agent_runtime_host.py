@@ -184,8 +184,7 @@ def call(request):
         raise TypeError("request must be bytes")
     if len(request) > MAX_REQUEST_BYTES:
         raise CapabilityError("frame_too_large", "the call frame exceeds 1 MiB")
-    if not request:
-        raise CapabilityError("frame_empty", "the call frame is empty")
+    _wire.check_frame(request)
     path, head, envelope = _config()
     body = envelope + request + b"}"
     message = head + str(len(body)).encode("ascii") + b"\r\n\r\n" + body

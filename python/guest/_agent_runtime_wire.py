@@ -66,6 +66,49 @@ def _loads_strict(data):
     )
 
 
+_MAX_DEPTH = 64
+
+
+def _depth_ok(value, depth=1):
+    if depth > _MAX_DEPTH:
+        return False
+    if isinstance(value, dict):
+        return all(_depth_ok(v, depth + 1) for v in value.values())
+    if isinstance(value, list):
+        return all(_depth_ok(v, depth + 1) for v in value)
+    if isinstance(value, str):
+        # A lone surrogate (from a \ud800 escape) is not Unicode text.
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+    return True
+
+
+def check_frame(request):
+    """Refuse, before anything is sent, a frame the Broker would refuse as
+    not strict JSON, with the Broker's own codes: the native transport
+    embeds the frame in its envelope, so an invalid frame would otherwise be
+    an invalid envelope and get another code than under wazero."""
+    if not request:
+        raise CapabilityError("frame_empty", "the call frame is empty")
+    try:
+        doc = _loads_strict(bytes(request).decode("utf-8"))
+    except (ValueError, RecursionError):
+        doc = None
+    if (
+        not isinstance(doc, dict)
+        or set(doc) != {"call_id", "capability", "arguments"}
+        or not isinstance(doc["call_id"], str)
+        or not isinstance(doc["capability"], str)
+        or not _depth_ok(doc)
+    ):
+        raise CapabilityError(
+            "frame_malformed",
+            "the call frame is not strict JSON of the form {call_id, capability, arguments}",
+        )
+
+
 def _malformed():
     return AmbiguousOutcome(
         "malformed_response", "the host's response could not be decoded"
