@@ -325,10 +325,12 @@ func (s *Sandbox) Wait(ctx context.Context) (*sandbox.Outcome, error) {
 	var err error
 	switch {
 	case canceled:
-		out.Status, out.ErrorCode = sandbox.StatusKilled, CodeCanceled
+		// The host ended the run: the guest has no exit status of its own
+		// (-1, as under wazero).
+		out.Status, out.ErrorCode, out.ExitCode = sandbox.StatusKilled, CodeCanceled, -1
 		err = fmt.Errorf("native: run canceled: %w", ctx.Err())
 	case timedOut:
-		out.Status = sandbox.StatusTimeout
+		out.Status, out.ExitCode = sandbox.StatusTimeout, -1
 	case oom && out.ExitCode != 0:
 		out.Status = sandbox.StatusMemoryLimit
 	case signaled:
