@@ -19,7 +19,7 @@
 // the guest, memory_limit when the guest then fails); Timeout and ctx end
 // the guest through wazero's close-on-context-done, which checks at every
 // loop back-edge by calling into Go and makes guest code about 3x slower
-// (measured: an empty run 105 ms of CPU without it, 305 ms with it), the
+// (measured: an empty run 100 ms of CPU without it, 293 ms with it), the
 // price of ending any guest, even one spinning in C; OutputBytes caps
 // stdout and stderr; OpenFiles and FileSizeBytes bound the host files the
 // guest opens and writes. Pids, CPUs and TmpBytes do not apply: one thread,
