@@ -42,6 +42,12 @@ raise_wire(PyObject *wire, const char *type_name, const char *error_code,
     return NULL;
 }
 
+static Py_ssize_t
+request_size(PyObject *arg)
+{
+    return PyBytes_Check(arg) ? PyBytes_GET_SIZE(arg) : PyByteArray_GET_SIZE(arg);
+}
+
 PyDoc_STRVAR(call_doc,
 "call(request: bytes) -> bytes\n\n"
 "Send one broker call frame to the host and return the canonical JSON\n"
@@ -50,17 +56,7 @@ PyDoc_STRVAR(call_doc,
 static PyObject *
 agent_runtime_host_call(PyObject *module, PyObject *arg)
 {
-    const char *req;
-    Py_ssize_t req_len;
-    if (PyBytes_Check(arg)) {
-        req = PyBytes_AS_STRING(arg);
-        req_len = PyBytes_GET_SIZE(arg);
-    }
-    else if (PyByteArray_Check(arg)) {
-        req = PyByteArray_AS_STRING(arg);
-        req_len = PyByteArray_GET_SIZE(arg);
-    }
-    else {
+    if (!PyBytes_Check(arg) && !PyByteArray_Check(arg)) {
         PyErr_SetString(PyExc_TypeError, "request must be bytes");
         return NULL;
     }
@@ -71,18 +67,23 @@ agent_runtime_host_call(PyObject *module, PyObject *arg)
         return NULL;
     }
     PyObject *result = NULL;
-    /* Refused before anything leaves the guest, with the native bridge's
-       codes and messages: zero dispatch. */
-    if (req_len > HOST_CALL_LIMIT) {
+    /* Refused before anything leaves the guest, exactly as the native
+       bridge refuses: zero dispatch, the same codes on both backends. */
+    if (request_size(arg) > HOST_CALL_LIMIT) {
         raise_wire(wire, "CapabilityError", "frame_too_large",
                    "the call frame exceeds 1 MiB");
         goto done;
     }
-    if (req_len == 0) {
-        raise_wire(wire, "CapabilityError", "malformed_frame",
-                   "the call frame is empty");
+    PyObject *checked = PyObject_CallMethod(wire, "check_frame", "O", arg);
+    if (checked == NULL) {
         goto done;
     }
+    Py_DECREF(checked);
+    /* Read after the check, which ran Python code: a bytearray may have
+       changed. The host bounds the length again. */
+    const char *req = PyBytes_Check(arg) ? PyBytes_AS_STRING(arg)
+                                         : PyByteArray_AS_STRING(arg);
+    Py_ssize_t req_len = request_size(arg);
     uint8_t *resp = PyMem_Malloc(HOST_CALL_LIMIT);
     if (resp == NULL) {
         PyErr_NoMemory();

@@ -3,8 +3,11 @@ package wazero
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 
 	"github.com/tetratelabs/wazero/api"
+
+	"github.com/apysup/apysup/broker"
 )
 
 // Dispatcher answers one broker call frame with a broker response (the
@@ -44,21 +47,23 @@ func hostCall(ctx context.Context, mod api.Module, stack []uint64) {
 }
 
 // exchange reads the frame out of guest memory and returns the response
-// envelope. Refusals before dispatch use the native bridge's codes and
-// messages, so a script sees the same exception on both backends.
+// envelope. The guest module refuses bad frames before calling (as the
+// native bridge does); what still arrives malformed is refused here with
+// the Broker's codes and messages, and no dispatcher means what it means
+// natively: no channel.
 func exchange(ctx context.Context, d Dispatcher, mem api.Memory, ptr, n uint32) []byte {
 	if d == nil {
 		return rejected("channel_unavailable", "the capability channel is not configured")
 	}
 	if n > MaxMessageBytes {
-		return rejected("frame_too_large", "the call frame exceeds 1 MiB")
+		return rejected(broker.CodeFrameTooLarge, broker.Message(broker.CodeFrameTooLarge))
 	}
 	if n == 0 {
-		return rejected("malformed_frame", "the call frame is empty")
+		return rejected(broker.CodeFrameEmpty, broker.Message(broker.CodeFrameEmpty))
 	}
 	view, ok := mem.Read(ptr, n)
 	if !ok {
-		return rejected("malformed_frame", "the call frame is outside guest memory")
+		return rejected(broker.CodeFrameMalformed, broker.Message(broker.CodeFrameMalformed))
 	}
 	// A copy: the Broker may keep the frame, and guest memory moves on grow.
 	response := d.Call(ctx, bytes.Clone(view))
@@ -85,6 +90,10 @@ func deliver(mem api.Memory, envelope []byte, ptr, capacity uint32) int32 {
 }
 
 func rejected(code, message string) []byte {
-	// code and message are constants without characters JSON must escape.
-	return []byte(`{"status":"rejected","error_code":"` + code + `","message":"` + message + `"}`)
+	env, _ := json.Marshal(struct {
+		Status    string `json:"status"`
+		ErrorCode string `json:"error_code"`
+		Message   string `json:"message"`
+	}{"rejected", code, message})
+	return env
 }

@@ -49,9 +49,9 @@ func TestExchange(t *testing.T) {
 		{"completed", true, full, 0, uint32(len(frame)), `{"status":"completed","broker_response":` + string(broker) + `}`, true},
 		{"no dispatcher", false, full, 0, uint32(len(frame)), `"error_code":"channel_unavailable"`, false},
 		{"too large", true, full, 0, MaxMessageBytes + 1, `"error_code":"frame_too_large"`, false},
-		{"empty", true, full, 0, 0, `"error_code":"malformed_frame"`, false},
-		{"out of bounds", true, mem, 60, 40, `"error_code":"malformed_frame"`, false},
-		{"wraps around", true, mem, 0xffffffff, 2, `"error_code":"malformed_frame"`, false},
+		{"empty", true, full, 0, 0, `"error_code":"frame_empty"`, false},
+		{"out of bounds", true, mem, 60, 40, `"error_code":"frame_malformed"`, false},
+		{"wraps around", true, mem, 0xffffffff, 2, `"error_code":"frame_malformed"`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []byte

@@ -207,7 +207,14 @@ try:
     print(_agent_runtime_host.call(frame).decode())
 except w.AgentRuntimeError as e:
     print(type(e).__name__, e.error_code)
+except TypeError:
+    print("TypeError")
 `
+}
+
+// frameOfSize is a Python expression: a valid call frame of exactly n bytes.
+func frameOfSize(n int) string {
+	return `(lambda h, t: h + b"x" * (` + strconv.Itoa(n) + ` - len(h) - len(t)) + t)(b'{"call_id":"capability-1","capability":"echo","arguments":{"p":"', b'"}}')`
 }
 
 func TestHostCall(t *testing.T) {
@@ -225,9 +232,11 @@ func TestHostCall(t *testing.T) {
 		{"bytearray", "bytearray(b'" + frame + "')", `{"status":"ok","result":null}`, "null", 1},
 		{"denied", "b'" + frame + "'", `{"status":"denied","error_code":"capability_unknown","message":"m"}`, "CapabilityError capability_unknown", 1},
 		{"ambiguous", "b'" + frame + "'", `{"status":"ambiguous","error_code":"approval_audit_failed"}`, "AmbiguousOutcome approval_audit_failed", 1},
-		{"empty request", "b''", `{"status":"ok","result":1}`, "CapabilityError malformed_frame", 0},
+		{"empty request", "b''", `{"status":"ok","result":1}`, "CapabilityError frame_empty", 0},
+		{"malformed request", "b'{\"call_id\": 1}'", `{"status":"ok","result":1}`, "CapabilityError frame_malformed", 0},
 		{"oversized request", "b'x' * ((1 << 20) + 1)", `{"status":"ok","result":1}`, "CapabilityError frame_too_large", 0},
-		{"request at the limit", "b'x' * (1 << 20)", `{"status":"ok","result":1}`, "1", 1},
+		{"request at the limit", frameOfSize(MaxMessageBytes), `{"status":"ok","result":1}`, "1", 1},
+		{"request type", "'" + frame + "'", `{"status":"ok","result":1}`, "TypeError", 0},
 		{"oversized response", "b'" + frame + "'", big, "AmbiguousOutcome dispatch_outcome_unknown", 1},
 		{"no answer", "b'" + frame + "'", "", "AmbiguousOutcome dispatch_outcome_unknown", 1},
 	} {
@@ -249,6 +258,9 @@ func TestHostCall(t *testing.T) {
 			}
 			if tc.calls == 1 && strings.HasPrefix(tc.frame, "b'{") && string(frames[0]) != frame {
 				t.Fatalf("frame %q, want %q", frames[0], frame)
+			}
+			if tc.name == "request at the limit" && len(frames[0]) != MaxMessageBytes {
+				t.Fatalf("frame of %d bytes, want %d", len(frames[0]), MaxMessageBytes)
 			}
 		})
 	}
