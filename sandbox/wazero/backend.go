@@ -172,7 +172,10 @@ func (b *Backend) Run(ctx context.Context, job sandbox.Job, limits sandbox.Limit
 	if err != nil {
 		return setupFailed(err)
 	}
-	_, runErr := mod.ExportedFunction("_start").Call(runCtx)
+	var runErr error
+	out.Usage.CPUTimeNs = onThread(func() {
+		_, runErr = mod.ExportedFunction("_start").Call(runCtx)
+	})
 	finished := time.Now()
 	out.Timings.Run = finished.Sub(started)
 	_ = mod.Close(context.Background())

@@ -84,6 +84,9 @@ func TestHelloWorld(t *testing.T) {
 	if got := string(out.Stdout); got != "hello ['a', 'b c']\n" || len(out.Stderr) != 0 {
 		t.Fatalf("stdout %q stderr %q", got, out.Stderr)
 	}
+	if out.Usage.CPUTimeNs <= 0 || out.Usage.PeakMemoryBytes <= 0 {
+		t.Fatalf("usage %+v", out.Usage)
+	}
 	var outcome struct {
 		ExitCode  int  `json:"exit_code"`
 		ResultSet bool `json:"result_set"`

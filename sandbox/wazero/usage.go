@@ -1,0 +1,26 @@
+package wazero
+
+import (
+	"runtime"
+
+	"golang.org/x/sys/unix"
+)
+
+// onThread runs f locked to its OS thread and returns the CPU time the
+// thread spent in it: the guest runs synchronously on the calling
+// goroutine, so this is the guest's CPU time (with its host calls).
+func onThread(f func()) (cpuNs int64) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	before := threadCPU()
+	f()
+	return threadCPU() - before
+}
+
+func threadCPU() int64 {
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_THREAD, &ru) != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
