@@ -214,6 +214,10 @@ mkdir -p "$wasi_build/Modules" "$work/no-pkgconfig"
 printf '%s\n' "$SETUP_LOCAL" >"$wasi_build/Modules/Setup.local"
 # config.guess must not see the cross compiler, or it answers x86_64-pc-linux-gnux32.
 build_triple=$("$py_src/config.guess")
+# No clock_nanosleep: with it, time.sleep() waits on an absolute
+# clock_nanosleep, which wazero refuses (errno 58); nanosleep works. Both
+# cache variables: configure falls back to -lrt (a wasi-libc stub) and would
+# define HAVE_CLOCK_NANOSLEEP again.
 step wasi-configure env \
 	CONFIG_SITE="$py_src/Tools/wasm/config.site-wasm32-wasi" \
 	CC="$wasi_cc" CPP="$wasi_cc -E" \
@@ -221,6 +225,7 @@ step wasi-configure env \
 	CFLAGS="$WASI_CFLAGS $map_paths" \
 	ZLIB_CFLAGS="-I$zlib_build" ZLIB_LIBS="$zlib_build/libz.a" \
 	PKG_CONFIG_LIBDIR="$work/no-pkgconfig" PKG_CONFIG_PATH= \
+	ac_cv_func_clock_nanosleep=no ac_cv_lib_rt_clock_nanosleep=no \
 	sh -c "cd '$wasi_build' && '../src/${py_src##*/}/configure' -C --host=wasm32-unknown-wasi --build='$build_triple' \
 		--with-build-python='$build_python' --prefix=/usr --disable-test-modules --without-ensurepip"
 grep -q '^zlib ' "$wasi_build/Modules/Setup.stdlib" 2>/dev/null ||
@@ -240,6 +245,10 @@ sysconfig_dir="$work/sysconfig"
 mkdir -p "$sysconfig_dir"
 for f in "$built_lib"/_sysconfigdata_*.py; do
 	sed "s|$work|/build|g" "$f" >"$sysconfig_dir/${f##*/}"
+	# Debian's sysconfig.py names the module without the platform
+	# (_sysconfigdata_<abiflags>_<multiarch>): ship it under that name too.
+	debian_name=$(printf '%s' "${f##*/}" | sed 's/^_sysconfigdata__wasi_/_sysconfigdata__/')
+	[[ $debian_name == "${f##*/}" ]] || cp "$sysconfig_dir/${f##*/}" "$sysconfig_dir/$debian_name"
 done
 "$build_python" -I -S "$here/mkstdlib.py" "$py_src/Lib" "$sysconfig_dir" "$work/out/python311.zip" >&2
 if grep -qaF "$work" "$work/out/python.wasm" "$sysconfig_dir"/*; then

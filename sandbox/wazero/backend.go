@@ -41,7 +41,8 @@ const (
 	preludeName  = "prelude.py"
 	outcomeName  = "outcome.json"
 	stdlibMount  = "/usr/lib" // python3.11/ is on the default sys.path of prefix /usr
-	noExitStatus = -1         // the guest did not exit by itself
+	zoneinfoDir  = "/usr/share/zoneinfo"
+	noExitStatus = -1 // the guest did not exit by itself
 )
 
 // guestEnv is the whole environment the guest sees, identical to the
@@ -130,6 +131,11 @@ func (b *Backend) Run(ctx context.Context, job sandbox.Job, limits sandbox.Limit
 		WithFSMount(b.in.stdlib, stdlibMount).
 		WithFSMount(b.in.guestFiles, sandbox.GuestFilesDir).
 		WithFSMount(jobFiles, sandbox.GuestJobDir)
+	// IANA time zones, read-only, where the native guest finds them too
+	// (its /usr is the host's, read-only): zoneinfo works on both.
+	if fi, err := os.Stat(zoneinfoDir); err == nil && fi.IsDir() {
+		fsc = fsc.WithReadOnlyDirMount(zoneinfoDir, zoneinfoDir)
+	}
 	q := &quota{maxOpen: int(min(limits.OpenFiles, 1<<20)), maxFileSz: limits.FileSizeBytes}
 	fsc = fsc.(sysfs.FSConfig).WithSysFSMount(newConfinedDir(outDir, q), sandbox.GuestOutDir)
 	fsc = fsc.(sysfs.FSConfig).WithSysFSMount(newConfinedDir(job.WorkspaceDir, q), sandbox.GuestWorkDir)

@@ -64,7 +64,9 @@ func (d *confinedDir) OpenFile(path string, flag experimentalsys.Oflag, perm fs.
 	if !d.quota.acquire() {
 		return nil, experimentalsys.EAGAIN
 	}
-	f, errno := d.FS.OpenFile(path, flag, perm)
+	// WASI has no file modes: create what a native guest creates under its
+	// umask 022, so the workspace trees of both backends are the same.
+	f, errno := d.FS.OpenFile(path, flag, guestFileMode)
 	if errno != 0 {
 		d.quota.release()
 		return nil, errno
@@ -90,8 +92,14 @@ func (d *confinedDir) Mkdir(path string, perm fs.FileMode) experimentalsys.Errno
 	if errno := d.check(path, false); errno != 0 {
 		return errno
 	}
-	return d.FS.Mkdir(path, perm)
+	return d.FS.Mkdir(path, guestDirMode)
 }
+
+// Modes of what a guest creates, as natively (0666 and 0777 under umask 022).
+const (
+	guestFileMode fs.FileMode = 0o644
+	guestDirMode  fs.FileMode = 0o755
+)
 
 func (d *confinedDir) Chmod(path string, perm fs.FileMode) experimentalsys.Errno {
 	if errno := d.check(path, true); errno != 0 {
