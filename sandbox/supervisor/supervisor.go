@@ -133,6 +133,9 @@ func (s *Supervisor) Run(ctx context.Context, req Request) (*Result, error) {
 		return res, nil
 	}
 
+	if req.Backend != BackendNative && req.Backend != BackendWazero {
+		return refuse(sandbox.StatusRefused, CodeUnknownBackend, fmt.Errorf("backend %q: want native or wazero", req.Backend))
+	}
 	pres, err := req.Plan.Present(req.Surface, req.Parent)
 	if err != nil {
 		return refuse(sandbox.StatusRefused, plan.CodeOf(err), err)
@@ -172,13 +175,10 @@ func (s *Supervisor) Run(ctx context.Context, req Request) (*Result, error) {
 	job := sandbox.Job{ScriptPath: req.ScriptPath, Args: req.Args, Prelude: pres.Prelude, WorkspaceDir: workspace}
 
 	var out *sandbox.Outcome
-	switch req.Backend {
-	case BackendNative:
+	if req.Backend == BackendNative {
 		out, err = s.runNative(ctx, b, runID, req, job, runDir)
-	case BackendWazero:
+	} else {
 		out, err = s.runWazero(ctx, b, job, req.Limits)
-	default:
-		return refuse(sandbox.StatusRefused, CodeUnknownBackend, fmt.Errorf("backend %q: want native or wazero", req.Backend))
 	}
 	b.Close()
 	if out == nil {
