@@ -81,27 +81,16 @@ func (e *ApprovalError) Error() string {
 // peers whose SO_PEERCRED uid is the server process's own, or root, are
 // answered; the socket's mode 0600 keeps the others from connecting at all.
 type ApprovalServer struct {
-	a    *broker.Approvals
-	cfg  ServerConfig
-	uid  uint32 // the one uid besides root that is answered
-	http *http.Server
+	unixServer
+	a   *broker.Approvals
+	uid uint32 // the one uid besides root that is answered
 }
 
 // NewApprovalServer returns a server for a. Zero fields of cfg take the
 // defaults of DefaultServerConfig.
 func NewApprovalServer(a *broker.Approvals, cfg ServerConfig) *ApprovalServer {
-	s := &ApprovalServer{a: a, cfg: cfg.withDefaults(), uid: uint32(os.Getuid())}
-	s.http = &http.Server{
-		Handler:           s,
-		MaxHeaderBytes:    s.cfg.MaxHeaderBytes,
-		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
-		ReadTimeout:       s.cfg.ReadTimeout,
-		WriteTimeout:      s.cfg.WriteTimeout,
-		IdleTimeout:       s.cfg.IdleTimeout,
-		ConnContext:       withPeer,
-		Protocols:         new(http.Protocols),
-	}
-	s.http.Protocols.SetHTTP1(true)
+	s := &ApprovalServer{a: a, uid: uint32(os.Getuid())}
+	s.unixServer = newUnixServer(s, cfg)
 	return s
 }
 
@@ -129,21 +118,6 @@ func ListenApprovalSocket(path string) (*net.UnixListener, error) {
 	}
 	return l, nil
 }
-
-// Serve accepts connections on l until Shutdown or Close; it then returns nil.
-func (s *ApprovalServer) Serve(l net.Listener) error {
-	err := s.http.Serve(&peerListener{Listener: l, slots: make(chan struct{}, s.cfg.MaxConnections)})
-	if errors.Is(err, http.ErrServerClosed) {
-		return nil
-	}
-	return err
-}
-
-// Shutdown stops accepting and waits for requests in progress until ctx ends.
-func (s *ApprovalServer) Shutdown(ctx context.Context) error { return s.http.Shutdown(ctx) }
-
-// Close stops the server and closes every connection now.
-func (s *ApprovalServer) Close() error { return s.http.Close() }
 
 func (s *ApprovalServer) allowed(p peer) bool { return p.ok && (p.uid == 0 || p.uid == s.uid) }
 

@@ -60,31 +60,44 @@ func (c ServerConfig) withDefaults() ServerConfig {
 // Server speaks the channel's HTTP/1.1 on Unix sockets and hands every
 // request to its Registry.
 type Server struct {
-	reg  *Registry
-	cfg  ServerConfig
-	http *http.Server
+	unixServer
+	reg *Registry
 }
 
 // NewServer returns a Server for reg.
 func NewServer(reg *Registry, cfg ServerConfig) *Server {
-	s := &Server{reg: reg, cfg: cfg.withDefaults()}
-	s.http = &http.Server{
-		Handler:           s,
-		MaxHeaderBytes:    s.cfg.MaxHeaderBytes,
-		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
-		ReadTimeout:       s.cfg.ReadTimeout,
-		WriteTimeout:      s.cfg.WriteTimeout,
-		IdleTimeout:       s.cfg.IdleTimeout,
+	s := &Server{reg: reg}
+	s.unixServer = newUnixServer(s, cfg)
+	return s
+}
+
+// unixServer is HTTP/1.1 on a Unix socket within the bounds of a
+// ServerConfig, with each connection's peer credentials (SO_PEERCRED) in
+// its requests' context. The channel server and the approval server share it.
+type unixServer struct {
+	cfg  ServerConfig
+	http *http.Server
+}
+
+func newUnixServer(h http.Handler, cfg ServerConfig) unixServer {
+	cfg = cfg.withDefaults()
+	srv := &http.Server{
+		Handler:           h,
+		MaxHeaderBytes:    cfg.MaxHeaderBytes,
+		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
+		ReadTimeout:       cfg.ReadTimeout,
+		WriteTimeout:      cfg.WriteTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
 		ConnContext:       withPeer,
 		// HTTP/2 is never negotiated on a Unix socket; say so explicitly.
 		Protocols: new(http.Protocols),
 	}
-	s.http.Protocols.SetHTTP1(true)
-	return s
+	srv.Protocols.SetHTTP1(true)
+	return unixServer{cfg: cfg, http: srv}
 }
 
 // Serve accepts connections on l until Shutdown or Close; it then returns nil.
-func (s *Server) Serve(l net.Listener) error {
+func (s *unixServer) Serve(l net.Listener) error {
 	err := s.http.Serve(&peerListener{Listener: l, slots: make(chan struct{}, s.cfg.MaxConnections)})
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
@@ -93,10 +106,10 @@ func (s *Server) Serve(l net.Listener) error {
 }
 
 // Shutdown stops accepting, waits for requests in progress until ctx ends.
-func (s *Server) Shutdown(ctx context.Context) error { return s.http.Shutdown(ctx) }
+func (s *unixServer) Shutdown(ctx context.Context) error { return s.http.Shutdown(ctx) }
 
 // Close stops the server and closes every connection now.
-func (s *Server) Close() error { return s.http.Close() }
+func (s *unixServer) Close() error { return s.http.Close() }
 
 type peerKey struct{}
 
