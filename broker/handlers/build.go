@@ -158,8 +158,8 @@ func (b *builder) live(path string, c plan.ManifestCapability) {
 	}
 }
 
-func (b *builder) fields(path string, c plan.ManifestCapability) *fields {
-	return readFields(path+".config", CodeInvalidConfig, c.HandlerConfig, &b.problems)
+func (b *builder) fields(path string, c plan.ManifestCapability) *plan.Fields {
+	return plan.ReadFields(path+".config", CodeInvalidConfig, c.HandlerConfig, &b.problems)
 }
 
 // grantOf returns the capability's grant policy and its manifest path, or

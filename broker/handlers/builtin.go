@@ -16,7 +16,7 @@ import (
 func (b *builder) builtin(path string, c plan.ManifestCapability) any {
 	b.live(path, c)
 	if f := b.fields(path, c); f != nil {
-		f.done()
+		f.Done()
 	}
 	switch id := c.Spec.Handler; {
 	case id.ID == "echo" && id.Version == "1":

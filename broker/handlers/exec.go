@@ -58,32 +58,32 @@ func (b *builder) exec(path string, c plan.ManifestCapability) any {
 		return nil
 	}
 	h := &execHandler{dir: "/"}
-	h.argv = f.strings("argv", true)
+	h.argv = f.Strings("argv", true)
 	switch {
-	case len(h.argv) == 0 && f.values["argv"] != nil:
-		f.problem("argv", "must name a command")
+	case len(h.argv) == 0 && f.Has("argv"):
+		f.Problem("argv", "must name a command")
 	case len(h.argv) > MaxExecArgs:
-		f.problem("argv", "has too many entries")
+		f.Problem("argv", "has too many entries")
 	}
 	for i, a := range h.argv {
 		if len(a) > MaxExecArgBytes || strings.IndexByte(a, 0) >= 0 {
-			f.problem("argv", "entries must be at most 4096 bytes without NUL")
+			f.Problem("argv", "entries must be at most 4096 bytes without NUL")
 			break
 		}
 		if i == 0 && !executableFile(a) {
-			f.problem("argv", "argv[0] must be the absolute, clean path of an executable file")
+			f.Problem("argv", "argv[0] must be the absolute, clean path of an executable file")
 		}
 	}
-	h.timeout = f.duration("timeout", DefaultExecTimeout, time.Millisecond, MaxExecTimeout)
-	h.maxOutput = int(f.integer("max_output_bytes", MaxExecOutputBytes, 1, MaxExecOutputBytes))
-	env, names := f.stringMap("env")
+	h.timeout = f.Duration("timeout", DefaultExecTimeout, time.Millisecond, MaxExecTimeout)
+	h.maxOutput = int(f.IntegerIn("max_output_bytes", MaxExecOutputBytes, 1, MaxExecOutputBytes))
+	env, names := f.StringMap("env")
 	if len(names) > MaxExecEnv {
-		f.problem("env", "has too many entries")
+		f.Problem("env", "has too many entries")
 	}
 	hasPath := false
 	for _, k := range names {
 		if !envNameRE.MatchString(k) || strings.IndexByte(env[k], 0) >= 0 {
-			f.problem("env", "names must match "+envNameRE.String()+" and values hold no NUL")
+			f.Problem("env", "names must match "+envNameRE.String()+" and values hold no NUL")
 			break
 		}
 		hasPath = hasPath || k == "PATH"
@@ -92,13 +92,13 @@ func (b *builder) exec(path string, c plan.ManifestCapability) any {
 	if !hasPath {
 		h.env = append(h.env, "PATH="+execPath)
 	}
-	if _, ok := f.values["dir"]; ok {
-		h.dir = f.str("dir", false)
+	if f.Has("dir") {
+		h.dir = f.Str("dir", false)
 		if st, err := os.Stat(h.dir); !filepath.IsAbs(h.dir) || filepath.Clean(h.dir) != h.dir || err != nil || !st.IsDir() {
-			f.problem("dir", "must be the absolute, clean path of an existing directory")
+			f.Problem("dir", "must be the absolute, clean path of an existing directory")
 		}
 	}
-	f.done()
+	f.Done()
 	if b.opts.ExecStderr != nil {
 		h.stderr = b.stderrSink()
 	}

@@ -76,50 +76,50 @@ func (b *builder) http(path string, c plan.ManifestCapability, policy []byte, po
 	}
 	h := &httpHandler{headers: http.Header{}}
 	if f := b.fields(path, c); f != nil {
-		h.method = f.str("method", true)
-		if _, ok := f.values["method"]; ok && !httpMethods[h.method] {
-			f.problem("method", "must be one of GET, POST, PUT, PATCH, DELETE")
+		h.method = f.Str("method", true)
+		if f.Has("method") && !httpMethods[h.method] {
+			f.Problem("method", "must be one of GET, POST, PUT, PATCH, DELETE")
 		}
-		if raw := f.str("url", true); raw != "" {
+		if raw := f.Str("url", true); raw != "" {
 			if msg := h.parseTemplate(raw); msg != "" {
-				f.problem("url", msg)
+				f.Problem("url", msg)
 			}
 		}
-		h.timeout = f.duration("timeout", DefaultHTTPTimeout, time.Millisecond, MaxHTTPTimeout)
-		h.maxBody = int(f.integer("max_body_bytes", MaxHTTPBodyBytes, 1, MaxHTTPBodyBytes))
-		hdrs, names := f.stringMap("headers")
+		h.timeout = f.Duration("timeout", DefaultHTTPTimeout, time.Millisecond, MaxHTTPTimeout)
+		h.maxBody = int(f.IntegerIn("max_body_bytes", MaxHTTPBodyBytes, 1, MaxHTTPBodyBytes))
+		hdrs, names := f.StringMap("headers")
 		if len(names) > MaxHTTPHeaders {
-			f.problem("headers", "has too many entries")
+			f.Problem("headers", "has too many entries")
 		}
 		for _, k := range names {
 			v := hdrs[k]
 			if !headerNameRE.MatchString(k) || reservedHeaders[http.CanonicalHeaderKey(k)] || strings.ContainsAny(v, "\r\n\x00") {
-				f.problem("headers", "names must be HTTP tokens other than transport headers (Host, Content-Length, ...) and values one line")
+				f.Problem("headers", "names must be HTTP tokens other than transport headers (Host, Content-Length, ...) and values one line")
 				break
 			}
 			h.headers.Set(k, v)
 		}
-		f.done()
+		f.Done()
 	}
 	if policyPath == "" {
 		b.problems = append(b.problems, problem(CodeInvalidPolicy, path, "the capability has no grant; an http handler reads allowed_hosts from it"))
 		return nil
 	}
-	if p := readFields(policyPath, CodeInvalidPolicy, policy, &b.problems); p != nil {
-		hosts := p.strings("allowed_hosts", true)
-		if _, ok := p.values["allowed_hosts"]; ok && (len(hosts) == 0 || len(hosts) > MaxAllowedHosts) {
-			p.problem("allowed_hosts", fmt.Sprintf("must list 1..%d host:port entries", MaxAllowedHosts))
+	if p := plan.ReadFields(policyPath, CodeInvalidPolicy, policy, &b.problems); p != nil {
+		hosts := p.Strings("allowed_hosts", true)
+		if p.Has("allowed_hosts") && (len(hosts) == 0 || len(hosts) > MaxAllowedHosts) {
+			p.Problem("allowed_hosts", fmt.Sprintf("must list 1..%d host:port entries", MaxAllowedHosts))
 		}
 		h.allowed = allowedHosts{}
 		for _, entry := range hosts {
 			n, ok := normalHostPort(entry)
 			if !ok {
-				p.problem("allowed_hosts", "entries must be host:port with a port in 1..65535")
+				p.Problem("allowed_hosts", "entries must be host:port with a port in 1..65535")
 				break
 			}
 			h.allowed[n] = true
 		}
-		p.done()
+		p.Done()
 	}
 	if h.host != "" && h.allowed != nil && !h.allowed[h.host] {
 		b.problems = append(b.problems, problem(CodeHandlerMismatch, path+".config.url",

@@ -57,24 +57,24 @@ func (b *builder) kv(path string, c plan.ManifestCapability) any {
 		return nil
 	}
 	h := &kvHandler{}
-	file := f.str("path", true)
-	if _, ok := f.values["path"]; ok {
+	file := f.Str("path", true)
+	if f.Has("path") {
 		if st, err := os.Stat(filepath.Dir(file)); !filepath.IsAbs(file) || filepath.Clean(file) != file ||
 			strings.ContainsAny(file, "?#\x00") || err != nil || !st.IsDir() {
-			f.problem("path", "must be an absolute, clean file path (no ? or #) in an existing directory")
+			f.Problem("path", "must be an absolute, clean file path (no ? or #) in an existing directory")
 		}
 	}
-	h.op = f.str("op", true)
-	if _, ok := f.values["op"]; ok && h.op != KVGet && h.op != KVPut && h.op != KVList {
-		f.problem("op", "must be get, put or list")
+	h.op = f.Str("op", true)
+	if f.Has("op") && h.op != KVGet && h.op != KVPut && h.op != KVList {
+		f.Problem("op", "must be get, put or list")
 	}
-	if _, ok := f.values["namespace"]; ok {
-		h.namespace = f.str("namespace", false)
+	if f.Has("namespace") {
+		h.namespace = f.Str("namespace", false)
 		if !kvNamespaceRE.MatchString(h.namespace) {
-			f.problem("namespace", "must match "+kvNamespaceRE.String())
+			f.Problem("namespace", "must match "+kvNamespaceRE.String())
 		}
 	}
-	f.done()
+	f.Done()
 	if h.op == KVPut && c.Spec.Effect != plan.EffectWrite {
 		b.problems = append(b.problems, problem(CodeHandlerMismatch, path+".config.op",
 			"put changes the store; the capability's effect must be write"))
