@@ -413,11 +413,22 @@ func exactNames(raw []byte, t reflect.Type) error {
 	}
 	switch t.Kind() {
 	case reflect.Struct:
+		fields := jsonFields(t)
+		if !anyHoldsStruct(fields) {
+			// A flat struct (a call frame): its keys are enough, and the
+			// scanner lists them without copying any value.
+			keys, ok := objectKeys(raw)
+			for _, key := range keys {
+				if _, known := fields[key]; ok && !known {
+					return &Error{Code: CodeUnknownField, Detail: "unknown field " + strconv.Quote(key)}
+				}
+			}
+			return nil
+		}
 		var obj map[string]json.RawMessage
 		if json.Unmarshal(raw, &obj) != nil {
 			return nil // a type mismatch: json.Decoder reports it
 		}
-		fields := jsonFields(t)
 		for key, val := range obj {
 			ft, known := fields[key]
 			if !known {
@@ -486,4 +497,52 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 		out[name] = f.Type
 	}
 	return out
+}
+
+func anyHoldsStruct(fields map[string]reflect.Type) bool {
+	for _, t := range fields {
+		if holdsStruct(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// objectKeys lists the keys of a validated JSON object (false when raw is
+// not an object), skipping over the values.
+func objectKeys(raw []byte) ([]string, bool) {
+	s := scanner{data: raw}
+	s.skipSpace()
+	if s.pos >= len(s.data) || s.data[s.pos] != '{' {
+		return nil, false
+	}
+	s.pos++
+	var keys []string
+	for {
+		s.skipSpace()
+		if s.pos >= len(s.data) {
+			return nil, false
+		}
+		switch s.data[s.pos] {
+		case '}':
+			return keys, true
+		case ',':
+			s.pos++
+			continue
+		}
+		key, err := s.str()
+		if err != nil {
+			return nil, false
+		}
+		keys = append(keys, key)
+		s.skipSpace()
+		if s.pos >= len(s.data) || s.data[s.pos] != ':' {
+			return nil, false
+		}
+		s.pos++
+		s.skipSpace()
+		if err := s.value(2); err != nil {
+			return nil, false
+		}
+	}
 }
