@@ -173,7 +173,11 @@ def _supervise_as_init(argv):
     if child == 0:
         return
 
+    reaped = False
+
     def forward(signum, frame):
+        if reaped:
+            return  # never signal a pid that may have been reused
         try:
             os.kill(child, signum)
         except OSError:
@@ -189,9 +193,12 @@ def _supervise_as_init(argv):
         except ChildProcessError:
             break
         if pid == child:
-            status = wstatus
-    for sig in forwarded:
-        signal.signal(sig, signal.SIG_IGN)  # nothing left to forward to
+            reaped, status = True, wstatus
+    # Nothing is left to forward to. Blocking, not re-registering: changing
+    # a handler while one of its signals is pending makes CPython raise
+    # "Signal N ignored due to race condition", and any guest process may
+    # be flooding pid 1 with signals at this moment.
+    signal.pthread_sigmask(signal.SIG_BLOCK, forwarded)
     if status is not None and os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         parsed = _parse(argv)
