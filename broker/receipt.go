@@ -85,12 +85,9 @@ type TranscriptEntry struct {
 	Evidence        TransportEvidence `json:"evidence"`
 }
 
-// receiptFields is the exact field set of a receipt, for strict decoding.
-type receiptFields = Receipt
-
 // DecodeReceipt parses one receipt strictly (unknown fields refused).
 func DecodeReceipt(raw json.RawMessage) (Receipt, error) {
-	var r receiptFields
+	var r Receipt
 	err := canonjson.DecodeStrict(raw, canonjson.MaxGuestBytes, &r)
 	return r, err
 }

@@ -34,15 +34,15 @@ type ManifestGrant struct {
 	Policy     json.RawMessage
 }
 
-// Policy returns the grant policy for a capability, for host-side handler
-// construction only.
-func (m *Manifest) Policy(capability string) (json.RawMessage, bool) {
-	for _, g := range m.Grants {
+// Grant returns the policy bound to a capability and its manifest path
+// ("grants[j].policy"), for host-side handler construction only.
+func (m *Manifest) Grant(capability string) (policy json.RawMessage, path string, ok bool) {
+	for j, g := range m.Grants {
 		if g.Capability == capability {
-			return g.Policy, true
+			return g.Policy, fmt.Sprintf("grants[%d].policy", j), true
 		}
 	}
-	return nil, false
+	return nil, "", false
 }
 
 // LoadManifest reads and parses a manifest file.

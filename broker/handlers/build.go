@@ -60,7 +60,7 @@ func Build(m *plan.Manifest, opts Options) (*broker.Handlers, io.Closer, error) 
 		if !b.configMatches(path, c) {
 			continue
 		}
-		policy, policyPath := grantOf(m, c.Spec.Name)
+		policy, policyPath, _ := m.Grant(c.Spec.Name)
 		policyCanon := canonicalOrNil(policy)
 		h := b.handler(path, c, policy, policyPath)
 		if h == nil {
@@ -160,17 +160,6 @@ func (b *builder) live(path string, c plan.ManifestCapability) {
 
 func (b *builder) fields(path string, c plan.ManifestCapability) *plan.Fields {
 	return plan.ReadFields(path+".config", CodeInvalidConfig, c.HandlerConfig, &b.problems)
-}
-
-// grantOf returns the capability's grant policy and its manifest path, or
-// nil and "" when it has none (Seal refuses such a manifest).
-func grantOf(m *plan.Manifest, capability string) ([]byte, string) {
-	for j, g := range m.Grants {
-		if g.Capability == capability {
-			return g.Policy, fmt.Sprintf("grants[%d].policy", j)
-		}
-	}
-	return nil, ""
 }
 
 func canonicalOrNil(raw []byte) []byte {

@@ -85,7 +85,7 @@ func handlerOf(t testing.TB, opts Options, c capability) any {
 	}
 	b := &builder{opts: opts, dbs: map[string]*sql.DB{}}
 	t.Cleanup(func() { b.Close() })
-	policy, policyPath := grantOf(m, c.name)
+	policy, policyPath, _ := m.Grant(c.name)
 	h := b.handler("capabilities[0].handler", m.Capabilities[0], policy, policyPath)
 	if h == nil {
 		t.Fatalf("build: %v", b.problems)
