@@ -80,7 +80,9 @@ func containerConfig(root *rootfs, src mountSources, ids IDPair, cgroupPath stri
 	// A backstop only: the supervisor's timer kills the tree first, but if
 	// the supervisor itself dies a spinning guest still ends (SIGXCPU, then
 	// SIGKILL). The CPU quota keeps CPU time below CPUs x wall time.
-	cpuSeconds := uint64(math.Ceil(limits.Timeout.Seconds()*max(limits.CPUs, 1))) + 2
+	// Generous (twice the quota's worth, plus 10 s), so that a late timer on
+	// a loaded host is never overtaken by the backstop.
+	cpuSeconds := uint64(math.Ceil(2*limits.Timeout.Seconds()*max(limits.CPUs, 1))) + 10
 	cpuPeriod := uint64(100_000)
 	return &configs.Config{
 		Rootfs:     root.dir,

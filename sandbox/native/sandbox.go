@@ -350,7 +350,11 @@ func (s *Sandbox) Wait(ctx context.Context) (*sandbox.Outcome, error) {
 	if tooLarge && out.ErrorCode == "" {
 		out.ErrorCode = CodeOutcomeTooLarge // as the wazero backend says it
 	}
-	if sig := signalledScript(out); sig != 0 {
+	switch sig := signalledScript(out); {
+	case sig == unix.SIGXCPU:
+		// The CPU-time backstop derives from the timeout: it is one.
+		out.Status, out.ExitCode = sandbox.StatusTimeout, -1
+	case sig != 0:
 		out.Status, out.ErrorCode = sandbox.StatusKilled, CodeKilledBySignal+":"+unix.SignalName(sig)
 	}
 	out.Timings = s.timings
