@@ -2,12 +2,18 @@
 
 usage: python3.11 -I -S apysup_runner.py --prelude PRELUDE.py
            --outcome OUTCOME.json [--workdir DIR] -- SCRIPT [ARGS...]
+       python3.11 -I -S apysup_runner.py --prelude PRELUDE.py
+           --outcome OUTCOME.json [--workdir DIR] --argv ARGV.json
 
 Executes the prelude (which installs the capability modules in sys.modules),
 runs SCRIPT as __main__ with sys.argv = [SCRIPT, ARGS...] in DIR (default
 /workspace, left alone when it does not exist), then writes the outcome
 atomically and exits with the script's status. The outcome is the guest's
 own report; the host treats it as untrusted input.
+
+With --argv, [SCRIPT, ARGS...] is read from a JSON array of strings when
+the runner starts: the native backend starts its sandboxes before it knows
+the job, so their command line cannot name the script.
 """
 
 import os
@@ -25,25 +31,42 @@ TRACEBACK_BYTES = 16 << 10
 MESSAGE_BYTES = 4 << 10
 USAGE = (
     "usage: apysup_runner.py --prelude PRELUDE --outcome OUTCOME "
-    "[--workdir DIR] -- SCRIPT [ARGS...]\n"
+    "[--workdir DIR] (-- SCRIPT [ARGS...] | --argv ARGV.json)\n"
 )
 
 
 def _parse(argv):
-    opts = {"--prelude": None, "--outcome": None, "--workdir": "/workspace"}
+    """Returns (prelude, outcome, workdir, script_argv) or None. script_argv
+    is a list, or the path of the --argv file (read by _script_argv)."""
+    opts = {"--prelude": None, "--outcome": None, "--workdir": "/workspace", "--argv": None}
     i = 0
     while i < len(argv):
         arg = argv[i]
         if arg == "--":
             rest = argv[i + 1 :]
-            if not rest or opts["--prelude"] is None or opts["--outcome"] is None:
+            if not rest or opts["--argv"] is not None:
                 return None
-            return opts["--prelude"], opts["--outcome"], opts["--workdir"], rest
+            break
         if arg not in opts or i + 1 >= len(argv):
             return None
         opts[arg] = argv[i + 1]
         i += 2
-    return None
+    else:
+        rest = opts["--argv"]
+    if rest is None or opts["--prelude"] is None or opts["--outcome"] is None:
+        return None
+    return opts["--prelude"], opts["--outcome"], opts["--workdir"], rest
+
+
+def _script_argv(spec):
+    """The script's argv: spec itself, or read from the --argv file."""
+    if isinstance(spec, list):
+        return spec
+    with open(spec, "rb") as f:
+        argv = json.loads(f.read())
+    if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
+        raise ValueError("%s: not a non-empty JSON array of strings" % spec)
+    return argv
 
 
 def _bounded(text, limit, keep_tail):
@@ -125,6 +148,11 @@ def main(argv):
         sys.stderr.write(USAGE)
         return 2
     prelude, outcome, workdir, script_argv = parsed
+    try:
+        script_argv = _script_argv(script_argv)
+    except (OSError, ValueError) as exc:
+        sys.stderr.write("apysup_runner: --argv: %s\n" % exc)
+        return 2
     exit_code, error = 0, None
     try:
         if os.path.isdir(workdir):

@@ -14,6 +14,7 @@ sys.path.insert(0, sys.argv.pop(1))
 import _agent_runtime_host as host  # noqa: E402
 import _agent_runtime_wire as wire  # noqa: E402
 import agent_runtime  # noqa: E402
+import apysup_runner as runner  # noqa: E402
 
 
 def response(status, **fields):
@@ -262,6 +263,36 @@ class Bridge(unittest.TestCase):
         finally:
             del os.environ["APYSUP_CHANNEL_FILE"]
             host._channel = None
+
+
+class RunnerArguments(unittest.TestCase):
+    BASE = ["--prelude", "p.py", "--outcome", "o.json"]
+
+    def test_script_after_double_dash(self):
+        self.assertEqual(runner._parse(self.BASE + ["--", "s.py", "a", "--argv"]),
+                         ("p.py", "o.json", "/workspace", ["s.py", "a", "--argv"]))
+
+    def test_argv_file(self):
+        parsed = runner._parse(self.BASE + ["--workdir", "/w", "--argv", "argv.json"])
+        self.assertEqual(parsed, ("p.py", "o.json", "/w", "argv.json"))
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "argv.json")
+            with open(path, "w") as f:
+                json.dump(["/run/apysup/job/main.py", "x", ""], f)
+            self.assertEqual(runner._script_argv(path), ["/run/apysup/job/main.py", "x", ""])
+            for bad in ("[]", "{}", '["a", 1]', "not json", '"s.py"'):
+                with open(path, "w") as f:
+                    f.write(bad)
+                with self.assertRaises(ValueError, msg=bad):
+                    runner._script_argv(path)
+            with self.assertRaises(OSError):
+                runner._script_argv(os.path.join(d, "missing.json"))
+
+    def test_refused_forms(self):
+        for argv in ([], self.BASE, self.BASE + ["--"], ["--prelude", "p.py", "--", "s.py"],
+                     self.BASE + ["--argv", "a.json", "--", "s.py"], self.BASE + ["--argv"],
+                     self.BASE + ["--unknown", "x", "--", "s.py"]):
+            self.assertIsNone(runner._parse(argv), argv)
 
 
 if __name__ == "__main__":
