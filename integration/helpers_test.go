@@ -365,16 +365,19 @@ func descendants() []int {
 	return out
 }
 
-// guestHostPids finds the host pids of the guests whose command line holds
-// token (the tests pass a unique token as a script argument).
+// guestHostPids finds the host pids of the guests whose script arguments
+// hold token (the tests pass a unique token as a script argument). The
+// native runner reads them from the job directory (--argv), which the host
+// sees through /proc/PID/root.
 func guestHostPids(token string) []int {
 	var out []int
 	for _, pid := range descendants() {
-		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "root", "run/apysup/job/.argv.json"))
 		if err != nil {
 			continue
 		}
-		if slices.Contains(strings.Split(string(b), "\x00"), token) {
+		var argv []string
+		if json.Unmarshal(b, &argv) == nil && slices.Contains(argv, token) {
 			out = append(out, pid)
 		}
 	}

@@ -3,6 +3,9 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -29,7 +32,44 @@ const (
 	GuestWorkDir  = "/workspace"          // read-write, cwd
 	GuestPython   = "/usr/bin/python3.11" // the interpreter path the guest sees
 	GuestRunner   = "/opt/apysup/apysup_runner.py"
+
+	// Files of the job directory besides the script (GuestJobDir/<base name>).
+	PreludeFile = "prelude.py"
+	ArgvFile    = ".argv.json"   // [script, args...], read by the runner (--argv)
+	OutcomeFile = "outcome.json" // in GuestOutDir
 )
+
+// RunnerArgv is the guest's command line on both backends. It names no
+// script: the runner reads the script's argv from ArgvFile, so that a
+// sandbox can be started before its job is known.
+func RunnerArgv() []string {
+	return []string{GuestPython, "-I", "-S", GuestRunner,
+		"--prelude", GuestJobDir + "/" + PreludeFile,
+		"--outcome", GuestOutDir + "/" + OutcomeFile,
+		"--workdir", GuestWorkDir,
+		"--argv", GuestJobDir + "/" + ArgvFile}
+}
+
+// ScriptName is the base name of the job's script in GuestJobDir. Names of
+// the job directory's own files, and every name starting with a dot, are
+// refused.
+func (j Job) ScriptName() (string, error) {
+	name := filepath.Base(j.ScriptPath)
+	if j.ScriptPath == "" || name == PreludeFile || strings.HasPrefix(name, ".") {
+		return "", fmt.Errorf("script name %q is reserved", name)
+	}
+	return name, nil
+}
+
+// ArgvJSON is the content of ArgvFile: the script's path in the guest,
+// then the job's arguments.
+func (j Job) ArgvJSON() ([]byte, error) {
+	name, err := j.ScriptName()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(append([]string{GuestJobDir + "/" + name}, j.Args...))
+}
 
 // Limits bound one run. Zero values mean "use the default" (DefaultLimits).
 type Limits struct {

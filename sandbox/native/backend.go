@@ -107,6 +107,10 @@ func New(cfg Config) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := privateMount(dir); err != nil {
+		os.Remove(dir)
+		return nil, fmt.Errorf("native: state dir: %w", err)
+	}
 	b := &Backend{uids: cfg.UIDs, seccomp: sc, stateDir: dir,
 		containersDir: filepath.Join(dir, "containers"),
 		runsDir:       filepath.Join(dir, "runs"),
@@ -116,10 +120,25 @@ func New(cfg Config) (*Backend, error) {
 		cfg.CacheDir = defaultCacheDir()
 	}
 	if err := b.init(cfg.GuestFiles, cfg.CacheDir); err != nil {
-		os.RemoveAll(dir)
+		b.Close()
 		return nil, err
 	}
 	return b, nil
+}
+
+// privateMount makes dir a mount of its own that propagates nothing: the
+// mounts of runs below it stay in this mount namespace, even on hosts whose
+// root is shared (systemd's default), and the shared mount points of
+// sandboxes (see makeDirs) start peer groups of their own.
+func privateMount(dir string) error {
+	if err := unix.Mount(dir, dir, "", unix.MS_BIND, ""); err != nil {
+		return err
+	}
+	if err := unix.Mount("", dir, "", unix.MS_PRIVATE, ""); err != nil {
+		_ = unix.Unmount(dir, unix.MNT_DETACH)
+		return err
+	}
+	return nil
 }
 
 func (b *Backend) init(files fs.FS, cache string) error {
@@ -190,10 +209,11 @@ func (b *Backend) diagnose(err error) error {
 
 // Close removes the Backend's state directory. Runs must have ended.
 func (b *Backend) Close() error {
+	detachMountsUnder(b.stateDir)
 	return os.RemoveAll(b.stateDir)
 }
 
-// Run implements sandbox.Backend: Prepare, Assign, Start, Wait, Destroy.
+// Run implements sandbox.Backend: Prepare, Start, Assign, Wait, Destroy.
 //
 // The Outcome is never nil. The error is nil for every guest ending (ok,
 // error, timeout, memory_limit, killed); it is an *Error for refused and
@@ -204,22 +224,28 @@ func (b *Backend) Run(ctx context.Context, job sandbox.Job, limits sandbox.Limit
 	if err != nil {
 		return failed(err), err
 	}
-	out, err := s.run(ctx, job)
+	if err := s.Start(); err != nil {
+		s.Destroy()
+		return failed(err), err
+	}
+	return s.finish(ctx, job)
+}
+
+// finish assigns the job to the started sandbox, waits for the guest and
+// destroys the sandbox.
+func (s *Sandbox) finish(ctx context.Context, job sandbox.Job) (*sandbox.Outcome, error) {
+	var out *sandbox.Outcome
+	err := s.Assign(job)
+	if err == nil {
+		out, err = s.Wait(ctx)
+	} else {
+		out = failed(err)
+	}
 	if derr := s.Destroy(); derr != nil && err == nil {
 		err = derr
 	}
 	out.Timings = s.timings
 	return out, err
-}
-
-func (s *Sandbox) run(ctx context.Context, job sandbox.Job) (*sandbox.Outcome, error) {
-	if err := s.Assign(job); err != nil {
-		return failed(err), err
-	}
-	if err := s.Start(); err != nil {
-		return failed(err), err
-	}
-	return s.Wait(ctx)
 }
 
 func failed(err error) *sandbox.Outcome {

@@ -34,10 +34,8 @@ var (
 // mountSources are the host directories of one run.
 type mountSources struct {
 	guestFiles string // -> /opt/apysup (ro)
-	runDir     string // -> /run/apysup (ro)
-	jobDir     string // -> /run/apysup/job (ro)
-	outDir     string // -> /run/apysup/out (rw)
-	workspace  string // -> /workspace (rw)
+	runDir     string // -> /run/apysup (ro); the run directory arrives at Assign
+	workspace  string // -> /workspace (rw); the workspace arrives at Assign
 }
 
 const (
@@ -69,8 +67,6 @@ func containerConfig(root *rootfs, src mountSources, ids IDPair, cgroupPath stri
 	mounts = append(mounts,
 		&configs.Mount{Source: src.guestFiles, Destination: sandbox.GuestFilesDir, Device: "bind", Flags: bindRO | unix.MS_NOEXEC},
 		&configs.Mount{Source: src.runDir, Destination: sandbox.GuestRunDir, Device: "bind", Flags: bindRO | unix.MS_NOEXEC},
-		&configs.Mount{Source: src.jobDir, Destination: sandbox.GuestJobDir, Device: "bind", Flags: bindRO | unix.MS_NOEXEC},
-		&configs.Mount{Source: src.outDir, Destination: sandbox.GuestOutDir, Device: "bind", Flags: bindRW | unix.MS_NOEXEC},
 		&configs.Mount{Source: "tmpfs", Destination: "/tmp", Device: "tmpfs",
 			Flags: unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC,
 			Data:  fmt.Sprintf("mode=1777,size=%d,nr_inodes=%d", limits.TmpBytes, tmpInodes(limits.TmpBytes))},

@@ -9,8 +9,12 @@
 // cgroup memory+swap, pids and CPU limits; a wall-clock timeout that kills
 // the whole tree; bounded stdout and stderr.
 //
-// A run goes through Prepare -> Assign -> Start -> Wait -> Destroy (see
-// Sandbox); Backend.Run strings them together. Before the first run the host
+// A run goes through Prepare -> Start -> Assign -> Wait -> Destroy (see
+// Sandbox); Backend.Run strings them together. Nothing before Assign
+// depends on the job, so a Pool keeps sandboxes started ahead of their
+// jobs: the job's directories reach a started container by mount
+// propagation and the runner reads the script's argv from the job
+// directory. Before the first run the host
 // is checked with sandbox/doctor (once per Backend) and a missing feature is
 // a typed refusal with the doctor's code. New sweeps what supervisors that
 // died left behind. STARTUP.md says where the start-up time goes.

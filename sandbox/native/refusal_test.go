@@ -104,10 +104,7 @@ func TestStartFailureIsDiagnosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Destroy()
-	if err := s.Assign(newJob(t, "pass")); err != nil {
-		t.Fatal(err)
-	}
-	s.process.Args = []string{"/nonexistent"} // the start fails
+	s.args = []string{"/nonexistent"} // the start fails
 	err = s.Start()
 	var e *Error
 	if !errors.As(err, &e) || e.Status != sandbox.StatusRefused || e.Code != doctor.CodeUsernsUnavailable {

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -31,46 +30,59 @@ const maxGuestOutcome = 2 << 20
 // Sandbox is one run's confinement. Its phases are, in order:
 //
 //	Prepare  limits known: host checked, host ids and run directory taken
-//	Assign   the job: script and prelude copied, workspace handed to the run's uid
-//	Start    the container built and the guest started
+//	Start    the container built and confined (namespaces, cgroups, mounts,
+//	         pivot_root, seccomp); its init waits for a job
+//	Assign   the job: script, prelude and argv copied in, the caller's run
+//	         directory and workspace mounted into the started container,
+//	         then the guest is released; the timeout clock starts
 //	Wait     the guest ends (exit, timeout, limit, ctx) and is measured
 //	Destroy  everything taken is given back; safe at any point and twice;
 //	         it adds its duration to the Outcome that Wait returned
 //
-// libcontainer fixes mounts and argv when the container starts, so the job
-// is assigned before Start; a pool of prepared sandboxes keeps Prepare'd
-// values (ids, directories, checked host) ready (STARTUP.md says what a
-// pool of started ones would need). A Sandbox belongs to one goroutine.
+// Nothing before Assign depends on the job, so a Pool keeps sandboxes
+// started ahead of their jobs. The argv of a started container is fixed:
+// the runner reads the script's argv from a file of the job directory
+// (--argv), and the job's directories reach the container through mount
+// propagation (see mountJob). A Sandbox belongs to one goroutine.
 type Sandbox struct {
 	b      *Backend
 	id     string
 	limits sandbox.Limits
 	ids    IDPair
-	dir    string // per-run host dir: job/ and out/
+	dir    string // per-run host dir: job/, out/, mnt/ and stage/
 	jobDir string
 	outDir string
+	args   []string // the container's argv, fixed at Start
 
 	job            sandbox.Job
 	runDirMode     os.FileMode
 	madeMounts     []string // mount points created in the caller's RunDir
+	hostMounts     []string // host mounts made for the run, in order
 	wsOwner        [2]int   // workspace uid/gid before the run
 	wsChowned      bool
 	container      *libcontainer.Container
 	process        *libcontainer.Process
 	cgroupPaths    map[string]string
 	stdout, stderr *capture
-	started        time.Time
+	started        time.Time // when the guest was released (the timeout clock)
 	timings        sandbox.Timings
-	outMounted     bool
+	waited         bool // the init was reaped (Wait, or Destroy of a started one)
 	destroyed      bool
 	outcome        *sandbox.Outcome // what Wait returned; Destroy adds its timing
 }
 
+// Host directories of a sandbox below Sandbox.dir.
+const (
+	mntRun   = "mnt/run"   // shared; bound at /run/apysup in the container
+	mntWS    = "mnt/ws"    // shared; bound at /workspace in the container
+	stageRun = "stage/run" // the run directory, assembled before it is propagated
+	stageWS  = "stage/ws"  // the workspace, likewise
+)
+
 // Prepare checks the host (cached), validates limits and takes a host
-// identity and a run directory. Call it as early as possible: it starts the
-// kernel's cgroup grace period in the background (see cgroupWarmer), and
-// whatever the caller does before Start (opening the run's channel, say)
-// hides that much more of it; 6 ms of other work took 4 ms off Start here.
+// identity and a run directory. It starts the kernel's cgroup grace period
+// in the background (see cgroupWarmer), which the move of the container's
+// init into its cgroups, a few milliseconds into Start, then waits less for.
 func (b *Backend) Prepare(ctx context.Context, limits sandbox.Limits) (*Sandbox, error) {
 	t0 := time.Now()
 	if f := b.quickReport().FirstFailure(); f != nil {
@@ -90,6 +102,7 @@ func (b *Backend) Prepare(ctx context.Context, limits sandbox.Limits) (*Sandbox,
 	s.dir = filepath.Join(b.runsDir, s.id)
 	s.jobDir = filepath.Join(s.dir, "job")
 	s.outDir = filepath.Join(s.dir, "out")
+	s.args = sandbox.RunnerArgv()
 	if err := s.makeDirs(); err != nil {
 		s.Destroy()
 		return nil, setupFailed(err)
@@ -99,23 +112,46 @@ func (b *Backend) Prepare(ctx context.Context, limits sandbox.Limits) (*Sandbox,
 }
 
 func (s *Sandbox) makeDirs() error {
-	if err := os.Mkdir(s.dir, 0o711); err != nil {
-		return err
-	}
-	if err := os.Mkdir(s.jobDir, 0o755); err != nil {
-		return err
-	}
-	if err := os.Mkdir(s.outDir, 0o700); err != nil {
-		return err
+	for _, d := range []struct {
+		path string
+		mode os.FileMode
+	}{
+		{s.dir, 0o711}, {s.jobDir, 0o755}, {s.outDir, 0o700},
+		{filepath.Join(s.dir, "mnt"), 0o711}, {filepath.Join(s.dir, mntRun), 0o755}, {filepath.Join(s.dir, mntWS), 0o755},
+		{filepath.Join(s.dir, "stage"), 0o700}, {filepath.Join(s.dir, stageRun), 0o700}, {filepath.Join(s.dir, stageWS), 0o700},
+	} {
+		if err := os.Mkdir(d.path, d.mode); err != nil {
+			return err
+		}
 	}
 	// The guest writes here and the host reads it back after the run, so it
 	// lives in the host's mount namespace: a tmpfs of its own keeps a guest
 	// from filling the host's disk through it.
 	data := fmt.Sprintf("size=%d,nr_inodes=64,mode=0700,uid=%d,gid=%d", outDirBytes, s.ids.Guest, s.ids.Guest)
-	if err := unix.Mount("tmpfs", s.outDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, data); err != nil {
+	if err := s.mount("tmpfs", s.outDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, data); err != nil {
 		return fmt.Errorf("out dir: %w", err)
 	}
-	s.outMounted = true
+	// The mount points through which Assign reaches the started container:
+	// a mount of their own, shared, so that what Assign mounts on them
+	// propagates to the container's copies (slaves there, as the kernel
+	// makes every shared mount copied into a less privileged user
+	// namespace: nothing the guest could mount would propagate back).
+	mnt := filepath.Join(s.dir, "mnt")
+	if err := s.mount(mnt, mnt, "", unix.MS_BIND, ""); err != nil {
+		return fmt.Errorf("mount points: %w", err)
+	}
+	if err := unix.Mount("", mnt, "", unix.MS_SHARED, ""); err != nil {
+		return fmt.Errorf("mount points: %w", err)
+	}
+	return nil
+}
+
+// mount mounts and remembers the mount for Destroy.
+func (s *Sandbox) mount(source, target, fstype string, flags uintptr, data string) error {
+	if err := unix.Mount(source, target, fstype, flags, data); err != nil {
+		return err
+	}
+	s.hostMounts = append(s.hostMounts, target)
 	return nil
 }
 
@@ -149,16 +185,67 @@ func orDefault[T comparable](v *T, d T) {
 	}
 }
 
-// Assign copies the job in and builds the container (not started yet).
-func (s *Sandbox) Assign(job sandbox.Job) error {
+// Start builds the container and starts its init, which sets up the whole
+// confinement and then waits for the job (libcontainer's exec fifo).
+func (s *Sandbox) Start() error {
+	if s.destroyed || s.container != nil {
+		return setupFailed(errors.New("Start after Destroy or twice"))
+	}
 	t0 := time.Now()
-	defer func() { s.timings.Prepare += time.Since(t0) }()
-	script := filepath.Base(job.ScriptPath)
-	switch {
-	case job.ScriptPath == "" || job.WorkspaceDir == "" || job.RunDir == "":
+	defer func() { s.timings.Start += time.Since(t0) }()
+	cfg := containerConfig(s.b.root, mountSources{
+		guestFiles: s.b.guestDir, runDir: filepath.Join(s.dir, mntRun), workspace: filepath.Join(s.dir, mntWS),
+	}, s.ids, s.b.cgroupPath(s.id), s.limits, s.b.seccomp)
+	c, err := libcontainer.Create(s.b.containersDir, s.id, cfg)
+	if err != nil {
+		return setupFailed(fmt.Errorf("create container: %w", err))
+	}
+	s.container = c
+	noNewPrivs := true
+	s.process = &libcontainer.Process{
+		// The cwd is left at the root: /workspace is mounted over at Assign,
+		// and the runner changes into it then (--workdir).
+		Args: s.args, Env: guestEnv, UID: GuestUID, GID: GuestGID, Cwd: "/",
+		NoNewPrivileges: &noNewPrivs, Init: true,
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return setupFailed(err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return setupFailed(err)
+	}
+	s.process.Stdout, s.process.Stderr = outW, errW
+	s.stdout = startCapture(outR, s.limits.OutputBytes)
+	s.stderr = startCapture(errR, s.limits.OutputBytes)
+	err = s.container.Start(s.process)
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		return s.b.diagnose(setupFailed(fmt.Errorf("start container: %w", err)))
+	}
+	if st, err := s.container.State(); err == nil {
+		s.cgroupPaths = st.CgroupPaths
+	}
+	return nil
+}
+
+// Assign copies the job in, mounts its directories into the started
+// container and releases the guest. The timeout clock starts here.
+func (s *Sandbox) Assign(job sandbox.Job) error {
+	if s.container == nil || s.job.ScriptPath != "" || s.destroyed {
+		return setupFailed(errors.New("Assign before Start, after Destroy or twice"))
+	}
+	t0 := time.Now()
+	if job.ScriptPath == "" || job.WorkspaceDir == "" || job.RunDir == "" {
 		return refused(CodeInvalidJob, "ScriptPath, WorkspaceDir and RunDir are required")
-	case script == "prelude.py" || strings.HasPrefix(script, "."):
-		return refused(CodeInvalidJob, "script name %q is reserved", script)
+	}
+	script, err := job.ScriptName()
+	if err != nil {
+		return refused(CodeInvalidJob, "%v", err)
 	}
 	for _, d := range []string{job.WorkspaceDir, job.RunDir} {
 		if fi, err := os.Lstat(d); err != nil || !fi.IsDir() {
@@ -169,7 +256,14 @@ func (s *Sandbox) Assign(job sandbox.Job) error {
 	if err := copyFile(job.ScriptPath, filepath.Join(s.jobDir, script), 0o444); err != nil {
 		return refused(CodeInvalidJob, "script: %v", err)
 	}
-	if err := os.WriteFile(filepath.Join(s.jobDir, "prelude.py"), job.Prelude, 0o444); err != nil {
+	argv, err := job.ArgvJSON()
+	if err != nil {
+		return refused(CodeInvalidJob, "args: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(s.jobDir, sandbox.ArgvFile), argv, 0o444); err != nil {
+		return setupFailed(err)
+	}
+	if err := os.WriteFile(filepath.Join(s.jobDir, sandbox.PreludeFile), job.Prelude, 0o444); err != nil {
 		return setupFailed(err)
 	}
 	if err := s.openRunDir(); err != nil {
@@ -178,26 +272,61 @@ func (s *Sandbox) Assign(job sandbox.Job) error {
 	if err := s.lendWorkspace(); err != nil {
 		return setupFailed(err)
 	}
-	sc := s.b.seccomp
-	cfg := containerConfig(s.b.root, mountSources{
-		guestFiles: s.b.guestDir, runDir: job.RunDir, jobDir: s.jobDir,
-		outDir: s.outDir, workspace: job.WorkspaceDir,
-	}, s.ids, s.b.cgroupPath(s.id), s.limits, sc)
-	c, err := libcontainer.Create(s.b.containersDir, s.id, cfg)
-	if err != nil {
-		return setupFailed(fmt.Errorf("create container: %w", err))
+	if err := s.mountJob(); err != nil {
+		return setupFailed(fmt.Errorf("mount the job: %w", err))
 	}
-	s.container = c
-	args := append([]string{sandbox.GuestPython, "-I", "-S", sandbox.GuestRunner,
-		"--prelude", sandbox.GuestJobDir + "/prelude.py",
-		"--outcome", sandbox.GuestOutDir + "/outcome.json",
-		"--", sandbox.GuestJobDir + "/" + script}, job.Args...)
-	noNewPrivs := true
-	s.process = &libcontainer.Process{
-		Args: args, Env: guestEnv, UID: GuestUID, GID: GuestGID, Cwd: sandbox.GuestWorkDir,
-		NoNewPrivileges: &noNewPrivs, Init: true,
+	s.timings.Prepare += time.Since(t0)
+	s.started = time.Now()
+	err = s.container.Exec()
+	s.timings.Start += time.Since(s.started)
+	if err != nil {
+		return setupFailed(fmt.Errorf("release the guest: %w", err))
 	}
 	return nil
+}
+
+// mountJob makes the run directory (the caller's RunDir, read-only, with
+// the job directory bound read-only and the out directory read-write in
+// it) and the workspace appear in the started container. Each is first
+// assembled on a private staging mount, where its flags are set, then
+// bound onto the shared mount point, from which the kernel copies it, with
+// those flags, onto the container's /run/apysup and /workspace; then the
+// staging mounts go. The copies are locked together in the container's
+// user namespace: the guest cannot unmount or remount them.
+func (s *Sandbox) mountJob() (err error) {
+	const ro = unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC
+	run, ws := filepath.Join(s.dir, stageRun), filepath.Join(s.dir, stageWS)
+	defer func() {
+		// Detaching a staging mount detaches what was mounted on it too.
+		for _, p := range []string{run, ws} {
+			if uerr := unix.Unmount(p, unix.MNT_DETACH); uerr != nil && uerr != unix.EINVAL && err == nil {
+				err = fmt.Errorf("staging mount %s: %w", p, uerr)
+			}
+		}
+	}()
+	for _, m := range []struct {
+		src, dst string
+		attr     uint64
+	}{
+		{s.job.RunDir, run, ro},
+		{s.jobDir, filepath.Join(run, "job"), ro},
+		{s.outDir, filepath.Join(run, "out"), unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC},
+		{s.job.WorkspaceDir, ws, unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV},
+	} {
+		if err := unix.Mount(m.src, m.dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("bind %s: %w", m.src, err)
+		}
+		// Private before anything is mounted on it: a bind of a shared
+		// source would otherwise carry the next mounts back to the source.
+		attr := &unix.MountAttr{Attr_set: m.attr, Propagation: unix.MS_PRIVATE}
+		if err := unix.MountSetattr(-1, m.dst, unix.AT_RECURSIVE, attr); err != nil {
+			return fmt.Errorf("set attributes of %s: %w", m.dst, err)
+		}
+	}
+	if err := s.mount(run, filepath.Join(s.dir, mntRun), "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return err
+	}
+	return s.mount(ws, filepath.Join(s.dir, mntWS), "", unix.MS_BIND|unix.MS_REC, "")
 }
 
 // openRunDir makes the caller's RunDir traversable by the guest and creates
@@ -246,39 +375,6 @@ func chownTree(root string, uid, gid int) error {
 	})
 }
 
-// Start starts the guest: namespaces, cgroups, mounts, pivot_root,
-// seccomp, then exec of the runner. The timeout clock starts here.
-func (s *Sandbox) Start() error {
-	if s.process == nil {
-		return setupFailed(errors.New("Start before Assign"))
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		return setupFailed(err)
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		return setupFailed(err)
-	}
-	s.process.Stdout, s.process.Stderr = outW, errW
-	s.stdout = startCapture(outR, s.limits.OutputBytes)
-	s.stderr = startCapture(errR, s.limits.OutputBytes)
-	s.started = time.Now()
-	err = s.container.Run(s.process)
-	outW.Close()
-	errW.Close()
-	s.timings.Start = time.Since(s.started)
-	if err != nil {
-		return s.b.diagnose(setupFailed(fmt.Errorf("start container: %w", err)))
-	}
-	if st, err := s.container.State(); err == nil {
-		s.cgroupPaths = st.CgroupPaths
-	}
-	return nil
-}
-
 type waitResult struct {
 	ps  *os.ProcessState
 	err error
@@ -287,7 +383,12 @@ type waitResult struct {
 // Wait waits for the guest to end, kills the whole tree at the timeout or
 // when ctx ends, and maps the ending to a status.
 func (s *Sandbox) Wait(ctx context.Context) (*sandbox.Outcome, error) {
+	if s.started.IsZero() || s.waited {
+		err := setupFailed(errors.New("Wait before Assign or twice"))
+		return failed(err), err
+	}
 	done := make(chan waitResult, 1)
+	s.waited = true
 	go func() {
 		ps, err := s.process.Wait()
 		done <- waitResult{ps, err}
@@ -307,7 +408,7 @@ func (s *Sandbox) Wait(ctx context.Context) (*sandbox.Outcome, error) {
 		s.kill()
 		r = <-done
 	}
-	s.timings.Run = time.Since(s.started) - s.timings.Start
+	s.timings.Run = time.Since(s.started)
 	out := &sandbox.Outcome{ExitCode: -1}
 	if r.ps == nil {
 		return failed(setupFailed(r.err)), setupFailed(fmt.Errorf("wait: %w", r.err))
@@ -346,7 +447,7 @@ func (s *Sandbox) Wait(ctx context.Context) (*sandbox.Outcome, error) {
 	out.Stdout, out.StdoutTruncated = s.stdout.wait()
 	out.Stderr, out.StderrTruncated = s.stderr.wait()
 	var tooLarge bool
-	out.GuestOutcome, tooLarge = readGuestOutcome(filepath.Join(s.outDir, "outcome.json"))
+	out.GuestOutcome, tooLarge = readGuestOutcome(filepath.Join(s.outDir, sandbox.OutcomeFile))
 	if tooLarge && out.ErrorCode == "" {
 		out.ErrorCode = CodeOutcomeTooLarge // as the wazero backend says it
 	}
@@ -413,6 +514,12 @@ func (s *Sandbox) Destroy() error {
 	containerGone := true
 	if s.container != nil {
 		s.kill()
+		if s.process != nil && !s.waited {
+			// A started guest no one waited for (its job was refused, or
+			// a pool closed): reap its init, a child of this process.
+			s.waited = true
+			_, _ = s.process.Wait()
+		}
 		if err := s.container.Destroy(); err != nil {
 			errs = append(errs, err)
 			containerGone = false
@@ -422,6 +529,8 @@ func (s *Sandbox) Destroy() error {
 		s.stdout.wait()
 		s.stderr.wait()
 	}
+	// Mount points in the caller's RunDir are free once the mounts are gone.
+	errs = append(errs, s.unmountAll()...)
 	for _, p := range s.madeMounts {
 		if err := os.Remove(p); err != nil {
 			errs = append(errs, err)
@@ -437,11 +546,6 @@ func (s *Sandbox) Destroy() error {
 			errs = append(errs, fmt.Errorf("give the workspace back: %w", err))
 		}
 	}
-	if s.outMounted {
-		if err := unix.Unmount(s.outDir, unix.MNT_DETACH); err != nil {
-			errs = append(errs, fmt.Errorf("out dir: %w", err))
-		}
-	}
 	if err := os.RemoveAll(s.dir); err != nil {
 		errs = append(errs, err)
 	}
@@ -454,6 +558,20 @@ func (s *Sandbox) Destroy() error {
 		return &Error{Status: sandbox.StatusSetupFailed, Code: CodeCleanupFailed, Err: errors.Join(errs...)}
 	}
 	return nil
+}
+
+// unmountAll detaches the run's host mounts, last first. A staging mount
+// Assign detached already is no mount point any more (EINVAL).
+func (s *Sandbox) unmountAll() []error {
+	var errs []error
+	for i := len(s.hostMounts) - 1; i >= 0; i-- {
+		p := s.hostMounts[i]
+		if err := unix.Unmount(p, unix.MNT_DETACH); err != nil && err != unix.EINVAL {
+			errs = append(errs, fmt.Errorf("unmount %s: %w", p, err))
+		}
+	}
+	s.hostMounts = nil
+	return errs
 }
 
 // ID is the container id of the run (also its cgroup name).

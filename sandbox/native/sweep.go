@@ -155,7 +155,7 @@ func sweepStale(stateBase, cgroupParent string) error {
 	for _, e := range entries {
 		dir := filepath.Join(stateBase, e.Name())
 		if e.IsDir() && deadOwner(stateDirPrefix, e.Name()) && ownedPrivately(dir) == nil {
-			detachMountsUnder(dir) // runs' out dirs are tmpfs mounts
+			detachMountsUnder(dir) // the dir itself and runs' mounts
 			if err := os.RemoveAll(dir); err != nil {
 				errs = append(errs, err)
 			}
@@ -173,7 +173,8 @@ func removeCgroup(dir string) error {
 	return nil
 }
 
-// detachMountsUnder lazily unmounts every mount below dir, deepest first.
+// detachMountsUnder lazily unmounts every mount below dir and dir itself,
+// deepest first.
 func detachMountsUnder(dir string) {
 	b, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
@@ -183,7 +184,7 @@ func detachMountsUnder(dir string) {
 	for _, line := range strings.Split(string(b), "\n") {
 		// id parent major:minor root mountpoint ...; mountinfo escapes spaces as \040.
 		fields := strings.Fields(line)
-		if len(fields) > 4 && strings.HasPrefix(fields[4], dir+"/") {
+		if len(fields) > 4 && (fields[4] == dir || strings.HasPrefix(fields[4], dir+"/")) {
 			points = append(points, fields[4])
 		}
 	}

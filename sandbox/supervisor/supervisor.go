@@ -48,6 +48,12 @@ type Config struct {
 	// Progress, when set, receives one line for anything slow (a first
 	// wazero compile).
 	Progress func(string)
+	// NativePool, when positive, keeps that many native sandboxes started
+	// ahead of their runs (native.Pool) for runs whose limits, defaults
+	// applied, are NativePoolLimits: worth it for a long-lived Supervisor
+	// that runs many scripts; a one-shot run gains nothing from it.
+	NativePool       int
+	NativePoolLimits sandbox.Limits
 }
 
 // Supervisor runs scripts. Backends are built on first use and reused.
@@ -58,6 +64,7 @@ type Supervisor struct {
 
 	nativeOnce sync.Once
 	native     *native.Backend
+	nativePool *native.Pool
 	nativeErr  error
 
 	wazeroMu sync.Mutex
@@ -81,6 +88,9 @@ func New(cfg Config) *Supervisor {
 // Close releases the backends. Runs must have ended.
 func (s *Supervisor) Close() error {
 	var errs []error
+	if s.nativePool != nil {
+		errs = append(errs, s.nativePool.Close())
+	}
 	if s.native != nil {
 		errs = append(errs, s.native.Close())
 	}
@@ -200,6 +210,12 @@ func (s *Supervisor) Run(ctx context.Context, req Request) (*Result, error) {
 func (s *Supervisor) nativeBackend() (*native.Backend, error) {
 	s.nativeOnce.Do(func() {
 		s.native, s.nativeErr = native.New(native.Config{GuestFiles: s.cfg.GuestFiles, StateDir: s.cfg.StateDir})
+		if s.nativeErr == nil && s.cfg.NativePool > 0 {
+			if s.nativePool, s.nativeErr = s.native.NewPool(s.cfg.NativePoolLimits, s.cfg.NativePool); s.nativeErr != nil {
+				s.native.Close()
+				s.native = nil
+			}
+		}
 	})
 	return s.native, s.nativeErr
 }
@@ -226,18 +242,31 @@ func (s *Supervisor) wazeroInterpreter(ctx context.Context) (*wazero.Interpreter
 	return in, nil
 }
 
-// runNative opens the run's channel on a socket owned by the run's host
-// uid, then prepares, starts, waits for and destroys the sandbox.
+// runNative prepares and starts the sandbox while it opens the run's
+// channel on a socket owned by the run's host uid, then assigns the job,
+// waits for the guest and destroys the sandbox.
 func (s *Supervisor) runNative(ctx context.Context, b *broker.Broker, runID string, req Request, job sandbox.Job, runDir string) (*sandbox.Outcome, error) {
 	be, err := s.nativeBackend()
 	if err != nil {
 		return failedOutcome(sandbox.StatusSetupFailed, native.CodeSetupFailed), err
 	}
-	sb, err := be.Prepare(ctx, req.Limits)
-	if err != nil {
-		return outcomeOf(err), err
+	var startErr error
+	startDone := make(chan struct{})
+	var sb *native.Sandbox
+	if s.nativePool != nil {
+		sb = s.nativePool.Take(req.Limits)
 	}
-	defer sb.Destroy()
+	if sb != nil {
+		close(startDone) // started ahead
+	} else {
+		if sb, err = be.Prepare(ctx, req.Limits); err != nil {
+			return outcomeOf(err), err
+		}
+		// Nothing of the container depends on the job: it starts while
+		// the channel opens.
+		go func() { defer close(startDone); startErr = sb.Start() }()
+	}
+	defer func() { <-startDone; sb.Destroy() }()
 	ids := sb.HostIDs()
 	sock, err := rpc.ListenRunSocket(runDir, &rpc.Owner{UID: int(ids.Guest), GID: int(ids.Guest)})
 	if err != nil {
@@ -264,10 +293,10 @@ func (s *Supervisor) runNative(ctx context.Context, b *broker.Broker, runID stri
 	defer func() { srv.Close(); <-served }()
 
 	job.RunDir = sock.Dir
-	if err := sb.Assign(job); err != nil {
-		return outcomeOf(err), err
+	if <-startDone; startErr != nil {
+		return outcomeOf(startErr), startErr
 	}
-	if err := sb.Start(); err != nil {
+	if err := sb.Assign(job); err != nil {
 		return outcomeOf(err), err
 	}
 	out, err := sb.Wait(ctx)

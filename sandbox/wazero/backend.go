@@ -38,8 +38,6 @@ const (
 const maxGuestOutcome = 2 << 20
 
 const (
-	preludeName  = "prelude.py"
-	outcomeName  = "outcome.json"
 	stdlibMount  = "/usr/lib" // python3.11/ is on the default sys.path of prefix /usr
 	zoneinfoDir  = "/usr/share/zoneinfo"
 	noExitStatus = -1 // the guest did not exit by itself
@@ -103,9 +101,13 @@ func (b *Backend) Run(ctx context.Context, job sandbox.Job, limits sandbox.Limit
 	if err != nil {
 		return refused(fmt.Errorf("script: %w", err))
 	}
-	scriptName := filepath.Base(job.ScriptPath)
-	if scriptName == preludeName {
-		return refused(errors.New("the script may not be named " + preludeName))
+	scriptName, err := job.ScriptName()
+	if err != nil {
+		return refused(err)
+	}
+	argv, err := job.ArgvJSON()
+	if err != nil {
+		return refused(err)
 	}
 	if fi, err := os.Stat(job.WorkspaceDir); err != nil || !fi.IsDir() {
 		return refused(fmt.Errorf("workspace %q is not a directory", job.WorkspaceDir))
@@ -123,8 +125,9 @@ func (b *Backend) Run(ctx context.Context, job sandbox.Job, limits sandbox.Limit
 	defer os.RemoveAll(outDir)
 
 	jobFiles := fstest.MapFS{
-		scriptName:  &fstest.MapFile{Data: script, Mode: 0o444},
-		preludeName: &fstest.MapFile{Data: job.Prelude, Mode: 0o444},
+		scriptName:          &fstest.MapFile{Data: script, Mode: 0o444},
+		sandbox.PreludeFile: &fstest.MapFile{Data: job.Prelude, Mode: 0o444},
+		sandbox.ArgvFile:    &fstest.MapFile{Data: argv, Mode: 0o444},
 	}
 	// Exactly these paths exist in the guest; "/" itself is not mounted.
 	fsc := wazero.NewFSConfig().
@@ -140,12 +143,7 @@ func (b *Backend) Run(ctx context.Context, job sandbox.Job, limits sandbox.Limit
 	fsc = fsc.(sysfs.FSConfig).WithSysFSMount(newConfinedDir(outDir, q), sandbox.GuestOutDir)
 	fsc = fsc.(sysfs.FSConfig).WithSysFSMount(newConfinedDir(job.WorkspaceDir, q), sandbox.GuestWorkDir)
 
-	args := append([]string{
-		sandbox.GuestPython, "-I", "-S", sandbox.GuestRunner,
-		"--prelude", sandbox.GuestJobDir + "/" + preludeName,
-		"--outcome", sandbox.GuestOutDir + "/" + outcomeName,
-		"--", sandbox.GuestJobDir + "/" + scriptName,
-	}, job.Args...)
+	args := sandbox.RunnerArgv()
 	mem := &linearMemory{limit: uint64(limits.MemoryBytes)}
 	runCtx, cancel := context.WithTimeout(ctx, limits.Timeout)
 	defer cancel()
@@ -190,7 +188,7 @@ func (b *Backend) Run(ctx context.Context, job sandbox.Job, limits sandbox.Limit
 	out.Stdout, out.StdoutTruncated = stdout.buf, stdout.truncated
 	out.Stderr, out.StderrTruncated = stderr.buf, stderr.truncated
 	out.Usage.PeakMemoryBytes = int64(mem.high)
-	if err := readOutcome(out, filepath.Join(outDir, outcomeName)); err != nil {
+	if err := readOutcome(out, filepath.Join(outDir, sandbox.OutcomeFile)); err != nil {
 		return setupFailed(err)
 	}
 	out.Timings.Destroy = time.Since(finished)

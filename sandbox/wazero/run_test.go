@@ -361,7 +361,7 @@ print(json.dumps(r, sort_keys=True))
 	}
 	for k, want := range map[string]string{
 		"ls /usr/lib":     `["python3.11"]`,
-		"ls job":          `["main.py","prelude.py"]`,
+		"ls job":          `[".argv.json","main.py","prelude.py"]`,
 		"ls opt":          `["_agent_runtime_host.py","_agent_runtime_wire.py","agent_runtime.py","apysup_runner.py"]`,
 		"ls workspace":    `["escape","in.txt"]`,
 		"read in":         `"input"`,
@@ -479,7 +479,7 @@ func TestInvalidJobIsRefused(t *testing.T) {
 	if err := os.WriteFile(script, []byte("pass"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	prelude := filepath.Join(dir, preludeName)
+	prelude := filepath.Join(dir, sandbox.PreludeFile)
 	if err := os.WriteFile(prelude, []byte("pass"), 0o644); err != nil {
 		t.Fatal(err)
 	}
