@@ -372,12 +372,11 @@ func descendants() []int {
 func guestHostPids(token string) []int {
 	var out []int
 	for _, pid := range descendants() {
-		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "root", "run/apysup/job/.argv.json"))
+		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "root", "run/apysup/job/.argv"))
 		if err != nil {
 			continue
 		}
-		var argv []string
-		if json.Unmarshal(b, &argv) == nil && slices.Contains(argv, token) {
+		if slices.Contains(strings.Split(string(b), "\x00"), token) {
 			out = append(out, pid)
 		}
 	}

@@ -35,7 +35,7 @@ const (
 
 	// Files of the job directory besides the script (GuestJobDir/<base name>).
 	PreludeFile = "prelude.py"
-	ArgvFile    = ".argv.json"   // [script, args...], read by the runner (--argv)
+	ArgvFile    = ".argv"        // script, then args, each NUL-terminated (--argv)
 	OutcomeFile = "outcome.json" // in GuestOutDir
 )
 
@@ -61,14 +61,22 @@ func (j Job) ScriptName() (string, error) {
 	return name, nil
 }
 
-// ArgvJSON is the content of ArgvFile: the script's path in the guest,
-// then the job's arguments.
-func (j Job) ArgvJSON() ([]byte, error) {
+// ArgvFileData is the content of ArgvFile: the script's path in the
+// guest, then the job's arguments, each followed by a NUL byte (as in
+// /proc/PID/cmdline; an argument cannot hold one, as on any command line).
+func (j Job) ArgvFileData() ([]byte, error) {
 	name, err := j.ScriptName()
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(append([]string{GuestJobDir + "/" + name}, j.Args...))
+	b := append([]byte(GuestJobDir+"/"+name), 0)
+	for i, a := range j.Args {
+		if strings.IndexByte(a, 0) >= 0 {
+			return nil, fmt.Errorf("argument %d holds a NUL byte", i+1)
+		}
+		b = append(append(b, a...), 0)
+	}
+	return b, nil
 }
 
 // Limits bound one run. Zero values mean "use the default" (DefaultLimits).

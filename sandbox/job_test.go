@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"encoding/json"
 	"slices"
 	"testing"
 )
@@ -12,24 +11,23 @@ func TestScriptNameAndArgv(t *testing.T) {
 	if err != nil || name != "main.py" {
 		t.Fatalf("%q %v", name, err)
 	}
-	b, err := j.ArgvJSON()
+	b, err := j.ArgvFileData()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var argv []string
-	if err := json.Unmarshal(b, &argv); err != nil {
-		t.Fatal(err)
+	if want := GuestJobDir + "/main.py\x00a b\x00\x00--\x00é\x00"; string(b) != want {
+		t.Errorf("argv file %q, want %q", b, want)
 	}
-	if want := []string{GuestJobDir + "/main.py", "a b", "", "--", "é"}; !slices.Equal(argv, want) {
-		t.Errorf("argv %q, want %q", argv, want)
+	if _, err := (Job{ScriptPath: "/x/main.py", Args: []string{"ok", "a\x00b"}}).ArgvFileData(); err == nil {
+		t.Error("an argument with a NUL byte was accepted")
 	}
-	for _, bad := range []string{"", "/x/prelude.py", "/x/.argv.json", "/x/.hidden.py"} {
+	for _, bad := range []string{"", "/x/prelude.py", "/x/.argv", "/x/.hidden.py"} {
 		j := Job{ScriptPath: bad}
 		if _, err := j.ScriptName(); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
-		if _, err := j.ArgvJSON(); err == nil {
-			t.Errorf("%q accepted by ArgvJSON", bad)
+		if _, err := j.ArgvFileData(); err == nil {
+			t.Errorf("%q accepted by ArgvFileData", bad)
 		}
 	}
 }

@@ -3,10 +3,9 @@
 The native bridge (_agent_runtime_host.py, HTTP over a Unix socket) and the
 WASI build's built-in _agent_runtime_host module both hand the host's answer
 to decode(), so a script sees the same result bytes and the same typed
-exceptions on either backend. Standard library only; no I/O here.
+exceptions on either backend. Standard library only; no I/O here; json
+is imported on first use (every run imports this module, few decode).
 """
-
-import json
 
 __all__ = [
     "AgentRuntimeError",
@@ -61,6 +60,8 @@ def _no_constant(name):
 
 
 def _loads_strict(data):
+    import json
+
     return json.loads(
         data, object_pairs_hook=_no_duplicates, parse_constant=_no_constant
     )
@@ -175,8 +176,10 @@ def _decode_broker(broker):
 def canonical(value):
     """Encode a JSON value per RFC 8785 (JCS): keys sorted by UTF-16 code
     units, no whitespace, ECMAScript number formatting, UTF-8."""
+    import json
+
     out = []
-    _encode(value, out)
+    _encode(value, out, json.dumps)
     return "".join(out).encode("utf-8")
 
 
@@ -184,7 +187,7 @@ def _utf16_key(item):
     return item[0].encode("utf-16-be", "surrogatepass")
 
 
-def _encode(value, out):
+def _encode(value, out, dumps):
     if value is None:
         out.append("null")
     elif value is True:
@@ -192,7 +195,7 @@ def _encode(value, out):
     elif value is False:
         out.append("false")
     elif isinstance(value, str):
-        out.append(json.dumps(value, ensure_ascii=False))
+        out.append(dumps(value, ensure_ascii=False))
     elif isinstance(value, int):
         # JSON numbers are IEEE-754 doubles to RFC 8785: an integer beyond
         # 2**53 is written as the double it becomes, as the host does.
@@ -210,7 +213,7 @@ def _encode(value, out):
         for i, item in enumerate(value):
             if i:
                 out.append(",")
-            _encode(item, out)
+            _encode(item, out, dumps)
         out.append("]")
     elif isinstance(value, dict):
         for key in value:
@@ -220,9 +223,9 @@ def _encode(value, out):
         for i, (key, item) in enumerate(sorted(value.items(), key=_utf16_key)):
             if i:
                 out.append(",")
-            out.append(json.dumps(key, ensure_ascii=False))
+            out.append(dumps(key, ensure_ascii=False))
             out.append(":")
-            _encode(item, out)
+            _encode(item, out, dumps)
         out.append("}")
     else:
         raise TypeError("not a JSON value: %s" % type(value).__name__)

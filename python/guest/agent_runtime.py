@@ -6,10 +6,11 @@ function into _capability_call(); neither is for scripts. Nothing here
 grants anything: the host admits or refuses every call.
 """
 
-import json
-
+# Imports are kept to what a run without capability calls needs (the
+# runner imports this module in every run): json and the host bridge are
+# imported on first use.
 try:
-    from threading import Lock as _Lock
+    from _thread import allocate_lock as _Lock
 except ImportError:  # a CPython built without threads (WASI): nothing to guard
 
     class _Lock:
@@ -20,7 +21,6 @@ except ImportError:  # a CPython built without threads (WASI): nothing to guard
             return False
 
 
-import _agent_runtime_host
 from _agent_runtime_wire import AgentRuntimeError, AmbiguousOutcome, CapabilityError
 
 __all__ = ["set_result", "AgentRuntimeError", "CapabilityError", "AmbiguousOutcome"]
@@ -48,6 +48,8 @@ def _bind(parent):
 
 
 def _dumps(value):
+    import json
+
     return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
@@ -85,6 +87,10 @@ def _capability_call(name, args):
         raise CapabilityError(
             "arguments_not_json", "the arguments are not valid UTF-8 text"
         ) from None
+    import json
+
+    import _agent_runtime_host
+
     return json.loads(_agent_runtime_host.call(frame))
 
 

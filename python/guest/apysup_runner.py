@@ -3,7 +3,7 @@
 usage: python3.11 -I -S apysup_runner.py --prelude PRELUDE.py
            --outcome OUTCOME.json [--workdir DIR] -- SCRIPT [ARGS...]
        python3.11 -I -S apysup_runner.py --prelude PRELUDE.py
-           --outcome OUTCOME.json [--workdir DIR] --argv ARGV.json
+           --outcome OUTCOME.json [--workdir DIR] --argv ARGV
 
 Executes the prelude (which installs the capability modules in sys.modules),
 runs SCRIPT as __main__ with sys.argv = [SCRIPT, ARGS...] in DIR (default
@@ -11,9 +11,15 @@ runs SCRIPT as __main__ with sys.argv = [SCRIPT, ARGS...] in DIR (default
 atomically and exits with the script's status. The outcome is the guest's
 own report; the host treats it as untrusted input.
 
-With --argv, [SCRIPT, ARGS...] is read from a JSON array of strings when
-the runner starts: the native backend starts its sandboxes before it knows
-the job, so their command line cannot name the script.
+With --argv, [SCRIPT, ARGS...] is read from ARGV, each argument followed by
+a NUL byte (as in /proc/PID/cmdline) and decoded as the interpreter decodes
+its own command line: the backends start their sandboxes before they know
+the job, so the command line cannot name the script.
+
+Start-up matters: this module imports nothing beyond what the interpreter
+has loaded already and os (json, traceback, runpy and signal would cost
+tens of milliseconds natively, several times that under WASI). The script
+runs as `python SCRIPT` runs it, in a fresh __main__ module.
 """
 
 import os
@@ -23,15 +29,12 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
-import json  # noqa: E402
-import runpy  # noqa: E402
-import traceback  # noqa: E402
 
 TRACEBACK_BYTES = 16 << 10
 MESSAGE_BYTES = 4 << 10
 USAGE = (
     "usage: apysup_runner.py --prelude PRELUDE --outcome OUTCOME "
-    "[--workdir DIR] (-- SCRIPT [ARGS...] | --argv ARGV.json)\n"
+    "[--workdir DIR] (-- SCRIPT [ARGS...] | --argv ARGV)\n"
 )
 
 
@@ -63,10 +66,38 @@ def _script_argv(spec):
     if isinstance(spec, list):
         return spec
     with open(spec, "rb") as f:
-        argv = json.loads(f.read())
-    if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
-        raise ValueError("%s: not a non-empty JSON array of strings" % spec)
-    return argv
+        data = f.read()
+    if not data.endswith(b"\0") or data.startswith(b"\0"):
+        raise ValueError("%s: not a list of NUL-terminated arguments naming a script" % spec)
+    return [os.fsdecode(arg) for arg in data[:-1].split(b"\0")]
+
+
+# JSON string escapes: the control characters, the quote and the backslash.
+_ESCAPES = {i: "\\u%04x" % i for i in range(0x20)}
+_ESCAPES.update({ord('"'): '\\"', ord("\\"): "\\\\", ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t"})
+
+
+def _json_string(text):
+    """text as a JSON string; lone surrogates (from undecodable bytes)
+    become U+FFFD, so that the outcome is valid UTF-8."""
+    text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return '"' + text.translate(_ESCAPES) + '"'
+
+
+def _json_object(doc):
+    """doc (str keys; str, int, bool or dict values) as a JSON object."""
+    items = []
+    for key, value in doc.items():
+        if isinstance(value, dict):
+            value = _json_object(value)
+        elif isinstance(value, bool):
+            value = "true" if value else "false"
+        elif isinstance(value, int):
+            value = str(value)
+        else:
+            value = _json_string(value)
+        items.append(_json_string(key) + ":" + value)
+    return "{" + ",".join(items) + "}"
 
 
 def _bounded(text, limit, keep_tail):
@@ -78,11 +109,11 @@ def _bounded(text, limit, keep_tail):
 
 
 def _internal(filename):
-    return filename == __file__ or filename.startswith("<frozen runpy")
+    return filename == __file__
 
 
 def _user_traceback(tb):
-    """Drop the runner's and runpy's frames, as `python script.py` shows none."""
+    """Drop the runner's frames, as `python script.py` shows none."""
     while tb is not None and _internal(tb.tb_frame.f_code.co_filename):
         tb = tb.tb_next
     return tb
@@ -98,6 +129,8 @@ def _describe(exc, tb):
     except Exception:
         message = "<unprintable %s>" % cls.__name__
     try:
+        import traceback
+
         text = "".join(traceback.format_exception(cls, exc, tb))
     except Exception:
         text = "%s: %s\n" % (name, message)
@@ -128,7 +161,7 @@ def _write_outcome(path, exit_code, error):
     doc = {"exit_code": exit_code, "result_set": result_set}
     if error is not None:
         doc["error"] = error
-    text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+    text = _json_object(doc)
     if result_set:
         text = text[:-1] + ',"result":' + result + "}"
     tmp = "%s.tmp-%d" % (path, os.getpid())
@@ -140,6 +173,26 @@ def _write_outcome(path, exit_code, error):
         except (OSError, AttributeError):
             pass  # not every filesystem (or WASI) offers it; the rename still is atomic
     os.replace(tmp, path)
+
+
+def _run_main(path):
+    """Run the file at path as `python path` does: compiled from source, in
+    a fresh module named __main__ (sys.modules["__main__"] while it runs)."""
+    with open(path, "rb") as f:
+        source = f.read()
+    code = compile(source, path, "exec", dont_inherit=True)
+    module = type(sys)("__main__")
+    module.__file__ = path
+    module.__cached__ = None
+    module.__loader__ = None
+    module.__package__ = None
+    module.__spec__ = None
+    runner = sys.modules["__main__"]
+    sys.modules["__main__"] = module
+    try:
+        exec(code, module.__dict__)
+    finally:
+        sys.modules["__main__"] = runner
 
 
 def main(argv):
@@ -161,7 +214,7 @@ def main(argv):
             code = compile(f.read(), prelude, "exec")
         exec(code, {"__name__": "__apysup_prelude__", "__builtins__": __builtins__})
         sys.argv = list(script_argv)
-        runpy.run_path(script_argv[0], run_name="__main__")
+        _run_main(script_argv[0])
     except SystemExit as exc:
         exit_code = _exit_status(exc.code)
     except BaseException as exc:
@@ -195,7 +248,7 @@ def _supervise_as_init(argv):
     pids limit, and exits with the script's status. A script killed by a
     signal is reported in the outcome ("signal"), since pid 1 itself cannot
     die of one. Returns only in the child."""
-    import signal
+    import _signal as signal  # the C module: signal.py would import enum
 
     child = os.fork()
     if child == 0:
@@ -240,7 +293,7 @@ def _supervise_as_init(argv):
 
 
 def _write_signalled(path, sig):
-    text = json.dumps({"exit_code": 128 + sig, "result_set": False, "signal": sig})
+    text = _json_object({"exit_code": 128 + sig, "result_set": False, "signal": sig})
     tmp = "%s.tmp-%d" % (path, os.getpid())
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(text)

@@ -273,20 +273,58 @@ class RunnerArguments(unittest.TestCase):
                          ("p.py", "o.json", "/workspace", ["s.py", "a", "--argv"]))
 
     def test_argv_file(self):
-        parsed = runner._parse(self.BASE + ["--workdir", "/w", "--argv", "argv.json"])
-        self.assertEqual(parsed, ("p.py", "o.json", "/w", "argv.json"))
+        parsed = runner._parse(self.BASE + ["--workdir", "/w", "--argv", "argv"])
+        self.assertEqual(parsed, ("p.py", "o.json", "/w", "argv"))
         with tempfile.TemporaryDirectory() as d:
-            path = os.path.join(d, "argv.json")
-            with open(path, "w") as f:
-                json.dump(["/run/apysup/job/main.py", "x", ""], f)
-            self.assertEqual(runner._script_argv(path), ["/run/apysup/job/main.py", "x", ""])
-            for bad in ("[]", "{}", '["a", 1]', "not json", '"s.py"'):
-                with open(path, "w") as f:
+            path = os.path.join(d, "argv")
+            with open(path, "wb") as f:
+                f.write(b"/run/apysup/job/main.py\0x y\0\0\xff\xc3\xa9\0")
+            # Undecodable bytes survive as the interpreter's own argv would.
+            self.assertEqual(runner._script_argv(path),
+                             ["/run/apysup/job/main.py", "x y", "", "\udcff\u00e9"])
+            for bad in (b"", b"\0", b"main.py", b"\0main.py\0", b"main.py\0x"):
+                with open(path, "wb") as f:
                     f.write(bad)
                 with self.assertRaises(ValueError, msg=bad):
                     runner._script_argv(path)
             with self.assertRaises(OSError):
-                runner._script_argv(os.path.join(d, "missing.json"))
+                runner._script_argv(os.path.join(d, "missing"))
+
+    def test_outcome_encoding(self):
+        doc = {"exit_code": 1, "result_set": False,
+               "error": {"type": "ValueError", "message": 'q"\\\n\x00\x1f\x7f\u2028\ud800é\U0001f600',
+                         "traceback": "\udcff"}}
+        text = runner._json_object(doc)
+        text.encode("utf-8")  # valid UTF-8: no lone surrogate is left
+        back = json.loads(text)
+        self.assertEqual(back["error"]["message"], 'q"\\\n\x00\x1f\x7f\u2028\ufffdé\U0001f600')
+        self.assertEqual(back["error"]["traceback"], "\ufffd")
+        self.assertEqual((back["exit_code"], back["result_set"]), (1, False))
+        self.assertEqual(runner._json_object({"a": True, "b": -3}), '{"a":true,"b":-3}')
+
+    def test_runs_the_script_as_main(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "s.py")
+            with open(path, "w") as f:
+                f.write("import sys\nclass C: pass\n"
+                        "seen = (__name__, __file__, sys.modules['__main__'].C is C, __spec__, __package__)\n"
+                        "import builtins\nbuiltins._apysup_seen = seen\n")
+            main = sys.modules["__main__"]
+            runner._run_main(path)
+            import builtins
+            seen = builtins.__dict__.pop("_apysup_seen")
+            self.assertEqual(seen, ("__main__", path, True, None, None))
+            self.assertIs(sys.modules["__main__"], main)
+
+    def test_imports_nothing_heavy(self):
+        # A run without capability calls loads no json, no socket, no runpy.
+        import subprocess
+        here = os.path.dirname(runner.__file__)
+        code = ("import sys; sys.path.insert(0, %r); import apysup_runner, agent_runtime; "
+                "print(sorted(m for m in ('json', 'socket', 'runpy', 'traceback', 'signal', 'enum', 're', "
+                "'threading', '_agent_runtime_host') if m in sys.modules))" % here)
+        out = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, check=True)
+        self.assertEqual(out.stdout.strip(), "[]")
 
     def test_refused_forms(self):
         for argv in ([], self.BASE, self.BASE + ["--"], ["--prelude", "p.py", "--", "s.py"],

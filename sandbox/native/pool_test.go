@@ -79,7 +79,7 @@ print(sorted(os.listdir("/run/apysup/job")))
 	if out.Status != sandbox.StatusOK {
 		t.Fatalf("status %s stderr %q", out.Status, out.Stderr)
 	}
-	want := "[\"a b\", \"\", \"--c\"] given\n['.argv.json', 'main.py', 'prelude.py']\n"
+	want := "[\"a b\", \"\", \"--c\"] given\n['.argv', 'main.py', 'prelude.py']\n"
 	if string(out.Stdout) != want {
 		t.Errorf("stdout %q, want %q", out.Stdout, want)
 	}

@@ -256,7 +256,7 @@ func (s *Sandbox) Assign(job sandbox.Job) error {
 	if err := copyFile(job.ScriptPath, filepath.Join(s.jobDir, script), 0o444); err != nil {
 		return refused(CodeInvalidJob, "script: %v", err)
 	}
-	argv, err := job.ArgvJSON()
+	argv, err := job.ArgvFileData()
 	if err != nil {
 		return refused(CodeInvalidJob, "args: %v", err)
 	}

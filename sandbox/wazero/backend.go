@@ -105,7 +105,7 @@ func (b *Backend) Run(ctx context.Context, job sandbox.Job, limits sandbox.Limit
 	if err != nil {
 		return refused(err)
 	}
-	argv, err := job.ArgvJSON()
+	argv, err := job.ArgvFileData()
 	if err != nil {
 		return refused(err)
 	}

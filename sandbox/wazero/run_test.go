@@ -361,7 +361,7 @@ print(json.dumps(r, sort_keys=True))
 	}
 	for k, want := range map[string]string{
 		"ls /usr/lib":     `["python3.11"]`,
-		"ls job":          `[".argv.json","main.py","prelude.py"]`,
+		"ls job":          `[".argv","main.py","prelude.py"]`,
 		"ls opt":          `["_agent_runtime_host.py","_agent_runtime_wire.py","agent_runtime.py","apysup_runner.py"]`,
 		"ls workspace":    `["escape","in.txt"]`,
 		"read in":         `"input"`,
