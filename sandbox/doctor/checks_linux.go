@@ -135,6 +135,24 @@ func checkPivotRoot() Check {
 	return ok(name, "root file system is "+fstype)
 }
 
+// checkMountSetattr probes mount_setattr(2) (Linux 5.12): a run's directories
+// are mounted into its started container with their flags set by it. The
+// probe passes an invalid flag, so that a kernel that has the call answers
+// EINVAL and changes nothing.
+func checkMountSetattr() Check {
+	const name = "mount_setattr"
+	err := unix.MountSetattr(-1, "", 1<<31, &unix.MountAttr{})
+	switch err {
+	case unix.ENOSYS, unix.EPERM:
+		return fail(name, CodeMountAPIUnavailable, "mount_setattr(2) is unavailable ("+err.Error()+")",
+			"run a Linux kernel of version 5.12 or later, without a seccomp filter that refuses mount_setattr")
+	case nil:
+		return fail(name, CodeMountAPIUnavailable, "mount_setattr(2) accepted an invalid flag",
+			"report this kernel to the apysup developers")
+	}
+	return ok(name, "mount_setattr(2) is available")
+}
+
 func rootFSType() (string, error) {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {

@@ -12,6 +12,7 @@ const (
 	CodeUsernsUnavailable    = "userns_unavailable"
 	CodeMountnsUnavailable   = "mountns_unavailable"
 	CodePivotRootUnavailable = "pivot_root_unavailable"
+	CodeMountAPIUnavailable  = "mount_api_unavailable"
 	CodeSeccompUnavailable   = "seccomp_unavailable"
 	CodeCgroupUnavailable    = "cgroup_unavailable"
 	CodeOverlayUnavailable   = "overlayfs_unavailable"
@@ -64,6 +65,7 @@ func Run(ctx context.Context) Report {
 		checkUserns(ctx),
 		checkMountns(ctx),
 		checkPivotRoot(),
+		checkMountSetattr(),
 		checkSeccompKernel(),
 		checkLibseccomp(),
 	}
@@ -84,6 +86,7 @@ func Quick() Report {
 		quickUserns(),
 		quickMountns(),
 		checkPivotRoot(),
+		checkMountSetattr(),
 		checkSeccompKernel(),
 		checkLibseccomp(),
 	}

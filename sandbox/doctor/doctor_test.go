@@ -10,7 +10,7 @@ import (
 
 var knownCodes = map[string]bool{
 	CodeOK: true, CodeNotRoot: true, CodeUsernsUnavailable: true, CodeMountnsUnavailable: true,
-	CodePivotRootUnavailable: true, CodeSeccompUnavailable: true, CodeCgroupUnavailable: true,
+	CodePivotRootUnavailable: true, CodeMountAPIUnavailable: true, CodeSeccompUnavailable: true, CodeCgroupUnavailable: true,
 	CodeOverlayUnavailable: true, CodePythonMissing: true, CodePythonVersion: true,
 }
 
@@ -32,7 +32,7 @@ func TestReportIsWellFormed(t *testing.T) {
 			t.Errorf("%s: failed without a fix", c.Name)
 		}
 	}
-	for _, want := range []string{"root", "user_namespaces", "mount_namespaces", "pivot_root",
+	for _, want := range []string{"root", "user_namespaces", "mount_namespaces", "pivot_root", "mount_setattr",
 		"seccomp_kernel", "libseccomp", "overlayfs", "python"} {
 		if !names[want] {
 			t.Errorf("check %q missing", want)
