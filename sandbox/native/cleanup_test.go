@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moby/sys/mountinfo"
+
 	"github.com/apysup/apysup/sandbox"
 )
 
@@ -186,4 +188,31 @@ func assertWorkspaceReturned(t *testing.T, ws string) {
 		}
 		return nil
 	})
+}
+
+// A state directory whose path /proc/self/mountinfo has to escape (a space,
+// a tab) is still unmounted and removed by Close.
+func TestStateDirWithEscapedPath(t *testing.T) {
+	testBackend(t) // the host checks
+	base := filepath.Join(t.TempDir(), "state dir\twith blanks")
+	if err := os.Mkdir(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(Config{GuestFiles: guestFiles(), StateDir: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := run(t, b, "print('ok')\n", sandbox.Limits{}); out.Status != sandbox.StatusOK {
+		t.Fatalf("status %s stderr %q", out.Status, out.Stderr)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if entries, err := os.ReadDir(base); err != nil || len(entries) != 0 {
+		t.Errorf("state base holds %v (%v)", entries, err)
+	}
+	mounts, err := mountinfo.GetMounts(mountinfo.PrefixFilter(base))
+	if err != nil || len(mounts) != 0 {
+		t.Errorf("mounts left under %q: %d (%v)", base, len(mounts), err)
+	}
 }

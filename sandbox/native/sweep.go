@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/moby/sys/mountinfo"
 	"github.com/opencontainers/cgroups"
 	"golang.org/x/sys/unix"
 )
@@ -176,20 +177,12 @@ func removeCgroup(dir string) error {
 // detachMountsUnder lazily unmounts every mount below dir and dir itself,
 // deepest first.
 func detachMountsUnder(dir string) {
-	b, err := os.ReadFile("/proc/self/mountinfo")
+	mounts, err := mountinfo.GetMounts(mountinfo.PrefixFilter(dir))
 	if err != nil {
 		return
 	}
-	var points []string
-	for _, line := range strings.Split(string(b), "\n") {
-		// id parent major:minor root mountpoint ...; mountinfo escapes spaces as \040.
-		fields := strings.Fields(line)
-		if len(fields) > 4 && (fields[4] == dir || strings.HasPrefix(fields[4], dir+"/")) {
-			points = append(points, fields[4])
-		}
-	}
-	slices.SortFunc(points, func(a, b string) int { return len(b) - len(a) })
-	for _, p := range points {
-		_ = unix.Unmount(p, unix.MNT_DETACH)
+	slices.SortFunc(mounts, func(a, b *mountinfo.Info) int { return len(b.Mountpoint) - len(a.Mountpoint) })
+	for _, m := range mounts {
+		_ = unix.Unmount(m.Mountpoint, unix.MNT_DETACH)
 	}
 }
