@@ -247,15 +247,11 @@ func (a *Approvals) setStateLocked(e *approvalEntry, to ApprovalState) {
 func (a *Approvals) BeginDispatch(id string) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	e, ok := a.entries[id]
-	switch {
-	case !ok:
-		return ErrApprovalNotFound
-	case e.rec.Dispatched:
-		return ErrAlreadyDispatched
-	case e.rec.State != ApprovalApproved:
-		return ErrNotApproved
-	case !a.opts.Now().Before(e.rec.ExpiresAt):
+	e, err := a.approvedLocked(id)
+	if err != nil {
+		return err
+	}
+	if !a.opts.Now().Before(e.rec.ExpiresAt) {
 		e.rec.State = ApprovalExpired
 		a.publishLocked(e)
 		return ErrNotApproved
@@ -270,18 +266,28 @@ func (a *Approvals) BeginDispatch(id string) error {
 func (a *Approvals) AbortApproved(id string) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	e, ok := a.entries[id]
-	switch {
-	case !ok:
-		return ErrApprovalNotFound
-	case e.rec.Dispatched:
-		return ErrAlreadyDispatched
-	case e.rec.State != ApprovalApproved:
-		return ErrNotApproved
+	e, err := a.approvedLocked(id)
+	if err != nil {
+		return err
 	}
 	e.rec.State = ApprovalCancelled
 	a.publishLocked(e)
 	return nil
+}
+
+// approvedLocked returns the record of id when it is approved and not yet
+// dispatched, the one state in which it may be dispatched or withdrawn.
+func (a *Approvals) approvedLocked(id string) (*approvalEntry, error) {
+	e, ok := a.entries[id]
+	switch {
+	case !ok:
+		return nil, ErrApprovalNotFound
+	case e.rec.Dispatched:
+		return nil, ErrAlreadyDispatched
+	case e.rec.State != ApprovalApproved:
+		return nil, ErrNotApproved
+	}
+	return e, nil
 }
 
 // Complete records the outcome of a dispatched call, exactly once. The
