@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -59,6 +62,34 @@ func (j Job) ScriptName() (string, error) {
 		return "", fmt.Errorf("script name %q is reserved", name)
 	}
 	return name, nil
+}
+
+// MaxScriptBytes bounds the script file a job names.
+const MaxScriptBytes = 4 << 20
+
+// ReadScript reads the job's script: a regular file (a symlink to one is
+// followed) of at most MaxScriptBytes, never a FIFO or a device that would
+// block or never end.
+func (j Job) ReadScript() ([]byte, error) {
+	f, err := os.OpenFile(j.ScriptPath, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+		return nil, err
+	case !fi.Mode().IsRegular():
+		return nil, fmt.Errorf("%s is not a regular file", j.ScriptPath)
+	case fi.Size() > MaxScriptBytes:
+		return nil, fmt.Errorf("%s is larger than %d bytes", j.ScriptPath, MaxScriptBytes)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxScriptBytes+1))
+	if err == nil && len(b) > MaxScriptBytes {
+		err = fmt.Errorf("%s grew beyond %d bytes", j.ScriptPath, MaxScriptBytes)
+	}
+	return b, err
 }
 
 // ArgvFileData is the content of ArgvFile: the script's path in the

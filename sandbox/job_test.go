@@ -1,7 +1,10 @@
 package sandbox
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
 )
 
@@ -28,6 +31,36 @@ func TestScriptNameAndArgv(t *testing.T) {
 		}
 		if _, err := j.ArgvFileData(); err == nil {
 			t.Errorf("%q accepted by ArgvFileData", bad)
+		}
+	}
+}
+
+func TestReadScript(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "main.py")
+	if err := os.WriteFile(path, []byte("print(1)\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.py")
+	if err := os.Symlink(path, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{path, link} {
+		if b, err := (Job{ScriptPath: p}).ReadScript(); err != nil || string(b) != "print(1)\n" {
+			t.Errorf("%s: %q %v", p, b, err)
+		}
+	}
+	big := filepath.Join(dir, "big.py")
+	if err := os.WriteFile(big, make([]byte, MaxScriptBytes+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo.py")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{big, fifo, dir, "/dev/zero", filepath.Join(dir, "missing.py")} {
+		if _, err := (Job{ScriptPath: p}).ReadScript(); err == nil {
+			t.Errorf("%s accepted", p)
 		}
 	}
 }

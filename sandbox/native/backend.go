@@ -107,7 +107,11 @@ func New(cfg Config) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := privateMount(dir); err != nil {
+	// A mount of its own that propagates nothing: the mounts of runs below
+	// it stay in this mount namespace, even on hosts whose root is shared
+	// (systemd's default), and the shared mount points of sandboxes (see
+	// makeDirs) start peer groups of their own.
+	if err := bindSelf(dir, unix.MS_PRIVATE); err != nil {
 		os.Remove(dir)
 		return nil, fmt.Errorf("native: state dir: %w", err)
 	}
@@ -126,15 +130,13 @@ func New(cfg Config) (*Backend, error) {
 	return b, nil
 }
 
-// privateMount makes dir a mount of its own that propagates nothing: the
-// mounts of runs below it stay in this mount namespace, even on hosts whose
-// root is shared (systemd's default), and the shared mount points of
-// sandboxes (see makeDirs) start peer groups of their own.
-func privateMount(dir string) error {
+// bindSelf makes dir a mount of its own with the given propagation
+// (MS_PRIVATE or MS_SHARED), undone again if that cannot be set.
+func bindSelf(dir string, propagation uintptr) error {
 	if err := unix.Mount(dir, dir, "", unix.MS_BIND, ""); err != nil {
 		return err
 	}
-	if err := unix.Mount("", dir, "", unix.MS_PRIVATE, ""); err != nil {
+	if err := unix.Mount("", dir, "", propagation, ""); err != nil {
 		_ = unix.Unmount(dir, unix.MNT_DETACH)
 		return err
 	}

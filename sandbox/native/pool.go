@@ -138,23 +138,17 @@ func (p *Pool) Take(limits sandbox.Limits) *Sandbox {
 	if l, err := withDefaults(limits); err == nil && l == p.limits {
 		s = p.take()
 	}
-	p.count(func(st *PoolStats) {
-		if s != nil {
-			st.Pooled++
-		} else {
-			st.Cold++
-		}
-	})
+	p.mu.Lock()
+	if s != nil {
+		p.stats.Pooled++
+	} else {
+		p.stats.Cold++
+	}
+	p.mu.Unlock()
 	if s != nil {
 		s.timings = sandbox.Timings{}
 	}
 	return s
-}
-
-func (p *Pool) count(f func(*PoolStats)) {
-	p.mu.Lock()
-	f(&p.stats)
-	p.mu.Unlock()
 }
 
 // Stats returns the counts so far.
@@ -178,7 +172,9 @@ func (p *Pool) take() *Sandbox {
 		if st, err := s.container.Status(); err == nil && st == libcontainer.Created {
 			return s
 		}
-		p.count(func(st *PoolStats) { st.Discarded++ })
+		p.mu.Lock()
+		p.stats.Discarded++
+		p.mu.Unlock()
 		s.Destroy()
 	}
 }

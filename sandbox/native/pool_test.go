@@ -235,3 +235,46 @@ func isCode(err error, code string) bool {
 	var e *Error
 	return errors.As(err, &e) && e.Code == code
 }
+
+// When the pool cannot start a sandbox (here: its uid range holds one
+// pair, and a pooled sandbox holds it), Err says why with a typed code, the
+// filler retries, and runs still run.
+func TestPoolReportsAndRetriesFailures(t *testing.T) {
+	testBackend(t)
+	uids, err := NewUIDAllocator(1_700_000, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uids.lockDir = t.TempDir()
+	b, err := New(Config{GuestFiles: guestFiles(), UIDs: uids})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	p, err := b.NewPool(sandbox.Limits{}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for (p.Ready() < 1 || !isCode(p.Err(), CodeUIDsExhausted)) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if p.Ready() != 1 || !isCode(p.Err(), CodeUIDsExhausted) {
+		t.Fatalf("ready %d, err %v: want one sandbox and uids_exhausted", p.Ready(), p.Err())
+	}
+	out := runIn(t, p, newJob(t, "print('ran')\n"), sandbox.Limits{})
+	if out.Status != sandbox.StatusOK || string(out.Stdout) != "ran\n" {
+		t.Fatalf("status %s stdout %q stderr %q", out.Status, out.Stdout, out.Stderr)
+	}
+	// The pair came back with the run: a retry starts a sandbox again.
+	for p.Ready() < 1 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if p.Ready() != 1 {
+		t.Fatalf("the pool did not refill after the failure: %v", p.Err())
+	}
+	if st := p.Stats(); st.Pooled != 1 {
+		t.Errorf("stats %+v", st)
+	}
+}

@@ -2,7 +2,6 @@ package native
 
 import (
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -171,21 +170,4 @@ func precompile(dir string) {
 		"--invalidation-mode", "unchecked-hash", dir)
 	cmd.Env = []string{}
 	_ = cmd.Run()
-}
-
-func copyFile(src, dst string, mode os.FileMode) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }

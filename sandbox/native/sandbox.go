@@ -137,12 +137,10 @@ func (s *Sandbox) makeDirs() error {
 	// makes every shared mount copied into a less privileged user
 	// namespace: nothing the guest could mount would propagate back).
 	mnt := filepath.Join(s.dir, "mnt")
-	if err := s.mount(mnt, mnt, "", unix.MS_BIND, ""); err != nil {
+	if err := bindSelf(mnt, unix.MS_SHARED); err != nil {
 		return fmt.Errorf("mount points: %w", err)
 	}
-	if err := unix.Mount("", mnt, "", unix.MS_SHARED, ""); err != nil {
-		return fmt.Errorf("mount points: %w", err)
-	}
+	s.hostMounts = append(s.hostMounts, mnt)
 	return nil
 }
 
@@ -253,8 +251,12 @@ func (s *Sandbox) Assign(job sandbox.Job) error {
 		}
 	}
 	s.job = job
-	if err := copyFile(job.ScriptPath, filepath.Join(s.jobDir, script), 0o444); err != nil {
+	source, err := job.ReadScript()
+	if err != nil {
 		return refused(CodeInvalidJob, "script: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(s.jobDir, script), source, 0o444); err != nil {
+		return setupFailed(err)
 	}
 	argv, err := job.ArgvFileData()
 	if err != nil {
@@ -560,13 +562,12 @@ func (s *Sandbox) Destroy() error {
 	return nil
 }
 
-// unmountAll detaches the run's host mounts, last first. A staging mount
-// Assign detached already is no mount point any more (EINVAL).
+// unmountAll detaches the run's host mounts, last first.
 func (s *Sandbox) unmountAll() []error {
 	var errs []error
 	for i := len(s.hostMounts) - 1; i >= 0; i-- {
 		p := s.hostMounts[i]
-		if err := unix.Unmount(p, unix.MNT_DETACH); err != nil && err != unix.EINVAL {
+		if err := unix.Unmount(p, unix.MNT_DETACH); err != nil {
 			errs = append(errs, fmt.Errorf("unmount %s: %w", p, err))
 		}
 	}

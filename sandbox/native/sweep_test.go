@@ -48,6 +48,11 @@ func TestSweepsRunsOfDeadSupervisors(t *testing.T) {
 		}
 	}
 
+	// As New leaves it: the state dir a private mount of its own, run
+	// mounts below it.
+	if err := bindSelf(staleState, syscall.MS_PRIVATE); err != nil {
+		t.Fatal(err)
+	}
 	staleMount := filepath.Join(staleState, "runs", "r", "out")
 	if err := os.MkdirAll(staleMount, 0o700); err != nil {
 		t.Fatal(err)

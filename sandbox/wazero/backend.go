@@ -97,7 +97,7 @@ func (b *Backend) Run(ctx context.Context, job sandbox.Job, limits sandbox.Limit
 		return fail(sandbox.StatusSetupFailed, ErrorCodeSetupFailed, err)
 	}
 
-	script, err := os.ReadFile(job.ScriptPath)
+	script, err := job.ReadScript()
 	if err != nil {
 		return refused(fmt.Errorf("script: %w", err))
 	}

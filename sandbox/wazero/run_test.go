@@ -483,9 +483,16 @@ func TestInvalidJobIsRefused(t *testing.T) {
 	if err := os.WriteFile(prelude, []byte("pass"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	dotted := filepath.Join(dir, ".argv")
+	if err := os.WriteFile(dotted, []byte("pass"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for name, job := range map[string]sandbox.Job{
 		"no script":      {ScriptPath: filepath.Join(dir, "absent.py"), WorkspaceDir: dir},
 		"reserved name":  {ScriptPath: prelude, WorkspaceDir: dir},
+		"dot name":       {ScriptPath: dotted, WorkspaceDir: dir},
+		"fifo script":    {ScriptPath: "/dev/zero", WorkspaceDir: dir},
+		"NUL argument":   {ScriptPath: script, Args: []string{"a\x00b"}, WorkspaceDir: dir},
 		"no workspace":   {ScriptPath: script, WorkspaceDir: filepath.Join(dir, "absent")},
 		"file workspace": {ScriptPath: script, WorkspaceDir: script},
 	} {
