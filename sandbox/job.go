@@ -110,6 +110,15 @@ func (j Job) ArgvFileData() ([]byte, error) {
 	return b, nil
 }
 
+// Outcome.ErrorCode values both backends report, defined once so that the
+// two spell them alike (parity compares them).
+const (
+	CodeInvalidJob      = "invalid_job"
+	CodeSetupFailed     = "setup_failed"
+	CodeCanceled        = "canceled"
+	CodeOutcomeTooLarge = "outcome_too_large"
+)
+
 // Limits bound one run. Zero values mean "use the default" (DefaultLimits).
 type Limits struct {
 	Timeout       time.Duration // wall clock; kills the whole tree

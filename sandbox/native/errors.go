@@ -9,14 +9,14 @@ import (
 // Codes of refusals and setup failures that do not come from the doctor
 // (whose codes, e.g. userns_unavailable, are passed through unchanged).
 const (
-	CodeInvalidJob      = "invalid_job"
+	CodeInvalidJob      = sandbox.CodeInvalidJob
 	CodeInvalidLimits   = "invalid_limits"
 	CodeUIDsExhausted   = "uid_range_exhausted"
-	CodeSetupFailed     = "setup_failed"
+	CodeSetupFailed     = sandbox.CodeSetupFailed
 	CodeCleanupFailed   = "cleanup_failed"
-	CodeCanceled        = "canceled"
+	CodeCanceled        = sandbox.CodeCanceled
 	CodeKilledBySignal  = "killed_by_signal"
-	CodeOutcomeTooLarge = "outcome_too_large"
+	CodeOutcomeTooLarge = sandbox.CodeOutcomeTooLarge
 )
 
 // Error is a typed refusal or setup failure.

@@ -22,13 +22,13 @@ import (
 // Name is the backend's name in RunResult.backend.
 const Name = "wazero"
 
-// Codes of Outcome.ErrorCode. Those the native backend also reports are
-// spelled as it spells them (sandbox/native/errors.go), for parity.
+// Codes of Outcome.ErrorCode. Those the native backend also reports come
+// from package sandbox, for parity.
 const (
-	ErrorCodeInvalidJob      = "invalid_job"
-	ErrorCodeSetupFailed     = "setup_failed"
-	ErrorCodeCanceled        = "canceled"
-	ErrorCodeOutcomeTooLarge = "outcome_too_large"
+	ErrorCodeInvalidJob      = sandbox.CodeInvalidJob
+	ErrorCodeSetupFailed     = sandbox.CodeSetupFailed
+	ErrorCodeCanceled        = sandbox.CodeCanceled
+	ErrorCodeOutcomeTooLarge = sandbox.CodeOutcomeTooLarge
 	// ErrorCodeTrap: the guest trapped (CPython aborted, or a wasm fault);
 	// natively such a death is killed_by_signal:SIGABRT or SIGSEGV.
 	ErrorCodeTrap = "wasm_trap"
