@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -23,9 +22,6 @@ var guestEnv = []string{
 	"PYTHONHASHSEED=0", "PYTHONDONTWRITEBYTECODE=1", "PYTHONUTF8=1",
 	"PATH=/usr/bin:/bin", "HOME=/workspace", "LANG=C.UTF-8",
 }
-
-// maxGuestOutcome bounds the runner's outcome.json read back from the host.
-const maxGuestOutcome = 2 << 20
 
 // Sandbox is one run's confinement. Its phases are, in order:
 //
@@ -127,7 +123,7 @@ func (s *Sandbox) makeDirs() error {
 	// The guest writes here and the host reads it back after the run, so it
 	// lives in the host's mount namespace: a tmpfs of its own keeps a guest
 	// from filling the host's disk through it.
-	data := fmt.Sprintf("size=%d,nr_inodes=64,mode=0700,uid=%d,gid=%d", outDirBytes, s.ids.Guest, s.ids.Guest)
+	data := fmt.Sprintf("size=%d,nr_inodes=%d,mode=0700,uid=%d,gid=%d", sandbox.OutDirBytes, sandbox.OutDirFiles, s.ids.Guest, s.ids.Guest)
 	if err := s.mount("tmpfs", s.outDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, data); err != nil {
 		return fmt.Errorf("out dir: %w", err)
 	}
@@ -152,10 +148,6 @@ func (s *Sandbox) mount(source, target, fstype string, flags uintptr, data strin
 	s.hostMounts = append(s.hostMounts, target)
 	return nil
 }
-
-// outDirBytes bounds the out dir: outcome.json (<= maxGuestOutcome) and the
-// runner's temporary copy of it.
-const outDirBytes = 2*maxGuestOutcome + 1<<20
 
 func withDefaults(l sandbox.Limits) (sandbox.Limits, error) {
 	d := sandbox.DefaultLimits()
@@ -449,7 +441,7 @@ func (s *Sandbox) Wait(ctx context.Context) (*sandbox.Outcome, error) {
 	out.Stdout, out.StdoutTruncated = s.stdout.wait()
 	out.Stderr, out.StderrTruncated = s.stderr.wait()
 	var tooLarge bool
-	out.GuestOutcome, tooLarge = readGuestOutcome(filepath.Join(s.outDir, sandbox.OutcomeFile))
+	out.GuestOutcome, tooLarge = sandbox.ReadOutcomeFile(filepath.Join(s.outDir, sandbox.OutcomeFile))
 	if tooLarge && out.ErrorCode == "" {
 		out.ErrorCode = CodeOutcomeTooLarge // as the wazero backend says it
 	}
@@ -471,30 +463,6 @@ func (s *Sandbox) kill() {
 	if s.container != nil {
 		_ = s.container.Signal(unix.SIGKILL)
 	}
-}
-
-// readGuestOutcome reads the runner's outcome file, refusing anything but a
-// regular file of at most maxGuestOutcome bytes (the guest owns the
-// directory: it could leave a symlink, a FIFO or a huge file there).
-// tooLarge reports a regular file over the bound.
-func readGuestOutcome(path string) (data []byte, tooLarge bool) {
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, false
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		return nil, false
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxGuestOutcome+1))
-	if err != nil || len(b) == 0 {
-		return nil, false
-	}
-	if len(b) > maxGuestOutcome {
-		return nil, true
-	}
-	return b, false
 }
 
 // Destroy kills what is left, removes the container and its cgroups, the

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"testing/fstest"
@@ -33,9 +32,6 @@ const (
 	// natively such a death is killed_by_signal:SIGABRT or SIGSEGV.
 	ErrorCodeTrap = "wasm_trap"
 )
-
-// maxGuestOutcome bounds the runner's outcome.json, as natively.
-const maxGuestOutcome = 2 << 20
 
 const (
 	stdlibMount  = "/usr/lib" // python3.11/ is on the default sys.path of prefix /usr
@@ -188,8 +184,10 @@ func (b *Backend) Run(ctx context.Context, job sandbox.Job, limits sandbox.Limit
 	out.Stdout, out.StdoutTruncated = stdout.buf, stdout.truncated
 	out.Stderr, out.StderrTruncated = stderr.buf, stderr.truncated
 	out.Usage.PeakMemoryBytes = int64(mem.high)
-	if err := readOutcome(out, filepath.Join(outDir, sandbox.OutcomeFile)); err != nil {
-		return setupFailed(err)
+	var tooLarge bool
+	out.GuestOutcome, tooLarge = sandbox.ReadOutcomeFile(filepath.Join(outDir, sandbox.OutcomeFile))
+	if tooLarge && out.ErrorCode == "" {
+		out.ErrorCode = ErrorCodeOutcomeTooLarge
 	}
 	out.Timings.Destroy = time.Since(finished)
 	return out, nil
@@ -237,31 +235,6 @@ func classify(out *sandbox.Outcome, err error, memoryRefused bool) {
 	if memoryRefused && out.Status != sandbox.StatusOK {
 		out.Status, out.ErrorCode = sandbox.StatusMemoryLimit, ""
 	}
-}
-
-// readOutcome reads the runner's outcome.json, bounded; the caller
-// validates it. A missing file is no outcome (the guest died first).
-func readOutcome(out *sandbox.Outcome, path string) error {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxGuestOutcome+1))
-	if err != nil {
-		return err
-	}
-	if len(data) > maxGuestOutcome {
-		if out.ErrorCode == "" {
-			out.ErrorCode = ErrorCodeOutcomeTooLarge
-		}
-		return nil
-	}
-	out.GuestOutcome = data
-	return nil
 }
 
 // withDefaults fills the zero fields this backend uses from
