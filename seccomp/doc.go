@@ -40,7 +40,9 @@
 // refused on the way, so a library quietly falling back from EPERM cannot
 // hide a gap. Raw-syscall probes prove each refusal and argument filter in
 // the kernel, next to a run without the filter as control, and a 32-bit
-// int 0x80 call from CPython is shown to die with SIGSYS.
+// int 0x80 call from CPython is shown to die with SIGSYS (on a host that
+// delivers int 0x80 at all: the unconfined control is made first, and
+// where it faults, the test asserts that the call never ran).
 //
 // # What this package must never do
 //
