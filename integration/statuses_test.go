@@ -20,7 +20,8 @@ import (
 
 // TestStatuses produces each RunResult status of SPEC.md section 10 with
 // a real request (timeout and memory_limit: TestTimeout, TestMemoryLimit;
-// killed by the host: TestGuestSIGKILL).
+// killed by the host: TestCancelledRun; guests faking them:
+// TestForgedStatuses).
 func TestStatuses(t *testing.T) {
 	t.Parallel()
 	need(t)
@@ -38,11 +39,12 @@ func TestStatuses(t *testing.T) {
 		{name: "error/exception", req: supervisor.Request{ScriptPath: guestScript(t, "raise ValueError('nope')\n")},
 			status: sandbox.StatusError, exit: 1},
 		// The script is the runner's child, not pid 1: abort() ends it with
-		// SIGABRT, and the runner reports that signal.
-		{name: "killed/abort", req: supervisor.Request{ScriptPath: guestScript(t, "os.abort()\n")},
-			status: sandbox.StatusKilled, code: native.CodeKilledBySignal + ":SIGABRT", exit: 128 + int(syscall.SIGABRT)},
-		{name: "killed/segv", req: supervisor.Request{ScriptPath: guestScript(t, "ctypes.string_at(0)\n")},
-			status: sandbox.StatusKilled, code: native.CodeKilledBySignal + ":SIGSEGV", exit: 128 + int(syscall.SIGSEGV)},
+		// SIGABRT, and the runner reports that signal. A guest's own death
+		// is an error, with the signal named.
+		{name: "error/abort", req: supervisor.Request{ScriptPath: guestScript(t, "os.abort()\n")},
+			status: sandbox.StatusError, code: native.CodeKilledBySignal + ":SIGABRT", exit: 128 + int(syscall.SIGABRT)},
+		{name: "error/segv", req: supervisor.Request{ScriptPath: guestScript(t, "ctypes.string_at(0)\n")},
+			status: sandbox.StatusError, code: native.CodeKilledBySignal + ":SIGSEGV", exit: 128 + int(syscall.SIGSEGV)},
 		{name: "refused/surface", req: supervisor.Request{ScriptPath: guestScript(t, ok), Surface: "sideways", Parent: "main"},
 			status: sandbox.StatusRefused, code: plan.CodeInvalidProgramSurface, exit: -1},
 		{name: "refused/backend", req: supervisor.Request{ScriptPath: guestScript(t, ok), Backend: "qemu"},
@@ -76,7 +78,7 @@ func TestStatuses(t *testing.T) {
 			switch tc.status {
 			case sandbox.StatusOK:
 				parseMarkers(t, res).expect(t, nil, "ran")
-			case sandbox.StatusKilled:
+			case sandbox.StatusError:
 				// RLIMIT_CORE is 0: a crash leaves no core file in the workspace (cwd).
 				if res.Workspace == nil || res.Workspace.EntryCount != 0 {
 					t.Errorf("workspace after a crash: %+v", res.Workspace)
@@ -97,8 +99,9 @@ func TestStatuses(t *testing.T) {
 // runner (pid 1 of the guest's pid namespace), so SIGKILL ends it however
 // it comes: from the script itself, from the host to the runner (which
 // ends the whole namespace), or from the host to the script (which the
-// runner reports). Each ends the run as killed by SIGKILL, and none of its
-// processes survive. In every mode a child of the script that SIGKILLs
+// runner reports). None was the supervisor's decision (its timer or its
+// context), so each ends the run in error, killed_by_signal:SIGKILL, and
+// none of its processes survive. In every mode a child of the script that SIGKILLs
 // itself dies, and the script's SIGKILL to pid 1 is dropped by the kernel
 // (a namespace's init gets no unhandled signal sent from inside it).
 func TestGuestSIGKILL(t *testing.T) {
@@ -133,7 +136,7 @@ func TestGuestSIGKILL(t *testing.T) {
 			if err := <-killed; err != nil {
 				t.Fatalf("killing the guest from the host: %v (%s)", err, summary(res))
 			}
-			if res.Status != sandbox.StatusKilled || res.ErrorCode != native.CodeKilledBySignal+":SIGKILL" ||
+			if res.Status != sandbox.StatusError || res.ErrorCode != native.CodeKilledBySignal+":SIGKILL" ||
 				res.ExitCode != 128+int(syscall.SIGKILL) {
 				t.Fatalf("guest: %s", summary(res))
 			}
@@ -252,4 +255,52 @@ func TestCancelledRun(t *testing.T) {
 		t.Fatalf("guest: %s", summary(res))
 	}
 	assertGone(t, parseMarkers(t, res))
+}
+
+// TestForgedStatuses: timeout, memory_limit and killed come from host
+// evidence only (docs/security.md). A guest that raises the signal a
+// host limit would send, lowers its own CPU limit, forges the runner's
+// report of a signal or exits with the status the CLI reserves for a host
+// decision ends in error, with the guest's exit status, never with the
+// host's verdict.
+func TestForgedStatuses(t *testing.T) {
+	t.Parallel()
+	need(t)
+	forgedOutcome := `with open('/run/apysup/out/outcome.json', 'w') as f:
+    f.write('{"exit_code": 152, "result_set": false, "signal": 24}')
+os._exit(152)
+`
+	cases := []struct {
+		name   string
+		script string
+		code   string
+		exit   int
+	}{
+		// What the CPU-time backstop (RLIMIT_CPU) would send.
+		{"timeout/self-sigxcpu", "import signal\nos.kill(os.getpid(), signal.SIGXCPU)\n",
+			native.CodeKilledBySignal + ":SIGXCPU", 128 + int(syscall.SIGXCPU)},
+		{"timeout/own-cpu-limit", "import resource\nresource.setrlimit(resource.RLIMIT_CPU, (1, 2))\nwhile True:\n    pass\n",
+			native.CodeKilledBySignal + ":SIGXCPU", 128 + int(syscall.SIGXCPU)},
+		// The runner's report of the script's signal, written by the script.
+		{"timeout/forged-outcome", forgedOutcome, native.CodeKilledBySignal + ":SIGXCPU", 152},
+		// What the OOM killer (and the host's own kill) would send.
+		{"memory_limit/self-sigkill", "import signal\nos.kill(os.getpid(), signal.SIGKILL)\n",
+			native.CodeKilledBySignal + ":SIGKILL", 128 + int(syscall.SIGKILL)},
+		// The exit statuses the CLI gives a timeout and a memory limit.
+		{"timeout/exit-124", "sys.exit(124)\n", "", 124},
+		{"memory_limit/exit-125", "sys.exit(125)\n", "", 125},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			began := time.Now()
+			res := runGuest(t, tc.script, sandbox.Limits{Timeout: 2 * time.Minute})
+			if res.Status != sandbox.StatusError || res.ErrorCode != tc.code || res.ExitCode != tc.exit {
+				t.Fatalf("want error (%q, exit %d): %s", tc.code, tc.exit, summary(res))
+			}
+			if took := time.Since(began); took > time.Minute {
+				t.Errorf("the run took %v: did it end by the host's timer?", took)
+			}
+		})
+	}
 }

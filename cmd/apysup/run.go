@@ -35,7 +35,8 @@ func runCommand() *cli.Command {
 			"--json, the RunResult. Selection: flag > APYSUP_* environment > config file > default; the\n" +
 			"result says where each value came from.\n\n" +
 			"Exit status: the script's own for ok and error; 124 timeout, 125 memory_limit, 137 killed,\n" +
-			"121 refused (an unavailable feature, never a weaker fallback), 122 setup_failed.",
+			"121 refused (an unavailable feature, never a weaker fallback), 122 setup_failed. Only the\n" +
+			"host decides these: a script's own exit with one of them becomes 1 (--json keeps it).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "plan", Usage: "manifest `FILE`; without it an empty Plan (every call is denied)"},
 			&cli.StringFlag{Name: "backend", Usage: "native or wazero (default native)"},
@@ -142,13 +143,21 @@ func loadPlan(path string) (*plan.Plan, *broker.Handlers, io.Closer, error) {
 	return p, hs, closer, nil
 }
 
+// exitStatus is the script's own exit status for an error, except the
+// statuses reserved for the host's verdicts: a script that exits 124 (or
+// dies of SIGKILL, 137) must not pass for a timeout (or a kill) with a
+// caller that reads only the exit status. Those become 1; the JSON result
+// keeps the script's.
 func exitStatus(r *supervisor.Result) int {
 	switch r.Status {
 	case sandbox.StatusOK:
 		return 0
 	case sandbox.StatusError:
-		if r.ExitCode > 0 && r.ExitCode < 256 {
-			return r.ExitCode
+		switch code := r.ExitCode; {
+		case code == ExitRefused, code == ExitSetupFailed, code == ExitTimeout, code == ExitMemoryLimit, code == ExitKilled:
+			return 1
+		case code > 0 && code < 256:
+			return code
 		}
 		return 1
 	case sandbox.StatusTimeout:

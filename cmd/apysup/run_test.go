@@ -9,6 +9,7 @@ import (
 
 	"github.com/apysup/apysup/internal/canonjson"
 	"github.com/apysup/apysup/internal/testenv"
+	"github.com/apysup/apysup/sandbox"
 	"github.com/apysup/apysup/sandbox/doctor"
 	"github.com/apysup/apysup/sandbox/supervisor"
 )
@@ -289,5 +290,35 @@ func TestSummaryEscapesGuestText(t *testing.T) {
 	}
 	if !strings.HasPrefix(pipe.String(), res.Stdout) || strings.Contains(strings.TrimPrefix(pipe.String(), res.Stdout), "\x1b") {
 		t.Fatalf("pipe output %q", pipe.String())
+	}
+}
+
+// TestExitStatus: only the host's verdicts exit with the reserved statuses.
+func TestExitStatus(t *testing.T) {
+	cases := []struct {
+		status sandbox.Status
+		exit   int
+		want   int
+	}{
+		{sandbox.StatusOK, 0, 0},
+		{sandbox.StatusError, 3, 3},
+		{sandbox.StatusError, 139, 139}, // SIGSEGV
+		{sandbox.StatusError, ExitTimeout, 1},
+		{sandbox.StatusError, ExitMemoryLimit, 1},
+		{sandbox.StatusError, ExitKilled, 1}, // the guest's own SIGKILL
+		{sandbox.StatusError, ExitRefused, 1},
+		{sandbox.StatusError, ExitSetupFailed, 1},
+		{sandbox.StatusError, -1, 1},
+		{sandbox.StatusError, 300, 1},
+		{sandbox.StatusTimeout, -1, ExitTimeout},
+		{sandbox.StatusMemoryLimit, 137, ExitMemoryLimit},
+		{sandbox.StatusKilled, -1, ExitKilled},
+		{sandbox.StatusRefused, -1, ExitRefused},
+		{sandbox.StatusSetupFailed, -1, ExitSetupFailed},
+	}
+	for _, tc := range cases {
+		if got := exitStatus(&supervisor.Result{Status: tc.status, ExitCode: tc.exit}); got != tc.want {
+			t.Errorf("%s exit %d: exit status %d, want %d", tc.status, tc.exit, got, tc.want)
+		}
 	}
 }

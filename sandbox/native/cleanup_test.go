@@ -159,7 +159,7 @@ func TestCleanupAfterGuestSIGKILL(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err := s.Wait(context.Background())
-	if err != nil || out.Status != sandbox.StatusKilled || out.ErrorCode != CodeKilledBySignal+":SIGKILL" {
+	if err != nil || out.Status != sandbox.StatusError || out.ErrorCode != CodeKilledBySignal+":SIGKILL" {
 		t.Fatalf("err %v status %s code %s", err, out.Status, out.ErrorCode)
 	}
 	if err := s.Destroy(); err != nil {

@@ -73,12 +73,7 @@ func containerConfig(root *rootfs, src mountSources, ids IDPair, cgroupPath stri
 		&configs.Mount{Source: src.workspace, Destination: sandbox.GuestWorkDir, Device: "bind", Flags: bindRW},
 	)
 	pids := limits.Pids
-	// A backstop only: the supervisor's timer kills the tree first, but if
-	// the supervisor itself dies a spinning guest still ends (SIGXCPU, then
-	// SIGKILL). The CPU quota keeps CPU time below CPUs x wall time.
-	// Generous (twice the quota's worth, plus 10 s), so that a late timer on
-	// a loaded host is never overtaken by the backstop.
-	cpuSeconds := uint64(math.Ceil(2*limits.Timeout.Seconds()*max(limits.CPUs, 1))) + 10
+	cpuSeconds := cpuBackstopSeconds(limits)
 	cpuPeriod := uint64(100_000)
 	return &configs.Config{
 		Rootfs:     root.dir,
@@ -131,4 +126,14 @@ func containerConfig(root *rootfs, src mountSources, ids IDPair, cgroupPath stri
 // tmpInodes bounds the number of files in /tmp too (one per 4 KiB, at least 1024).
 func tmpInodes(size int64) int64 {
 	return max(size/4096, 1024)
+}
+
+// cpuBackstopSeconds is each guest process's RLIMIT_CPU. A backstop only:
+// the supervisor's timer kills the tree first, but if the supervisor itself
+// dies a spinning guest still ends (SIGXCPU, then SIGKILL). The CPU quota
+// keeps CPU time below CPUs x wall time. Generous (twice the quota's worth,
+// plus 10 s), so that a late timer on a loaded host is never overtaken by
+// the backstop.
+func cpuBackstopSeconds(limits sandbox.Limits) uint64 {
+	return uint64(math.Ceil(2*limits.Timeout.Seconds()*max(limits.CPUs, 1))) + 10
 }

@@ -184,8 +184,10 @@ print(res)
 	if err := syscall.Kill(pid, 0); err != nil {
 		t.Fatalf("the victim's pid 1 is gone: %v", err)
 	}
+	// A SIGKILL the supervisor's timer or context did not send is not its
+	// decision: the run ends in error (killed_by_signal:SIGKILL).
 	victim.kill()
-	if out, err := victim.Wait(context.Background()); err != nil || out.Status != sandbox.StatusKilled {
+	if out, err := victim.Wait(context.Background()); err != nil || out.Status != sandbox.StatusError || out.ErrorCode != CodeKilledBySignal+":SIGKILL" {
 		t.Fatalf("victim: %v %+v", err, out)
 	}
 	if err := victim.Destroy(); err != nil {

@@ -418,6 +418,12 @@ func (s *Sandbox) Wait(ctx context.Context) (*sandbox.Outcome, error) {
 	oom := s.oomKilled(signaled && ws.Signal() == syscall.SIGKILL && !timedOut && !canceled)
 	out.Usage = s.usage()
 	var err error
+	// The status comes from host evidence only (docs/security.md): the
+	// host's own decisions (cancel, timer), the cgroup's OOM counter and
+	// CPU time. Everything the guest controls (pid 1's exit status or
+	// signal: a guest can write /proc/1/mem; the runner's outcome file) is
+	// evidence about the guest, which makes a run ok or error, never
+	// timeout, memory_limit or killed.
 	switch {
 	case canceled:
 		// The host ended the run: the guest has no exit status of its own
@@ -428,8 +434,10 @@ func (s *Sandbox) Wait(ctx context.Context) (*sandbox.Outcome, error) {
 		out.Status, out.ExitCode = sandbox.StatusTimeout, -1
 	case oom && out.ExitCode != 0:
 		out.Status = sandbox.StatusMemoryLimit
+	case signaled && s.cpuBackstopReached(ws.Signal(), out.Usage):
+		out.Status, out.ExitCode = sandbox.StatusTimeout, -1
 	case signaled:
-		out.Status, out.ErrorCode = sandbox.StatusKilled, CodeKilledBySignal+":"+unix.SignalName(ws.Signal())
+		out.Status, out.ErrorCode = sandbox.StatusError, CodeKilledBySignal+":"+unix.SignalName(ws.Signal())
 	case out.ExitCode == 0:
 		out.Status = sandbox.StatusOK
 	default:
@@ -445,12 +453,15 @@ func (s *Sandbox) Wait(ctx context.Context) (*sandbox.Outcome, error) {
 	if tooLarge && out.ErrorCode == "" {
 		out.ErrorCode = CodeOutcomeTooLarge // as the wazero backend says it
 	}
+	// The runner reports the signal that ended the script; its word alone
+	// names the signal of an error, and only host-measured CPU time makes
+	// it a timeout.
 	switch sig := signalledScript(out); {
-	case sig == unix.SIGXCPU:
-		// The CPU-time backstop derives from the timeout: it is one.
+	case sig == 0:
+	case s.cpuBackstopReached(sig, out.Usage):
 		out.Status, out.ExitCode = sandbox.StatusTimeout, -1
-	case sig != 0:
-		out.Status, out.ErrorCode = sandbox.StatusKilled, CodeKilledBySignal+":"+unix.SignalName(sig)
+	default:
+		out.ErrorCode = CodeKilledBySignal + ":" + unix.SignalName(sig)
 	}
 	out.Timings = s.timings
 	s.outcome = out
@@ -549,11 +560,21 @@ func (s *Sandbox) ID() string { return s.id }
 // HostIDs is the host uid/gid pair of the run.
 func (s *Sandbox) HostIDs() IDPair { return s.ids }
 
-// signalledScript reads the signal the runner (pid 1, which cannot die of
-// a signal itself) reports for a script that was killed by one, when the
-// exit status agrees; 0 otherwise.
+// cpuBackstopReached reports whether a guest that died of sig was ended
+// by the CPU-time backstop (RLIMIT_CPU: SIGXCPU, then SIGKILL), on the
+// host's measure: the run's cgroup used at least the backstop's CPU time.
+// A guest that lowered its own limit, or raised the signal itself, has not.
+func (s *Sandbox) cpuBackstopReached(sig syscall.Signal, u sandbox.Usage) bool {
+	backstop := time.Duration(cpuBackstopSeconds(s.limits)) * time.Second
+	return (sig == unix.SIGXCPU || sig == unix.SIGKILL) && time.Duration(u.CPUTimeNs) >= backstop
+}
+
+// signalledScript reads the signal the runner (pid 1, which exits with
+// 128+N when its child the script died of signal N) reports for the
+// script, when pid 1 exited and its status agrees; 0 otherwise. It is the
+// guest's word.
 func signalledScript(out *sandbox.Outcome) syscall.Signal {
-	if out.Status != sandbox.StatusError || len(out.GuestOutcome) == 0 {
+	if out.Status != sandbox.StatusError || out.ErrorCode != "" || len(out.GuestOutcome) == 0 {
 		return 0
 	}
 	var o struct {
