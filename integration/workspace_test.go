@@ -85,9 +85,50 @@ func TestWorkspaceTrapsStayInside(t *testing.T) {
 			t.Fatalf("guest: %s", summary(res))
 		}
 		parseMarkers(t, res).expect(t, nil, "deep")
-		if w := res.Workspace; w == nil || !w.Verify() || w.Disposition != "discarded" || w.ErrorCode == "" {
-			t.Errorf("workspace receipt %+v: want a refused snapshot", w)
+		// Nothing failed on the host: the run's report is the guest's.
+		if res.ErrorCode != "" || res.Error != "" {
+			t.Errorf("a deep tree reported as a host failure: %q (%d bytes) %q", res.ErrorCode, len(res.Error), clip(res.Error, 300))
+		}
+		if w := res.Workspace; w == nil || !w.Verify() || w.Disposition != "discarded" || w.ErrorCode != sandbox.CodeWorkspaceTooLarge {
+			t.Errorf("workspace receipt %+v: want the snapshot refused (%s)", w, sandbox.CodeWorkspaceTooLarge)
 		}
 		// The tree itself must be gone: TestMain's final check.
 	})
+}
+
+// TestExportKeepsModes: what a guest makes group- or world-writable is
+// exported with exactly those bits (the receipt binds them), whatever the
+// supervisor's umask.
+func TestExportKeepsModes(t *testing.T) {
+	t.Parallel()
+	need(t)
+	script := guestScript(t, `os.umask(0)
+os.chdir('/workspace')
+with open('shared.txt', 'w') as f:
+    f.write('shared')
+os.mkdir('open')
+os.mkdir('sealed')
+with open('sealed/inside.txt', 'w') as f:
+    f.write('inside')
+os.chmod('sealed', 0o555)
+emit('ALLOWED', 'made')
+`)
+	export := filepath.Join(t.TempDir(), "export")
+	res := run(t, supervisor.Request{ScriptPath: script, ExportDir: export})
+	if res.Status != sandbox.StatusOK {
+		t.Fatalf("guest: %s", summary(res))
+	}
+	parseMarkers(t, res).expect(t, nil, "made")
+	if w := res.Workspace; w == nil || !w.Verify() || w.Disposition != "exported" || w.ErrorCode != "" {
+		t.Fatalf("workspace receipt %+v", w)
+	}
+	for name, want := range map[string]os.FileMode{"shared.txt": 0o666, "open": 0o777, "sealed": 0o555, "sealed/inside.txt": 0o666} {
+		fi, err := os.Lstat(filepath.Join(export, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != want {
+			t.Errorf("exported %s: %v, want %v", name, fi.Mode().Perm(), want)
+		}
+	}
 }

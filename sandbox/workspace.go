@@ -83,6 +83,11 @@ func Snapshot(dir string) (Tree, error) {
 func SnapshotWithin(dir string, maxBytes int64, maxEntries int) (Tree, error) {
 	var t Tree
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		// A guest can build a tree deeper than any path reaches: say so
+		// (briefly: never the path itself) before the host trips on it.
+		if len(path) >= unix.PathMax || errors.Is(err, unix.ENAMETOOLONG) {
+			return &WorkspaceError{Code: CodeWorkspaceTooLarge, Detail: fmt.Sprintf("a path longer than the host's PATH_MAX (%d bytes)", unix.PathMax)}
+		}
 		if err != nil {
 			return err
 		}
@@ -143,9 +148,18 @@ func fileDigest(path string) (string, error) {
 
 // CopyTree copies a host directory into dst (which must exist): regular
 // files and directories only. Anything else is refused, so a workspace
-// never starts with a link out of it.
+// never starts with a link out of it. Each copy gets exactly the
+// permission bits of its source (no set-ID or sticky bit), whatever the
+// process's umask: seeding and export both reproduce the modes a snapshot
+// records. A directory gets its mode after its contents, so that a
+// read-only one can still be filled.
 func CopyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+	type dirMode struct {
+		path string
+		perm fs.FileMode
+	}
+	var dirs []dirMode
+	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -160,29 +174,44 @@ func CopyTree(src, dst string) error {
 		target := filepath.Join(dst, rel)
 		switch {
 		case info.IsDir():
-			return os.Mkdir(target, info.Mode().Perm()|0o700)
+			dirs = append(dirs, dirMode{target, info.Mode().Perm()})
+			return os.Mkdir(target, 0o700)
 		case info.Mode().IsRegular():
 			return copyFile(path, target, info.Mode().Perm())
 		}
 		return &WorkspaceError{Code: CodeWorkspaceInputInvalid, Path: filepath.ToSlash(rel), Detail: "only regular files and directories can seed a workspace"}
 	})
+	if err != nil {
+		return err
+	}
+	for i := len(dirs) - 1; i >= 0; i-- { // children before their parents
+		if err := os.Chmod(dirs[i].path, dirs[i].perm); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
+// copyFile copies src to a new file dst with exactly the permission bits
+// perm (fchmod: the umask does not apply).
 func copyFile(src, dst string, perm fs.FileMode) error {
 	in, err := os.OpenFile(src, os.O_RDONLY|unix.O_NOFOLLOW, 0)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, perm)
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
+	_, err = io.Copy(out, in)
+	if err == nil {
+		err = out.Chmod(perm)
 	}
-	return out.Close()
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // Export publishes the workspace dir as target: it is staged into a

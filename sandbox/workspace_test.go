@@ -1,9 +1,13 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 func writeTree(t *testing.T, dir string, files map[string]string) {
@@ -116,4 +120,86 @@ func codeOf(err error) string {
 		return we.Code
 	}
 	return ""
+}
+
+// TestExportModes: an export reproduces exactly the permission bits the
+// final snapshot records (and the receipt binds), whatever the
+// supervisor's umask: group- and world-writable files, read-only
+// directories, executables; never a set-ID bit.
+func TestExportModes(t *testing.T) {
+	for _, umask := range []int{0o022, 0o077, 0} {
+		t.Run(fmt.Sprintf("umask %03o", umask), func(t *testing.T) {
+			old := syscall.Umask(umask)
+			defer syscall.Umask(old)
+			dir := t.TempDir()
+			modes := map[string]os.FileMode{
+				"shared.txt": 0o666, "group.txt": 0o664, "tool.sh": 0o755, "private": 0o600, "setuid": 0o4755,
+				"open": 0o777 | os.ModeDir, "sealed": 0o555 | os.ModeDir, "sealed/inside.txt": 0o644,
+			}
+			for _, name := range []string{"shared.txt", "group.txt", "tool.sh", "private", "setuid", "open", "sealed", "sealed/inside.txt"} {
+				p := filepath.Join(dir, name)
+				var err error
+				if modes[name].IsDir() {
+					err = os.Mkdir(p, 0o700)
+				} else {
+					err = os.WriteFile(p, []byte(name), 0o600)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, name := range []string{"shared.txt", "group.txt", "tool.sh", "private", "setuid", "open", "sealed/inside.txt", "sealed"} {
+				m := modes[name]
+				if err := os.Chmod(filepath.Join(dir, name), m.Perm()|m&os.ModeSetuid); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := Snapshot(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			target := filepath.Join(t.TempDir(), "out")
+			if err := Export(dir, target, want); err != nil {
+				t.Fatalf("export: %v", err)
+			}
+			for name, m := range modes {
+				fi, err := os.Lstat(filepath.Join(target, name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := fi.Mode() & (os.ModePerm | os.ModeSetuid | os.ModeSetgid | os.ModeSticky); got != m.Perm() {
+					t.Errorf("%s: exported %v, want %v", name, got, m.Perm())
+				}
+			}
+			if got, err := Snapshot(target); err != nil || got.Digest() != want.Digest() {
+				t.Errorf("the exported tree is not the snapshot's: %v", err)
+			}
+		})
+	}
+}
+
+// TestSnapshotDeeperThanPathMax: a tree no path reaches is refused as too
+// large, briefly.
+func TestSnapshotDeeperThanPathMax(t *testing.T) {
+	dir := t.TempDir()
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2100; i++ { // 4200 bytes of "d/"
+		if err := unix.Mkdirat(fd, "d", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		next, err := unix.Openat(fd, "d", unix.O_RDONLY|unix.O_DIRECTORY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		unix.Close(fd)
+		fd = next
+	}
+	unix.Close(fd)
+	_, err = Snapshot(dir)
+	if codeOf(err) != CodeWorkspaceTooLarge || len(err.Error()) > 200 {
+		t.Fatalf("snapshot: %v", err)
+	}
 }

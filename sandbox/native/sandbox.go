@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -358,15 +357,81 @@ func (s *Sandbox) lendWorkspace() error {
 	return chownTree(s.job.WorkspaceDir, int(s.ids.Guest), int(s.ids.Guest))
 }
 
-// chownTree changes the owner of every entry without following symlinks.
-// The kernel clears set-user-ID and set-group-ID bits on each chown.
+// chownTree changes the owner of root and every entry below it without
+// following symlinks, at any depth: a guest can build a tree deeper than
+// PATH_MAX, which no path reaches. It holds one directory descriptor at a
+// time (openat down, ".." up; nothing moves the tree while no guest runs),
+// and a failure names the entry and its depth, never a path of unbounded
+// length. The kernel clears set-user-ID and set-group-ID bits on each chown.
 func chownTree(root string, uid, gid int) error {
-	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+	if err := os.Lchown(root, uid, gid); err != nil {
+		return err
+	}
+	const dirFlags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	fd, err := unix.Open(root, dirFlags, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: root, Err: err}
+	}
+	defer func() { unix.Close(fd) }()
+	names, err := dirNames(fd)
+	if err != nil {
+		return err
+	}
+	pending := [][]string{names} // per open level, the entries left to visit
+	for len(pending) > 0 {
+		level := len(pending) - 1
+		if len(pending[level]) == 0 {
+			pending = pending[:level]
+			if level > 0 {
+				if fd, err = reopen(fd, "..", dirFlags); err != nil {
+					return fmt.Errorf("chown at depth %d: ..: %w", level, err)
+				}
+			}
+			continue
 		}
-		return os.Lchown(p, uid, gid)
-	})
+		name := pending[level][0]
+		pending[level] = pending[level][1:]
+		if err := unix.Fchownat(fd, name, uid, gid, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return fmt.Errorf("chown at depth %d: %s: %w", level+1, name, err)
+		}
+		var st unix.Stat_t
+		if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return fmt.Errorf("chown at depth %d: %s: %w", level+1, name, err)
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			continue
+		}
+		if fd, err = reopen(fd, name, dirFlags); err != nil {
+			return fmt.Errorf("chown at depth %d: %s: %w", level+1, name, err)
+		}
+		if names, err = dirNames(fd); err != nil {
+			return fmt.Errorf("chown at depth %d: %s: %w", level+1, name, err)
+		}
+		pending = append(pending, names)
+	}
+	return nil
+}
+
+// reopen opens name relative to the directory fd and closes fd; on failure
+// fd stays open (the caller closes it).
+func reopen(fd int, name string, flags int) (int, error) {
+	next, err := unix.Openat(fd, name, flags, 0)
+	if err != nil {
+		return fd, err
+	}
+	unix.Close(fd)
+	return next, nil
+}
+
+// dirNames lists the directory fd (which stays open) without "." and "..".
+func dirNames(fd int) ([]string, error) {
+	dup, err := unix.Dup(fd)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(dup), "")
+	defer f.Close()
+	return f.Readdirnames(-1)
 }
 
 type waitResult struct {
