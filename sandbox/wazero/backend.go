@@ -28,8 +28,9 @@ const (
 	ErrorCodeSetupFailed     = sandbox.CodeSetupFailed
 	ErrorCodeCanceled        = sandbox.CodeCanceled
 	ErrorCodeOutcomeTooLarge = sandbox.CodeOutcomeTooLarge
-	// ErrorCodeTrap: the guest trapped (CPython aborted, or a wasm fault);
-	// natively such a death is killed_by_signal:SIGABRT or SIGSEGV.
+	// ErrorCodeTrap: the guest trapped (CPython aborted, or a wasm fault),
+	// a status error; natively such a death is an error
+	// killed_by_signal:SIGABRT or SIGSEGV.
 	ErrorCodeTrap = "wasm_trap"
 )
 
@@ -169,18 +170,28 @@ func (b *Backend) Run(ctx context.Context, job sandbox.Job, limits sandbox.Limit
 	mod, err := b.in.runtime.InstantiateModule(runCtx, b.in.module, cfg)
 	started := time.Now()
 	out.Timings.Start = started.Sub(prepared)
+	if err != nil && ctx.Err() != nil {
+		// The caller gave up: not the host's failure.
+		return fail(sandbox.StatusKilled, ErrorCodeCanceled, err)
+	}
 	if err != nil {
 		return setupFailed(err)
 	}
 	var runErr error
+	var how ending
 	out.Usage.CPUTimeNs = onThread(func() {
 		_, runErr = mod.ExportedFunction("_start").Call(runCtx)
+		// Read at once. A guest that returned from _start finished by
+		// itself whatever happens next; one that exited or trapped while
+		// a context ended is counted as ended by it (an exit code cannot
+		// tell, the guest chooses it).
+		how = ending{canceled: ctx.Err() != nil, timedOut: runCtx.Err() != nil, memoryRefused: mem.refused}
 	})
 	finished := time.Now()
 	out.Timings.Run = finished.Sub(started)
 	_ = mod.Close(context.Background())
 
-	classify(out, runErr, mem.refused)
+	classify(out, runErr, how)
 	out.Stdout, out.StdoutTruncated = stdout.buf, stdout.truncated
 	out.Stderr, out.StderrTruncated = stderr.buf, stderr.truncated
 	out.Usage.PeakMemoryBytes = int64(mem.high)
@@ -208,31 +219,47 @@ func sleeper(ctx context.Context) wsys.Nanosleep {
 	}
 }
 
-// classify maps how _start ended to a status. A refused memory grow turns
-// a failure into memory_limit (CPython raised MemoryError or aborted); a
-// guest that caught its MemoryError and exited 0 is ok.
-func classify(out *sandbox.Outcome, err error, memoryRefused bool) {
+// ending is what the host knows of how a run ended besides what _start
+// returned: whether the caller's context or the run's timer had ended.
+type ending struct {
+	canceled, timedOut bool
+	memoryRefused      bool // the allocator refused a grow
+}
+
+// classify maps how _start ended to a status from host evidence only, as
+// the native backend does: timeout only when the run's timer fired,
+// killed (canceled) only when the caller's context ended, memory_limit
+// only when the allocator refused a grow and the guest then failed (a
+// guest that caught its MemoryError and exited 0 is ok). Everything the
+// guest chooses is evidence about the guest, making a run ok or error and
+// nothing else: proc_exit takes any code, wazero's own codes for a closed
+// context included (os._exit(-1) is sys.ExitCodeContextCanceled), and its
+// status is what the kernel makes of an exit status natively, the low 8
+// bits. A trap (CPython aborted, the stack overflowed) is the guest's own
+// failure too: error, wasm_trap, with no exit status; natively such a
+// script dies of SIGABRT or SIGSEGV, an error killed_by_signal.
+func classify(out *sandbox.Outcome, err error, how ending) {
 	var exit *wsys.ExitError
 	switch {
-	case err == nil:
+	case err == nil: // _start returned: main returned 0
 		out.Status, out.ExitCode = sandbox.StatusOK, 0
 		return
-	case errors.As(err, &exit) && exit.ExitCode() == wsys.ExitCodeDeadlineExceeded:
-		out.Status = sandbox.StatusTimeout
-		return
-	case errors.As(err, &exit) && exit.ExitCode() == wsys.ExitCodeContextCanceled:
+	case how.canceled:
 		out.Status, out.ErrorCode = sandbox.StatusKilled, ErrorCodeCanceled
 		return
+	case how.timedOut:
+		out.Status = sandbox.StatusTimeout
+		return
 	case errors.As(err, &exit):
-		out.ExitCode = int(exit.ExitCode())
+		out.ExitCode = int(exit.ExitCode() & 0xff)
 		out.Status = sandbox.StatusError
 		if out.ExitCode == 0 {
 			out.Status = sandbox.StatusOK
 		}
-	default: // a trap: CPython aborted or the stack overflowed
-		out.Status, out.ErrorCode = sandbox.StatusKilled, ErrorCodeTrap
+	default:
+		out.Status, out.ErrorCode = sandbox.StatusError, ErrorCodeTrap
 	}
-	if memoryRefused && out.Status != sandbox.StatusOK {
+	if how.memoryRefused && out.Status != sandbox.StatusOK {
 		out.Status, out.ErrorCode = sandbox.StatusMemoryLimit, ""
 	}
 }

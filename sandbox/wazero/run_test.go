@@ -503,10 +503,11 @@ func TestInvalidJobIsRefused(t *testing.T) {
 	}
 }
 
-func TestGuestAbortIsKilled(t *testing.T) {
+// A trap is the guest's own failure, as a native script's SIGABRT is.
+func TestGuestAbortIsAnError(t *testing.T) {
 	out := run(t, "import os\nos.abort()\n", runOpts{})
-	if out.Status != sandbox.StatusKilled || out.ErrorCode != ErrorCodeTrap || out.GuestOutcome != nil {
-		t.Fatalf("status %s code %q outcome %s", out.Status, out.ErrorCode, out.GuestOutcome)
+	if out.Status != sandbox.StatusError || out.ErrorCode != ErrorCodeTrap || out.ExitCode != -1 || out.GuestOutcome != nil {
+		t.Fatalf("status %s code %q exit %d outcome %s", out.Status, out.ErrorCode, out.ExitCode, out.GuestOutcome)
 	}
 }
 
