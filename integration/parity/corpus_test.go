@@ -29,6 +29,7 @@ var corpus = []corpusCase{
 	{script: "output.py"},
 	{script: "sleep.py"},
 	{script: "zoneinfo_tz.py"},
+	{script: "zoneinfo_links.py"},
 
 	// The world the guest sees.
 	{script: "world.py", args: []string{"first", "two words", "é"}},

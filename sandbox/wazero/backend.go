@@ -133,8 +133,8 @@ func (b *Backend) Run(ctx context.Context, job sandbox.Job, limits sandbox.Limit
 		WithFSMount(jobFiles, sandbox.GuestJobDir)
 	// IANA time zones, read-only, where the native guest finds them too
 	// (its /usr is the host's, read-only): zoneinfo works on both.
-	if fi, err := os.Stat(zoneinfoDir); err == nil && fi.IsDir() {
-		fsc = fsc.WithReadOnlyDirMount(zoneinfoDir, zoneinfoDir)
+	if b.in.zoneinfo != nil {
+		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(b.in.zoneinfo.FS(), zoneinfoDir)
 	}
 	q := &quota{maxOpen: int(min(limits.OpenFiles, 1<<20)), maxFileSz: limits.FileSizeBytes}
 	fsc = fsc.(sysfs.FSConfig).WithSysFSMount(newConfinedDir(outDir, q), sandbox.GuestOutDir)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -43,7 +44,8 @@ type Interpreter struct {
 	build      *Build
 	stdlib     fs.FS
 	guestFiles fs.FS
-	minMemory  uint64 // bytes the module needs before running a line
+	zoneinfo   *hostDir // nil when the host has no zoneinfo
+	minMemory  uint64   // bytes the module needs before running a line
 }
 
 // Load locates the WASI build (an *UnavailableError with
@@ -94,6 +96,12 @@ func Load(ctx context.Context, cfg Config) (*Interpreter, error) {
 	}
 	if in.guestFiles == nil {
 		in.guestFiles = python.GuestFiles
+	}
+	if fi, err := os.Stat(zoneinfoDir); err == nil && fi.IsDir() {
+		if in.zoneinfo, err = openHostDir(zoneinfoDir); err != nil {
+			_ = in.Close(ctx)
+			return nil, fmt.Errorf("wazero: %w", err)
+		}
 	}
 	if err := in.init(ctx, wasm); err != nil {
 		_ = in.Close(ctx)
@@ -176,6 +184,11 @@ func (in *Interpreter) Close(ctx context.Context) error {
 	err := in.runtime.Close(ctx)
 	if cerr := in.cache.Close(ctx); err == nil {
 		err = cerr
+	}
+	if in.zoneinfo != nil {
+		if cerr := in.zoneinfo.Close(); err == nil {
+			err = cerr
+		}
 	}
 	return err
 }

@@ -40,11 +40,15 @@ type runOpts struct {
 	args      []string
 	workspace string
 	ctx       context.Context
+	in        *Interpreter // default: the test binary's
 }
 
 func run(t testing.TB, script string, o runOpts) *sandbox.Outcome {
 	t.Helper()
-	in := interpreter(t)
+	in := o.in
+	if in == nil {
+		in = interpreter(t)
+	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "main.py")
 	if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
@@ -543,4 +547,26 @@ except OSError as e:
 	if fi, err := os.Stat(filepath.Join(ws, "big")); err != nil || fi.Size() != 1000 {
 		t.Fatalf("big: %v %v", fi, err)
 	}
+}
+
+// probePy defines code(e) and probe(f) for guest scripts: an OSError as
+// its type and errno name.
+const probePy = `import errno, os
+def code(e):
+    return "%s %s" % (type(e).__name__, errno.errorcode.get(e.errno, e.errno))
+def probe(f):
+    try:
+        return f()
+    except OSError as e:
+        return code(e)
+`
+
+// guestJSON parses the guest's stdout as one JSON object.
+func guestJSON(t *testing.T, out *sandbox.Outcome) map[string]any {
+	t.Helper()
+	var got map[string]any
+	if err := json.Unmarshal(out.Stdout, &got); err != nil {
+		t.Fatalf("%v: status %s stdout %s stderr %s", err, out.Status, out.Stdout, out.Stderr)
+	}
+	return got
 }
