@@ -69,6 +69,10 @@ var corpus = []corpusCase{
 	{script: "result_forged.py", status: sandbox.StatusError, exit: 0},
 	{script: "result_error.py", status: sandbox.StatusError, exit: 1},
 	{script: "workspace_write.py"},
+	// The guest spoils its own outcome: an error on both, never the host's.
+	{script: "fd_exhausted_outcome.py", status: sandbox.StatusError, exit: 1, known: map[string]pinned{
+		"stdout": {native: "stopped: OSError EMFILE True\n", wazero: "stopped: BlockingIOError EAGAIN True\n"},
+	}},
 	// A run the host ended has no exit status of its own: -1 on both.
 	{script: "timeout.py", limits: sandbox.Limits{Timeout: 5 * time.Second}, status: sandbox.StatusTimeout, exit: -1},
 	{script: "memory.py", limits: sandbox.Limits{MemoryBytes: 256 << 20}, status: sandbox.StatusMemoryLimit, known: map[string]pinned{

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
+	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 	"github.com/tetratelabs/wazero/experimental/sysfs"
 	wsys "github.com/tetratelabs/wazero/sys"
 
@@ -127,18 +128,22 @@ func (b *Backend) Run(ctx context.Context, job sandbox.Job, limits sandbox.Limit
 		sandbox.ArgvFile:    &fstest.MapFile{Data: argv, Mode: 0o444},
 	}
 	// Exactly these paths exist in the guest; "/" itself is not mounted.
-	fsc := wazero.NewFSConfig().
-		WithFSMount(b.in.stdlib, stdlibMount).
-		WithFSMount(b.in.guestFiles, sandbox.GuestFilesDir).
-		WithFSMount(jobFiles, sandbox.GuestJobDir)
+	// Every file the guest opens on any of them counts against one budget.
+	files := &openFiles{max: int(min(limits.OpenFiles, 1<<20))}
+	fsc := wazero.NewFSConfig()
+	mount := func(fsys experimentalsys.FS, guestPath string) {
+		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(&countedFS{FS: fsys, q: files}, guestPath)
+	}
+	mount(&sysfs.AdaptFS{FS: b.in.stdlib}, stdlibMount)
+	mount(&sysfs.AdaptFS{FS: b.in.guestFiles}, sandbox.GuestFilesDir)
+	mount(&sysfs.AdaptFS{FS: jobFiles}, sandbox.GuestJobDir)
 	// IANA time zones, read-only, where the native guest finds them too
 	// (its /usr is the host's, read-only): zoneinfo works on both.
 	if b.in.zoneinfo != nil {
-		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(b.in.zoneinfo.FS(), zoneinfoDir)
+		mount(b.in.zoneinfo.FS(), zoneinfoDir)
 	}
-	q := &quota{maxOpen: int(min(limits.OpenFiles, 1<<20)), maxFileSz: limits.FileSizeBytes}
-	fsc = fsc.(sysfs.FSConfig).WithSysFSMount(newConfinedDir(outDir, q), sandbox.GuestOutDir)
-	fsc = fsc.(sysfs.FSConfig).WithSysFSMount(newConfinedDir(job.WorkspaceDir, q), sandbox.GuestWorkDir)
+	mount(newConfinedDir(outDir, limits.FileSizeBytes), sandbox.GuestOutDir)
+	mount(newConfinedDir(job.WorkspaceDir, limits.FileSizeBytes), sandbox.GuestWorkDir)
 
 	args := sandbox.RunnerArgv()
 	mem := &linearMemory{limit: uint64(limits.MemoryBytes)}

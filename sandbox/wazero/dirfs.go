@@ -23,14 +23,16 @@ import (
 //
 // Path checks and the operation are not atomic; that is safe because only
 // the guest, a single thread blocked in this call, writes into the tree.
+//
+// Writes stop at maxFileSize (Limits.FileSizeBytes, see sizedFile).
 type confinedDir struct {
 	experimentalsys.FS
-	root  string
-	quota *quota
+	root        string
+	maxFileSize int64
 }
 
-func newConfinedDir(dir string, q *quota) *confinedDir {
-	return &confinedDir{FS: sysfs.DirFS(dir), root: dir, quota: q}
+func newConfinedDir(dir string, maxFileSize int64) *confinedDir {
+	return &confinedDir{FS: sysfs.DirFS(dir), root: dir, maxFileSize: maxFileSize}
 }
 
 // check refuses a path that passes through a symlink. With last, the final
@@ -61,17 +63,13 @@ func (d *confinedDir) OpenFile(path string, flag experimentalsys.Oflag, perm fs.
 	if errno := d.check(path, true); errno != 0 {
 		return nil, errno
 	}
-	if !d.quota.acquire() {
-		return nil, experimentalsys.EAGAIN
-	}
 	// WASI has no file modes: create what a native guest creates under its
 	// umask 022, so the workspace trees of both backends are the same.
 	f, errno := d.FS.OpenFile(path, flag, guestFileMode)
 	if errno != 0 {
-		d.quota.release()
 		return nil, errno
 	}
-	return &quotaFile{File: f, q: d.quota}, 0
+	return &sizedFile{File: f, max: d.maxFileSize}, 0
 }
 
 func (d *confinedDir) Lstat(path string) (wsys.Stat_t, experimentalsys.Errno) {

@@ -21,7 +21,7 @@ func TestConfinedDirRefusesSymlinks(t *testing.T) {
 	if err := os.Symlink(rel, filepath.Join(root, "sub", "out")); err != nil {
 		t.Fatal(err)
 	}
-	d := newConfinedDir(root, &quota{maxOpen: 16, maxFileSz: 1 << 20})
+	d := newConfinedDir(root, 1<<20)
 	for name, errno := range map[string]experimentalsys.Errno{
 		"open through":   open(d, "sub/out/secret"),
 		"open link":      open(d, "sub/out"),
@@ -74,7 +74,8 @@ func open(d *confinedDir, path string) experimentalsys.Errno {
 func second[T any](_ T, errno experimentalsys.Errno) experimentalsys.Errno { return errno }
 
 func TestQuotaCountsOpenFiles(t *testing.T) {
-	d := newConfinedDir(t.TempDir(), &quota{maxOpen: 2, maxFileSz: 4})
+	q := &openFiles{max: 2}
+	d := &countedFS{FS: newConfinedDir(t.TempDir(), 4), q: q}
 	a, errno := d.OpenFile("a", experimentalsys.O_CREAT|experimentalsys.O_RDWR, 0o644)
 	if errno != 0 {
 		t.Fatal(errno)
@@ -88,6 +89,9 @@ func TestQuotaCountsOpenFiles(t *testing.T) {
 	}
 	if _, errno := d.OpenFile("absent/x", experimentalsys.O_RDONLY, 0); errno != experimentalsys.EAGAIN {
 		t.Fatalf("open at the limit: %v", errno)
+	}
+	if _, errno := d.OpenFile(".", experimentalsys.O_RDONLY, 0o600); errno != experimentalsys.EAGAIN {
+		t.Fatalf("the guest's open of the mount's directory at the limit: %v", errno)
 	}
 	b.Close()
 	b.Close() // a second close must not free a second slot
@@ -107,6 +111,19 @@ func TestQuotaCountsOpenFiles(t *testing.T) {
 	if _, errno := d.OpenFile("d", experimentalsys.O_CREAT|experimentalsys.O_RDWR, 0o644); errno != experimentalsys.EAGAIN {
 		t.Fatalf("double close freed a slot: %v", errno)
 	}
+	// wazero's own open of the mount's directory (its preopen) is counted
+	// but never refused, and only once.
+	root, errno := d.OpenFile(".", experimentalsys.O_RDONLY, 0)
+	if errno != 0 || q.held() != 3 {
+		t.Fatalf("wazero's preopen at the limit: %v, %d held", errno, q.held())
+	}
+	if _, errno := d.OpenFile(".", experimentalsys.O_RDONLY, 0); errno != experimentalsys.EAGAIN {
+		t.Fatalf("a second preopen: %v, want EAGAIN", errno)
+	}
+	root.Close()
 	a.Close()
 	c.Close()
+	if q.held() != 0 {
+		t.Fatalf("%d held after closing everything", q.held())
+	}
 }

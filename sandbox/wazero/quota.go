@@ -2,49 +2,97 @@ package wazero
 
 import (
 	"io"
+	"io/fs"
 	"sync"
 
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 )
 
-// quota applies the run's Limits.OpenFiles and Limits.FileSizeBytes to the
-// host files the guest opens through its writable mounts, as RLIMIT_NOFILE
-// and RLIMIT_FSIZE do natively: without it a guest could hold the
-// supervisor's file descriptors or fill its disk. WASI has no EMFILE or
-// EFBIG, so the guest sees EAGAIN and EIO where a native guest sees those
-// (a documented parity difference). One per run, shared by its mounts.
-type quota struct {
-	mu        sync.Mutex
-	open      int
-	maxOpen   int
-	maxFileSz int64
+// openFiles applies the run's Limits.OpenFiles to every file and directory
+// the guest holds open, on every mount (host directories, the in-memory
+// stdlib, guest and job files alike), as RLIMIT_NOFILE does natively:
+// without it a guest could hold the supervisor's descriptors (or its
+// memory) until every other run failed with EMFILE. WASI has no EMFILE, so
+// the guest sees EAGAIN (a documented parity difference). One per run,
+// shared by its mounts; all it counts is released when the module closes.
+//
+// The runner writes outcome.json with the same budget, after the script:
+// a script that still holds every descriptor when it ends (a reference
+// cycle keeps its files alive past its module) leaves no outcome, and the
+// runner fails with exit status 1. That is what happens natively too,
+// where the runner's main() writes the outcome in the script's own process
+// under the same RLIMIT_NOFILE (pid 1 only waits, and writes an outcome
+// only for a script killed by a signal). No slot is reserved for the
+// outcome: it would make the two backends disagree, and the outcome is the
+// guest's own untrusted report, which a guest can spoil in many ways;
+// status, receipts and the workspace come from the host.
+type openFiles struct {
+	mu   sync.Mutex
+	open int
+	max  int
 }
 
-func (q *quota) acquire() bool {
+// acquire takes a slot; force takes it even past the limit.
+func (q *openFiles) acquire(force bool) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.open >= q.maxOpen {
+	if q.open >= q.max && !force {
 		return false
 	}
 	q.open++
 	return true
 }
 
-func (q *quota) release() {
+func (q *openFiles) release() {
 	q.mu.Lock()
 	q.open--
 	q.mu.Unlock()
 }
 
-// quotaFile is a host file counted against the quota until closed, whose
-// writes stop at the file size limit.
-type quotaFile struct {
+// held is how many files the guest holds open.
+func (q *openFiles) held() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.open
+}
+
+// countedFS counts the files opened through one mount against the run's
+// openFiles.
+//
+// wazero opens each mount's directory once itself, lazily, for the
+// guest's descriptor table (OpenFile(".", O_RDONLY, 0); the guest's
+// path_open always passes 0o600), as soon as wasi-libc lists the
+// preopens before main. That open is counted but never refused: wazero
+// treats any error there but ENOENT as a bug and panics. It is at most one
+// per mount, six in all.
+type countedFS struct {
+	experimentalsys.FS
+	q          *openFiles
+	rootOpened bool // the mount's own directory was opened for wazero
+}
+
+func (c *countedFS) OpenFile(path string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
+	preopen := !c.rootOpened && path == "." && flag == experimentalsys.O_RDONLY && perm == 0
+	if !c.q.acquire(preopen) {
+		return nil, experimentalsys.EAGAIN
+	}
+	f, errno := c.FS.OpenFile(path, flag, perm)
+	if errno != 0 {
+		c.q.release()
+		return nil, errno
+	}
+	c.rootOpened = c.rootOpened || preopen
+	return &countedFile{File: f, q: c.q}, 0
+}
+
+// countedFile holds its slot until closed.
+type countedFile struct {
 	experimentalsys.File
-	q      *quota
+	q      *openFiles
 	closed bool
 }
 
-func (f *quotaFile) Close() experimentalsys.Errno {
+func (f *countedFile) Close() experimentalsys.Errno {
 	if !f.closed {
 		f.closed = true
 		f.q.release()
@@ -52,45 +100,59 @@ func (f *quotaFile) Close() experimentalsys.Errno {
 	return f.File.Close()
 }
 
-// room is how many bytes may be written at off.
-func (f *quotaFile) room(off int64) int64 { return f.q.maxFileSz - off }
+// sizedFile stops writes at Limits.FileSizeBytes, as RLIMIT_FSIZE does
+// natively; WASI has no EFBIG, so the guest sees EIO.
+type sizedFile struct {
+	experimentalsys.File
+	max int64
+}
 
-func (f *quotaFile) Write(buf []byte) (int, experimentalsys.Errno) {
-	var off int64
-	var errno experimentalsys.Errno
-	if f.IsAppend() {
-		st, e := f.File.Stat()
-		off, errno = st.Size, e
-	} else {
-		off, errno = f.File.Seek(0, io.SeekCurrent)
-	}
+// room is how many bytes may be written at off.
+func (f *sizedFile) room(off int64) int64 { return f.max - off }
+
+func (f *sizedFile) Write(buf []byte) (int, experimentalsys.Errno) {
+	off, errno := writeOffset(f.File)
 	if errno != 0 {
 		return 0, errno
 	}
-	room := f.room(off)
-	if room <= 0 && len(buf) > 0 {
-		return 0, experimentalsys.EIO
-	}
-	if int64(len(buf)) > room {
-		buf = buf[:room]
+	if buf, errno = clip(buf, f.room(off)); errno != 0 {
+		return 0, errno
 	}
 	return f.File.Write(buf)
 }
 
-func (f *quotaFile) Pwrite(buf []byte, off int64) (int, experimentalsys.Errno) {
-	room := f.room(off)
-	if room <= 0 && len(buf) > 0 {
-		return 0, experimentalsys.EIO
-	}
-	if int64(len(buf)) > room {
-		buf = buf[:room]
+func (f *sizedFile) Pwrite(buf []byte, off int64) (int, experimentalsys.Errno) {
+	buf, errno := clip(buf, f.room(off))
+	if errno != 0 {
+		return 0, errno
 	}
 	return f.File.Pwrite(buf, off)
 }
 
-func (f *quotaFile) Truncate(size int64) experimentalsys.Errno {
-	if size > f.q.maxFileSz {
+func (f *sizedFile) Truncate(size int64) experimentalsys.Errno {
+	if size > f.max {
 		return experimentalsys.EIO
 	}
 	return f.File.Truncate(size)
+}
+
+// writeOffset is where f's next Write lands.
+func writeOffset(f experimentalsys.File) (int64, experimentalsys.Errno) {
+	if f.IsAppend() {
+		st, errno := f.Stat()
+		return st.Size, errno
+	}
+	return f.Seek(0, io.SeekCurrent)
+}
+
+// clip cuts buf to room bytes, a short write as at a full disk; no room at
+// all is EIO.
+func clip(buf []byte, room int64) ([]byte, experimentalsys.Errno) {
+	if room <= 0 && len(buf) > 0 {
+		return nil, experimentalsys.EIO
+	}
+	if int64(len(buf)) > room {
+		buf = buf[:room]
+	}
+	return buf, 0
 }
