@@ -142,8 +142,17 @@ func (b *Backend) Run(ctx context.Context, job sandbox.Job, limits sandbox.Limit
 	if b.in.zoneinfo != nil {
 		mount(b.in.zoneinfo.FS(), zoneinfoDir)
 	}
-	mount(newConfinedDir(outDir, limits.FileSizeBytes), sandbox.GuestOutDir)
-	mount(newConfinedDir(job.WorkspaceDir, limits.FileSizeBytes), sandbox.GuestWorkDir)
+	// The writable mounts are bounded tmpfs natively; here budgets bound them.
+	outFS, err := newBudgetDir(newConfinedDir(outDir, limits.FileSizeBytes), outDir, sandbox.OutDirBytes, sandbox.OutDirFiles)
+	if err != nil {
+		return setupFailed(err)
+	}
+	mount(outFS, sandbox.GuestOutDir)
+	workFS, err := newBudgetDir(newConfinedDir(job.WorkspaceDir, limits.FileSizeBytes), job.WorkspaceDir, limits.WorkspaceBytes, limits.WorkspaceFiles)
+	if err != nil {
+		return refused(fmt.Errorf("workspace: %w", err))
+	}
+	mount(workFS, sandbox.GuestWorkDir)
 
 	args := sandbox.RunnerArgv()
 	mem := &linearMemory{limit: uint64(limits.MemoryBytes)}
@@ -288,6 +297,12 @@ func withDefaults(l sandbox.Limits) sandbox.Limits {
 	}
 	if l.FileSizeBytes <= 0 {
 		l.FileSizeBytes = d.FileSizeBytes
+	}
+	if l.WorkspaceBytes <= 0 {
+		l.WorkspaceBytes = d.WorkspaceBytes
+	}
+	if l.WorkspaceFiles <= 0 {
+		l.WorkspaceFiles = d.WorkspaceFiles
 	}
 	return l
 }
