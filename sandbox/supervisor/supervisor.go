@@ -188,7 +188,7 @@ func (s *Supervisor) Run(ctx context.Context, req Request) (*Result, error) {
 	if req.Backend == BackendNative {
 		out, err = s.runNative(ctx, b, runID, req, job, runDir)
 	} else {
-		out, err = s.runWazero(ctx, b, job, req.Limits)
+		out, err = s.runWazero(ctx, b, job, runDir, req.Limits)
 	}
 	b.Close()
 	if out == nil {
@@ -306,7 +306,11 @@ func (s *Supervisor) runNative(ctx context.Context, b *broker.Broker, runID stri
 	return out, err
 }
 
-func (s *Supervisor) runWazero(ctx context.Context, b *broker.Broker, job sandbox.Job, limits sandbox.Limits) (*sandbox.Outcome, error) {
+// runWazero runs the job in-process. The backend makes the guest's out
+// directory in runDir, so that a supervisor that dies mid-run leaves
+// nothing the next one's sweep of run directories does not remove.
+func (s *Supervisor) runWazero(ctx context.Context, b *broker.Broker, job sandbox.Job, runDir string, limits sandbox.Limits) (*sandbox.Outcome, error) {
+	job.RunDir = runDir
 	in, err := s.wazeroInterpreter(ctx)
 	if err != nil {
 		var ue *wazero.UnavailableError

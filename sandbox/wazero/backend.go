@@ -116,11 +116,11 @@ func (b *Backend) Run(ctx context.Context, job sandbox.Job, limits sandbox.Limit
 		out.Status = sandbox.StatusMemoryLimit
 		return out, nil
 	}
-	outDir, err := os.MkdirTemp("", "apysup-wazero-out-")
+	outDir, removeOutDir, err := makeOutDir(job.RunDir)
 	if err != nil {
 		return setupFailed(err)
 	}
-	defer os.RemoveAll(outDir)
+	defer removeOutDir()
 
 	jobFiles := fstest.MapFS{
 		scriptName:          &fstest.MapFile{Data: script, Mode: 0o444},

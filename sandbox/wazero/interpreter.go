@@ -103,6 +103,8 @@ func Load(ctx context.Context, cfg Config) (*Interpreter, error) {
 			return nil, fmt.Errorf("wazero: %w", err)
 		}
 	}
+	// Out directories of processes that died with runs under way.
+	_ = sweepTempDirs(os.TempDir())
 	if err := in.init(ctx, wasm); err != nil {
 		_ = in.Close(ctx)
 		return nil, err

@@ -39,6 +39,7 @@ type runOpts struct {
 	d         Dispatcher
 	args      []string
 	workspace string
+	runDir    string
 	ctx       context.Context
 	in        *Interpreter // default: the test binary's
 }
@@ -68,6 +69,7 @@ func run(t testing.TB, script string, o runOpts) *sandbox.Outcome {
 		Args:         o.args,
 		Prelude:      []byte("import agent_runtime\nagent_runtime._bind(None)\n"),
 		WorkspaceDir: o.workspace,
+		RunDir:       o.runDir,
 	}, o.limits)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
