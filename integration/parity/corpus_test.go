@@ -70,6 +70,7 @@ var corpus = []corpusCase{
 	{script: "result_error.py", status: sandbox.StatusError, exit: 1},
 	{script: "workspace_write.py"},
 	// The guest spoils its own outcome: an error on both, never the host's.
+	{script: "out_outcome_dir.py", status: sandbox.StatusError, exit: 1},
 	{script: "fd_exhausted_outcome.py", status: sandbox.StatusError, exit: 1, known: map[string]pinned{
 		"stdout": {native: "stopped: OSError EMFILE True\n", wazero: "stopped: BlockingIOError EAGAIN True\n"},
 	}},

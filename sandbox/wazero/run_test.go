@@ -572,3 +572,14 @@ func guestJSON(t *testing.T, out *sandbox.Outcome) map[string]any {
 	}
 	return got
 }
+
+// A guest that makes outcome.json a directory has no outcome and fails by
+// itself: error, never setup_failed (the host is not to blame).
+func TestOutcomeIsADirectory(t *testing.T) {
+	out := run(t, "import os\nos.mkdir('/run/apysup/out/outcome.json')\nprint('made')\n", runOpts{})
+	if out.Status != sandbox.StatusError || out.ExitCode != 1 || out.ErrorCode != "" || out.GuestOutcome != nil ||
+		string(out.Stdout) != "made\n" || !strings.HasPrefix(lastLine(out.Stderr), "IsADirectoryError") {
+		t.Fatalf("status %s code %q exit %d outcome %s stdout %q stderr %s",
+			out.Status, out.ErrorCode, out.ExitCode, out.GuestOutcome, out.Stdout, out.Stderr)
+	}
+}
