@@ -15,20 +15,38 @@
 // itself, and never fall back to another backend: a missing WASI build is
 // the typed refusal wasi_guest_missing.
 //
+// Statuses come from host evidence only, as natively: timeout from the
+// run's timer, killed (canceled) from the caller's context, memory_limit
+// from the allocator's refusal to grow. The guest's exit code, whatever it
+// is (wazero's own codes for a closed context included), is an exit status
+// (its low 8 bits), and a trap is the guest's own failure: error,
+// wasm_trap.
+//
 // Limits: MemoryBytes caps linear memory (a refused grow is a MemoryError in
 // the guest, memory_limit when the guest then fails); Timeout and ctx end
 // the guest through wazero's close-on-context-done, which checks at every
 // loop back-edge by calling into Go and makes guest code about 3x slower
 // (measured: an empty run 100 ms of CPU without it, 293 ms with it), the
 // price of ending any guest, even one spinning in C; OutputBytes caps
-// stdout and stderr; OpenFiles and FileSizeBytes bound the host files the
-// guest opens and writes. Pids, CPUs and TmpBytes do not apply: one thread,
-// no processes, no /tmp.
+// stdout and stderr; OpenFiles bounds every file and directory the guest
+// holds open on every mount (the six mounts' own directories count), and
+// FileSizeBytes every file it writes. The out directory is bounded as its
+// tmpfs is natively (sandbox.OutDirBytes, sandbox.OutDirFiles), with what
+// the guest frees credited back. Pids, CPUs and TmpBytes do not apply: one
+// thread, no processes, no /tmp.
+//
+// What the guest sees of the host: the in-memory stdlib, guest and job
+// files; the host's /usr/share/zoneinfo, read-only and resolved beneath
+// itself by the kernel (openat2 RESOLVE_BENEATH: a symlink that leaves it
+// dangles); the run's out directory (made in Job.RunDir, or in a locked
+// directory under os.TempDir that Load sweeps once its process died) and
+// the workspace, both writable and refusing symlinks.
 //
 // Where the guest's world differs from native (beyond what WASI lacks:
 // threads, subprocesses, sockets, ctypes, ssl, sqlite3): no /tmp
-// (tempfile uses /workspace), no symlinks in the writable mounts, EAGAIN and
-// EIO where RLIMIT_NOFILE and RLIMIT_FSIZE give EMFILE and EFBIG, a caught
-// MemoryError where the cgroup would kill, and a response envelope bounded
-// to 1 MiB (native reads up to 8 MiB).
+// (tempfile uses /workspace), no symlinks in the writable mounts, EAGAIN
+// where RLIMIT_NOFILE gives EMFILE, EIO where RLIMIT_FSIZE gives EFBIG and
+// a full out directory ENOSPC, a caught MemoryError where the cgroup would
+// kill, and a response envelope bounded to 1 MiB (native reads up to
+// 8 MiB).
 package wazero
