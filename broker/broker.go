@@ -340,7 +340,7 @@ func (b *Broker) awaitApproval(ctx context.Context, rc *receiptDraft, c *plan.Ca
 	}
 	rec, err := b.cfg.Approvals.Request(ApprovalRequest{
 		RunID: b.cfg.RunID, CallID: rc.call.callID, Capability: c.Name(),
-		ArgumentsSHA256: canonjson.Digest(canonjson.DomainRequest, canonArgs),
+		ArgumentsSHA256: canonjson.Digest(canonjson.DomainArguments, canonArgs),
 		Preview:         string(canonArgs), Lease: lease,
 	})
 	if err != nil {
@@ -416,7 +416,7 @@ func (b *Broker) recordTranscript(call *admittedCall, args, result json.RawMessa
 	defer b.mu.Unlock()
 	b.transcript = append(b.transcript, TranscriptEntry{
 		CallID: call.callID, Capability: call.capability,
-		ArgumentsSHA256: canonjson.Digest(canonjson.DomainRequest, args),
+		ArgumentsSHA256: canonjson.Digest(canonjson.DomainArguments, args),
 		ResultSHA256:    canonjson.Digest(canonjson.DomainResponse, result),
 		Evidence:        *ev,
 	})

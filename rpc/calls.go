@@ -94,16 +94,14 @@ func (t *callTable) forget(callID string) {
 	}
 }
 
-// sameRequest reports whether two frames have the same request digest. The
-// frames are immutable, so this runs without the channel's lock.
+// sameRequest reports whether two frames are the same request: equal in
+// canonical form. The frames are immutable, so this runs without the
+// channel's lock.
 func sameRequest(a, b []byte) bool {
 	ca, err := canonjson.Canonical(a)
 	if err != nil {
 		return false
 	}
 	cb, err := canonjson.Canonical(b)
-	if err != nil {
-		return false
-	}
-	return canonjson.Digest(canonjson.DomainRequest, ca) == canonjson.Digest(canonjson.DomainRequest, cb)
+	return err == nil && bytes.Equal(ca, cb)
 }

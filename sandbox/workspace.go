@@ -67,7 +67,7 @@ func (t Tree) Digest() string {
 	if entries == nil {
 		entries = []Entry{}
 	}
-	return canonjson.Digest(canonjson.DomainWorkspace, canonjson.MustMarshal(entries))
+	return canonjson.Digest(canonjson.DomainWorkspaceTree, canonjson.MustMarshal(entries))
 }
 
 // Snapshot walks dir without following symlinks and returns its entries

@@ -6,17 +6,44 @@ import (
 	"strings"
 )
 
-// Digest domains (SPEC.md section 3). A digest computed in one domain can
-// never be mistaken for one computed in another.
+// Digest domains (SPEC.md section 3), one per kind of document: a digest
+// computed over one kind can never be mistaken for one over another, even
+// when a guest chooses the bytes (its arguments can spell any JSON
+// document). Domains lists them; docs/security.md shows the same table,
+// and a test keeps each domain to the call sites of its kind.
 const (
-	DomainGrant     = "apysup.grant.v1"
-	DomainPlan      = "apysup.plan.v1"
-	DomainReceipt   = "apysup.receipt.v1"
-	DomainRequest   = "apysup.request.v1"
-	DomainResponse  = "apysup.response.v1"
-	DomainWorkspace = "apysup.workspace.v1"
-	DomainEvent     = "apysup.event.v1"
+	DomainGrant            = "apysup.grant.v1"
+	DomainPlan             = "apysup.plan.v1"
+	DomainReceipt          = "apysup.receipt.v1"
+	DomainRequest          = "apysup.request.v1"
+	DomainResponse         = "apysup.response.v1"
+	DomainArguments        = "apysup.arguments.v1"
+	DomainWorkspace        = "apysup.workspace.v1"
+	DomainWorkspaceTree    = "apysup.workspace_tree.v1"
+	DomainWorkspaceRequest = "apysup.workspace_request.v1"
+	DomainEvent            = "apysup.event.v1"
 )
+
+// DomainKind is one row of the domain table: which kind of document a
+// domain's digests are taken over.
+type DomainKind struct {
+	Domain string
+	Over   string
+}
+
+// Domains is the table of every digest domain.
+var Domains = []DomainKind{
+	{DomainGrant, "a grant's canonical policy (the Plan's policy_sha256)"},
+	{DomainPlan, "the Plan evidence document (the Plan identity)"},
+	{DomainReceipt, "a call receipt without its receipt_id"},
+	{DomainRequest, `a call's request {"arguments","call_id","capability"} (request_sha256)`},
+	{DomainResponse, "a handler's canonical result (response_sha256, transcript result_sha256)"},
+	{DomainArguments, "a call's canonical arguments alone (approval records, transcript arguments_sha256)"},
+	{DomainWorkspace, "a workspace receipt without its receipt_id"},
+	{DomainWorkspaceTree, "a workspace tree: its sorted entries (initial and final tree digests)"},
+	{DomainWorkspaceRequest, `a run's workspace request {"args","export","run_id","script"}`},
+	{DomainEvent, "a run ledger event"},
+}
 
 // DigestPrefix starts every digest string.
 const DigestPrefix = "sha256:"

@@ -368,7 +368,7 @@ func (s *Supervisor) fill(res *Result, out *sandbox.Outcome, err error) {
 func (s *Supervisor) disposeWorkspace(res *Result, req Request, limits sandbox.Limits, initial sandbox.Tree, dir string) *sandbox.WorkspaceReceipt {
 	w := &sandbox.WorkspaceReceipt{RunID: res.RunID, PlanSHA256: res.PlanSHA256, InitialTreeSHA256: initial.Digest(),
 		Policy: "discard", Disposition: "discarded"}
-	w.RequestSHA256, _ = canonjson.DigestOf(canonjson.DomainRequest, map[string]any{
+	w.RequestSHA256, _ = canonjson.DigestOf(canonjson.DomainWorkspaceRequest, map[string]any{
 		"run_id": res.RunID, "script": filepath.Base(req.ScriptPath), "args": append([]string{}, req.Args...),
 		"export": req.ExportDir != "",
 	})
