@@ -91,14 +91,14 @@ func discardTypedAhead(in io.Reader) {
 	}
 }
 
-// startApprover decides the run's approval requests as --approve says (or
-// its default) until the returned stop is called; stop waits for it.
-func startApprover(ctx context.Context, c *cli.Context, a *broker.Approvals) (stop func(), err error) {
-	mode := defaultApproveMode(c.App.Reader, c.App.ErrWriter)
-	if c.IsSet("approve") {
-		if mode, err = parseApproveMode(c.String("approve")); err != nil {
-			return nil, err
-		}
+// startApprover decides the run's approval requests as the selected
+// approval mode says (--approve, APYSUP_APPROVE, the config file or the
+// terminal-dependent default) until the returned stop is called; stop
+// waits for it.
+func startApprover(ctx context.Context, c *cli.Context, selected string, a *broker.Approvals) (stop func(), err error) {
+	mode, err := parseApproveMode(selected)
+	if err != nil {
+		return nil, err
 	}
 	return startApproverMode(ctx, mode, a, c.App.Reader, c.App.ErrWriter)
 }

@@ -30,10 +30,15 @@ type fileConfig struct {
 	Memory  string `json:"memory,omitempty"`
 	Pids    string `json:"pids,omitempty"`
 	Surface string `json:"surface,omitempty"`
+	Approve string `json:"approve,omitempty"`
 }
 
-// configPaths lists the config files in the order they are consulted.
+// configPaths lists the config files in the order they are consulted:
+// APYSUP_CONFIG alone when set, else the user's, then the system's.
 func configPaths() []string {
+	if p := os.Getenv("APYSUP_CONFIG"); p != "" {
+		return []string{p}
+	}
 	home := os.Getenv("XDG_CONFIG_HOME")
 	if home == "" {
 		if h, err := os.UserHomeDir(); err == nil {
@@ -73,14 +78,19 @@ type setting struct {
 	fromCfg func(fileConfig) string
 	def     string
 	check   func(string) error
+	// defaultFor, when set, computes the default from the command's
+	// streams instead of def (the approval mode depends on a terminal).
+	defaultFor func(c *cli.Context) string
 }
 
 var settings = []setting{
-	{"backend", "APYSUP_BACKEND", func(c fileConfig) string { return c.Backend }, "native", checkBackend},
-	{"surface", "APYSUP_SURFACE", func(c fileConfig) string { return c.Surface }, "programmatic", nil},
-	{"timeout", "APYSUP_TIMEOUT", func(c fileConfig) string { return c.Timeout }, "30s", func(s string) error { _, err := parseDuration(s); return err }},
-	{"memory", "APYSUP_MEMORY", func(c fileConfig) string { return c.Memory }, "512MiB", func(s string) error { _, err := parseBytes(s); return err }},
-	{"pids", "APYSUP_PIDS", func(c fileConfig) string { return c.Pids }, "128", func(s string) error { _, err := parsePositive(s); return err }},
+	{"backend", "APYSUP_BACKEND", func(c fileConfig) string { return c.Backend }, "native", checkBackend, nil},
+	{"surface", "APYSUP_SURFACE", func(c fileConfig) string { return c.Surface }, "programmatic", nil, nil},
+	{"timeout", "APYSUP_TIMEOUT", func(c fileConfig) string { return c.Timeout }, "30s", func(s string) error { _, err := parseDuration(s); return err }, nil},
+	{"memory", "APYSUP_MEMORY", func(c fileConfig) string { return c.Memory }, "512MiB", func(s string) error { _, err := parseBytes(s); return err }, nil},
+	{"pids", "APYSUP_PIDS", func(c fileConfig) string { return c.Pids }, "128", func(s string) error { _, err := parsePositive(s); return err }, nil},
+	{"approve", "APYSUP_APPROVE", func(c fileConfig) string { return c.Approve }, "", func(s string) error { _, err := parseApproveMode(s); return err },
+		func(c *cli.Context) string { return defaultApproveMode(c.App.Reader, c.App.ErrWriter).kind }},
 }
 
 func checkBackend(s string) error {
@@ -92,9 +102,10 @@ func checkBackend(s string) error {
 
 // selection is every setting with its value and source.
 type selection struct {
-	values     map[string]string
-	sources    map[string]string
-	configFile string
+	values       map[string]string
+	sources      map[string]string
+	configFile   string // the file read, or ""
+	configSource string // env (APYSUP_CONFIG) or default (the search path)
 }
 
 // selectSettings applies flag > environment > config file > default.
@@ -103,9 +114,15 @@ func selectSettings(c *cli.Context) (*selection, error) {
 	if err != nil {
 		return nil, cli.Exit(fmt.Sprintf("config: %v", err), 2)
 	}
-	sel := &selection{values: map[string]string{}, sources: map[string]string{}, configFile: path}
+	sel := &selection{values: map[string]string{}, sources: map[string]string{}, configFile: path, configSource: SourceDefault}
+	if os.Getenv("APYSUP_CONFIG") != "" {
+		sel.configSource = SourceEnv
+	}
 	for _, s := range settings {
 		v, src := s.def, SourceDefault
+		if s.defaultFor != nil && c != nil {
+			v = s.defaultFor(c)
+		}
 		switch {
 		case c != nil && c.IsSet(s.name):
 			v, src = c.String(s.name), SourceFlag
@@ -167,12 +184,13 @@ func configCommand() *cli.Command {
 		Subcommands: []*cli.Command{{
 			Name:  "show",
 			Usage: "print every setting with its value and source (flag > env > config > default)",
-			Description: "Environment: APYSUP_BACKEND, APYSUP_SURFACE, APYSUP_TIMEOUT, APYSUP_MEMORY, APYSUP_PIDS.\n" +
-				"Config file: $XDG_CONFIG_HOME/apysup/config.json, then /etc/apysup/config.json, e.g.\n" +
-				`{"backend": "native", "timeout": "30s", "memory": "512MiB", "pids": "128", "surface": "programmatic"}`,
+			Description: "Environment: APYSUP_BACKEND, APYSUP_SURFACE, APYSUP_TIMEOUT, APYSUP_MEMORY, APYSUP_PIDS, APYSUP_APPROVE.\n" +
+				"Config file: APYSUP_CONFIG when set, else $XDG_CONFIG_HOME/apysup/config.json, then /etc/apysup/config.json, e.g.\n" +
+				`{"backend": "native", "timeout": "30s", "memory": "512MiB", "pids": "128", "surface": "programmatic", "approve": "deny"}` + "\n" +
+				"The approval mode's default is prompt when stdin and stderr are both terminals, deny otherwise.",
 			Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
 			Action: func(c *cli.Context) error {
-				sel, err := selectSettings(nil)
+				sel, err := selectSettings(c)
 				if err != nil {
 					return err
 				}

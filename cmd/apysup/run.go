@@ -83,7 +83,7 @@ func runAction(c *cli.Context) error {
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	approvals := broker.NewApprovals(broker.ApprovalOptions{})
-	stopApprover, err := startApprover(ctx, c, approvals)
+	stopApprover, err := startApprover(ctx, c, sel.values["approve"], approvals)
 	if err != nil {
 		return cli.Exit(err.Error(), 2)
 	}
@@ -94,12 +94,18 @@ func runAction(c *cli.Context) error {
 	for _, name := range []string{"timeout", "memory", "pids", "surface"} {
 		sources = append(sources, supervisor.Selected{Name: name, Value: sel.values[name], Source: sel.sources[name]})
 	}
+	choices := []supervisor.Selected{
+		{Name: "approve", Value: sel.values["approve"], Source: sel.sources["approve"]},
+		{Name: "config_file", Value: sel.configFile, Source: sel.configSource},
+		fromFlag(c, "workspace"),
+		fromFlag(c, "export"),
+	}
 	res, err := sup.Run(ctx, supervisor.Request{
 		Plan: p, Handlers: hs, Approvals: approvals, Surface: surface, Parent: parent,
 		Backend: sel.values["backend"], BackendSource: sel.sources["backend"],
 		ScriptPath: c.Args().First(), Args: c.Args().Tail(),
 		WorkspaceSeed: c.String("workspace"), ExportDir: c.String("export"),
-		Limits: limits, LimitSources: sources,
+		Limits: limits, LimitSources: sources, Choices: choices,
 	})
 	if err != nil {
 		return cli.Exit(err.Error(), ExitSetupFailed)
@@ -115,6 +121,15 @@ func runAction(c *cli.Context) error {
 		return cli.Exit("", code)
 	}
 	return nil
+}
+
+// fromFlag reads back a choice only a flag makes (its absence, "", is the
+// default: an empty workspace, no export).
+func fromFlag(c *cli.Context, name string) supervisor.Selected {
+	if c.IsSet(name) {
+		return supervisor.Selected{Name: name, Value: c.String(name), Source: SourceFlag}
+	}
+	return supervisor.Selected{Name: name, Source: SourceDefault}
 }
 
 // loadPlan seals the manifest at path, or an empty Plan, and builds its

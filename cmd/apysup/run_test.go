@@ -91,10 +91,43 @@ func TestRunApprovalModes(t *testing.T) {
 	if code != 0 || !strings.Contains(res.Stdout, "{'echo': {'text': 'buy milk'}}") || res.Receipts[0].ApprovalRequestID == "" {
 		t.Fatalf("auto: exit %d %+v", code, res)
 	}
+	if got := choice(t, res, "approve"); got != [2]string{"auto", SourceFlag} {
+		t.Errorf("approve read back as %v", got)
+	}
 	res, code, _ = runJSON(t, "--plan", m, "--approve", "deny", s)
 	if code != 0 || !strings.Contains(res.Stdout, "refused: approval_rejected") || res.Receipts[0].Outcome != "denied" {
 		t.Fatalf("deny: exit %d %+v", code, res)
 	}
+	// Without a terminal the default is deny, and the result says so; the
+	// environment and a config file (APYSUP_CONFIG) select it too.
+	res, _, _ = runJSON(t, "--plan", m, s)
+	if got := choice(t, res, "approve"); got != [2]string{"deny", SourceDefault} || !strings.Contains(res.Stdout, "refused: approval_rejected") {
+		t.Errorf("default approval mode read back as %v: %s", got, res.Stdout)
+	}
+	cfg := filepath.Join(t.TempDir(), "config.json")
+	os.WriteFile(cfg, []byte(`{"approve": "auto"}`), 0o644)
+	t.Setenv("APYSUP_CONFIG", cfg)
+	res, _, _ = runJSON(t, "--plan", m, s)
+	if choice(t, res, "approve") != [2]string{"auto", SourceConfig} || choice(t, res, "config_file") != [2]string{cfg, SourceEnv} ||
+		!strings.Contains(res.Stdout, "buy milk") {
+		t.Errorf("config: approve %v, config file %v: %s", choice(t, res, "approve"), choice(t, res, "config_file"), res.Stdout)
+	}
+	t.Setenv("APYSUP_APPROVE", "deny")
+	if res, _, _ = runJSON(t, "--plan", m, s); choice(t, res, "approve") != [2]string{"deny", SourceEnv} {
+		t.Errorf("env: approve %v", choice(t, res, "approve"))
+	}
+}
+
+// choice is the value and source of one choice the result reads back.
+func choice(t *testing.T, res *supervisor.Result, name string) [2]string {
+	t.Helper()
+	for _, c := range res.Choices {
+		if c.Name == name {
+			return [2]string{c.Value, c.Source}
+		}
+	}
+	t.Fatalf("no choice %q in %+v", name, res.Choices)
+	return [2]string{}
 }
 
 func TestRunStatusesAndExitCodes(t *testing.T) {
@@ -150,6 +183,9 @@ func TestRunWorkspaceExport(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(filepath.Join(export, "answer.txt")); string(got) != "42" {
 		t.Fatalf("exported %q", got)
+	}
+	if choice(t, res, "workspace") != [2]string{seed, SourceFlag} || choice(t, res, "export") != [2]string{export, SourceFlag} {
+		t.Errorf("choices %+v", res.Choices)
 	}
 	if got, _ := os.ReadFile(filepath.Join(seed, "input.txt")); string(got) != "21" {
 		t.Fatal("the seed directory was changed")

@@ -26,6 +26,7 @@ type Result struct {
 	ErrorCode       string                    `json:"error_code,omitempty"`
 	Error           string                    `json:"error,omitempty"`
 	Limits          []Selected                `json:"limits,omitempty"`
+	Choices         []Selected                `json:"choices,omitempty"`
 	Timings         Timings                   `json:"timings"`
 	Usage           sandbox.Usage             `json:"usage"`
 }

@@ -118,6 +118,10 @@ type Request struct {
 	ExportDir     string // publish the final workspace here (if the run is ok); optional
 	Limits        sandbox.Limits
 	LimitSources  []Selected
+	// Choices are the caller's other choices, read back in the Result
+	// with where each came from (the CLI: approval mode, config file,
+	// workspace, export).
+	Choices []Selected
 }
 
 // Run runs one script and returns its RunResult. The error is non-nil only
@@ -133,7 +137,7 @@ func (s *Supervisor) Run(ctx context.Context, req Request) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{RunID: runID, Backend: req.Backend, BackendSource: req.BackendSource, PlanSHA256: req.Plan.Identity(),
-		Receipts: []broker.Receipt{}, Limits: req.LimitSources, ExitCode: -1}
+		Receipts: []broker.Receipt{}, Limits: req.LimitSources, Choices: req.Choices, ExitCode: -1}
 	defer func() { res.Timings.TotalMs = ms(time.Since(began)) }()
 	refuse := func(status sandbox.Status, code string, err error) (*Result, error) {
 		res.Status, res.ErrorCode = status, code
