@@ -7,8 +7,10 @@ BIN      := bin/apysup
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Debian packages the build and the tests need: cgo + libseccomp for the
 # seccomp filter, Debian's own interpreter for the guest, bubblewrap as the
-# benchmark's baseline, vagrant to validate the Vagrantfile.
-APT_PACKAGES := gcc libc6-dev libseccomp-dev pkg-config python3.11 bubblewrap vagrant
+# benchmark's baseline, vagrant to validate the Vagrantfile, strace and the
+# command-line tools a guest commonly runs (traced under the filter).
+APT_PACKAGES := gcc libc6-dev libseccomp-dev pkg-config python3.11 bubblewrap vagrant \
+	strace tar gzip xz-utils bzip2 zip unzip sqlite3 git
 TEST_TIMEOUT ?= 45m
 
 include mk/wasi.mk

@@ -299,15 +299,26 @@ func runWrapped(t *testing.T, wrapper []string, mode, loader string, env ...stri
 
 func pythonArgv(t *testing.T, script string) string {
 	t.Helper()
-	path, err := filepath.Abs(filepath.Join("testdata", script))
+	return execArgv(t, python, "-I", testdataPath(t, script))
+}
+
+// execArgv is the helper's environment entry for exec mode.
+func execArgv(t *testing.T, argv ...string) string {
+	t.Helper()
+	b, err := json.Marshal(argv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	argv, err := json.Marshal([]string{python, "-I", path})
+	return envExec + "=" + string(b)
+}
+
+func testdataPath(t *testing.T, name string) string {
+	t.Helper()
+	path, err := filepath.Abs(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return envExec + "=" + string(argv)
+	return path
 }
 
 func probeResults(t *testing.T, loader string) []probeResult {
@@ -381,9 +392,11 @@ func TestPythonUnderFilter(t *testing.T) {
 // failedCall matches a failed call in `strace -f -Z` output, resumed or not.
 var failedCall = regexp.MustCompile(`^\d+ +(?:<\.\.\. )?([a-z0-9_]+)[( ].*= -1 (E[A-Z0-9]+)`)
 
-// TestWorkloadMeetsNoRefusal traces the stdlib workload under the filter:
-// passing is not enough, no call may have been refused on the way (a
-// library silently falling back from EPERM would hide a gap in the
+// TestWorkloadMeetsNoRefusal traces the workloads under the filter: the
+// stdlib workload (python3.11) and the command-line tools a guest script
+// commonly runs (tools.sh: tar, gzip, xz, bzip2, zip, cp, sort, sqlite3,
+// git, ...). Passing is not enough, no call may have been refused on the
+// way (a program silently falling back from EPERM would hide a gap in the
 // allowlist). clone3's ENOSYS is the one refusal by design.
 func TestWorkloadMeetsNoRefusal(t *testing.T) {
 	_, err := os.Stat(python)
@@ -392,30 +405,41 @@ func TestWorkloadMeetsNoRefusal(t *testing.T) {
 	strace, err := exec.LookPath("strace")
 	testenv.Need(t, err == nil && exec.Command(strace, "-qq", "-o", os.DevNull, "true").Run() == nil,
 		"a working strace (apt-get install strace; ptrace allowed)")
-	trace := filepath.Join(t.TempDir(), "trace")
-	if _, err := runWrapped(t, []string{strace, "-f", "-qq", "-Z", "-o", trace}, "exec", "libseccomp",
-		pythonArgv(t, "workload.py")); err != nil {
-		t.Fatal(err)
+	for _, tool := range []string{"tar", "gzip", "xz", "bzip2", "zip", "unzip", "sqlite3", "git"} {
+		_, err := exec.LookPath(tool)
+		testenv.Need(t, err == nil, tool+" (make deps installs it)")
 	}
-	b, err := os.ReadFile(trace)
-	if err != nil {
-		t.Fatal(err)
+	workloads := map[string]string{
+		"python": pythonArgv(t, "workload.py"),
+		"tools":  execArgv(t, "/bin/sh", testdataPath(t, "tools.sh")),
 	}
-	clone3 := 0
-	for _, line := range strings.Split(string(b), "\n") {
-		m := failedCall.FindStringSubmatch(line)
-		if m == nil {
-			continue
-		}
-		switch call, errno := m[1], m[2]; {
-		case call == "clone3" && errno == "ENOSYS":
-			clone3++
-		case errno == "EPERM" || errno == "EAFNOSUPPORT" || errno == "ENOSYS":
-			t.Errorf("refused during the workload: %s", line)
-		}
-	}
-	if clone3 == 0 {
-		t.Error("no clone3 attempt seen: is glibc's fall-back to clone still exercised?")
+	for name, argv := range workloads {
+		t.Run(name, func(t *testing.T) {
+			trace := filepath.Join(t.TempDir(), "trace")
+			if out, err := runWrapped(t, []string{strace, "-f", "-qq", "-Z", "-o", trace}, "exec", "libseccomp", argv); err != nil {
+				t.Errorf("%v\n%s", err, out) // and say which calls were refused
+			}
+			b, err := os.ReadFile(trace)
+			if err != nil {
+				t.Fatal(err)
+			}
+			clone3 := 0
+			for _, line := range strings.Split(string(b), "\n") {
+				m := failedCall.FindStringSubmatch(line)
+				if m == nil {
+					continue
+				}
+				switch call, errno := m[1], m[2]; {
+				case call == "clone3" && errno == "ENOSYS":
+					clone3++
+				case errno == "EPERM" || errno == "EAFNOSUPPORT" || errno == "ENOSYS":
+					t.Errorf("refused during the workload: %s", line)
+				}
+			}
+			if clone3 == 0 {
+				t.Error("no clone3 attempt seen: is glibc's fall-back to clone still exercised?")
+			}
+		})
 	}
 }
 

@@ -12,10 +12,16 @@ import (
 // AF_UNIX sockets, asyncio, http.client over AF_UNIX, ctypes). Each group
 // below names the measured calls plus, where noted, the other spellings of
 // the same operation that glibc or CPython pick depending on arguments or
-// architecture. Calls that CPython only offers as thin wrappers and no
-// stdlib module uses (eventfd, memfd_create, pidfd_open, splice,
-// copy_file_range, inotify, timerfd, setuid and friends, sync, ...) are left
-// out: a guest calling them gets PermissionError.
+// architecture. testdata/tools.sh adds the command-line tools a guest
+// script commonly runs (tar, gzip, xz, bzip2, zip, cp, sort, sqlite3, git);
+// their calls are marked "measured: <tool>". Calls that CPython only offers
+// as thin wrappers and neither the stdlib nor those tools use
+// (memfd_create, pidfd_open, splice, inotify, timerfd, setuid and friends,
+// sync, ...) are left out: a guest calling them gets PermissionError.
+// Alternative spellings of an allowed call are allowed with it (creat,
+// utime, utimes, futimesat, fork, time on x86_64; preadv2, pwritev2,
+// recvmmsg, sendmmsg), since refusing one spelling of an allowed operation
+// protects nothing and breaks the program that picked it.
 //
 // Names in `names` exist on x86_64 and arm64; `amd64` holds x86_64's legacy
 // spellings (open, stat, pipe, ...) that arm64 never had.
@@ -62,6 +68,7 @@ const (
 	ioctlFIONBIO    = 0x5421
 	ioctlFIONCLEX   = 0x5450
 	ioctlFIOCLEX    = 0x5451
+	ioctlFICLONE    = 0x40049409 // _IOW(0x94, 9, int), linux/fs.h
 )
 
 // The ioctl requests a guest may make, all measured. ioctl's request is an
@@ -75,6 +82,7 @@ var allowedIoctls = []allowedValue{
 	{ioctlFIONBIO, "socket.setblocking / settimeout"},
 	{ioctlFIOCLEX, "os.set_inheritable(fd, False); an error other than ENOTTY raises"},
 	{ioctlFIONCLEX, "os.set_inheritable(fd, True), subprocess pass_fds"},
+	{ioctlFICLONE, "cp's default --reflink=auto (measured: tools.sh): a copy-on-write clone between two files the caller has open; tmpfs answers EOPNOTSUPP"},
 }
 
 // The prctl options a guest may use. Each only reads state or changes the
@@ -107,7 +115,7 @@ func policyRules() []rule {
 			why:    "threads and fork, without any namespace flag (flags are arg 0 on x86_64 and arm64)",
 		},
 		errno(unix.ENOSYS, "clone3 hides its flags behind a pointer; ENOSYS makes glibc fall back to clone", "clone3"),
-		allowAMD64("glibc's vfork (subprocess); arm64 has none and uses clone", "vfork"),
+		allowAMD64("glibc's vfork (subprocess) and the legacy fork, neither of which takes flags; arm64 has neither and uses clone", "vfork", "fork"),
 		allow("process identity and sessions: os.getpid, start_new_session, process_group",
 			"getpid", "getppid", "gettid", "getpgid", "setpgid", "getsid", "setsid").
 			plusAMD64("getpgrp"),
@@ -128,35 +136,41 @@ func policyRules() []rule {
 			plusAMD64("alarm", "pause"),
 
 		// Time: the vDSO answers most reads; these are its fall-backs and sleeps.
-		allow("clocks and sleeping", "clock_gettime", "clock_getres", "clock_nanosleep", "nanosleep", "gettimeofday"),
+		allow("clocks and sleeping", "clock_gettime", "clock_getres", "clock_nanosleep", "nanosleep", "gettimeofday").
+			plusAMD64("time"),
 
 		// Memory.
 		allow("memory management: malloc, mmap module, thread stacks",
 			"brk", "mmap", "munmap", "mprotect", "mremap", "madvise", "msync"),
 		allow("locks, conditions, thread joins", "futex"),
+		allow("os.eventfd: a counter descriptor private to the caller, bounded like any descriptor by RLIMIT_NOFILE",
+			"eventfd2").plusAMD64("eventfd"),
 		allow("os.urandom, random, secrets, hash seeds", "getrandom"),
 
 		// File descriptors.
-		allow("reading and writing descriptors",
-			"read", "write", "readv", "writev", "pread64", "pwrite64", "preadv", "pwritev", "lseek", "sendfile"),
+		allow("reading and writing descriptors; copy_file_range copies between two the caller has (measured: cp); preadv2/pwritev2 are preadv/pwritev with flags (os.preadv, os.pwritev)",
+			"read", "write", "readv", "writev", "pread64", "pwrite64", "preadv", "pwritev", "preadv2", "pwritev2",
+			"lseek", "sendfile", "copy_file_range"),
 		allow("descriptor bookkeeping: subprocess closes with close_range",
 			"close", "close_range", "dup", "dup3", "fcntl", "pipe2").
 			plusAMD64("dup2", "pipe"),
 		allow("durability and locking: sqlite3, fcntl.flock, os.posix_fallocate",
 			"flock", "fsync", "fdatasync", "ftruncate", "fallocate"),
+		allow("access hints: os.posix_fadvise (measured: tar, sort, cp, sha256sum read sequentially)", "fadvise64"),
 		// ioctl: one rule per allowed request, below.
 
 		// Paths: inspection.
-		allow("opening and inspecting paths: import, os.stat, os.walk, os.access; openat2 is a stricter openat",
+		allow("opening and inspecting paths: import, os.stat, os.walk, os.access; openat2 is a stricter openat; creat is x86_64's legacy open(O_CREAT|O_WRONLY|O_TRUNC) (measured: tar -cf)",
 			"openat", "openat2", "newfstatat", "fstat", "statx", "statfs", "fstatfs", "getdents64",
 			"readlinkat", "faccessat", "faccessat2", "getcwd", "chdir", "fchdir").
-			plusAMD64("open", "stat", "lstat", "getdents", "readlink", "access"),
+			plusAMD64("open", "creat", "stat", "lstat", "getdents", "readlink", "access"),
 
 		// Paths: changes, confined by the mount namespace and file permissions.
 		allow("changing files: tempfile, shutil, tarfile, sqlite3 journals (chown only to ids the guest has)",
 			"mkdirat", "unlinkat", "renameat", "renameat2", "linkat", "symlinkat",
 			"fchmod", "fchmodat", "fchown", "fchownat", "truncate", "utimensat").
-			plusAMD64("mkdir", "rmdir", "unlink", "rename", "link", "symlink", "chmod", "chown", "lchown"),
+			plusAMD64("mkdir", "rmdir", "unlink", "rename", "link", "symlink", "chmod", "chown", "lchown",
+				"utime", "utimes", "futimesat"),
 		{
 			names:  []string{"mknodat"},
 			action: specs.ActAllow,
@@ -194,7 +208,7 @@ func policyRules() []rule {
 		},
 		allow("using AF_UNIX sockets",
 			"bind", "listen", "accept", "accept4", "connect", "getsockname", "getpeername",
-			"sendto", "recvfrom", "sendmsg", "recvmsg", "shutdown", "setsockopt", "getsockopt"),
+			"sendto", "recvfrom", "sendmsg", "recvmsg", "sendmmsg", "recvmmsg", "shutdown", "setsockopt", "getsockopt"),
 	}
 	rules = append(rules, allowValues("ioctl", 1, allowedIoctls)...)
 	rules = append(rules, allowValues("prctl", 0, allowedPrctls)...)

@@ -67,8 +67,12 @@ func containerConfig(root *rootfs, src mountSources, ids IDPair, cgroupPath stri
 	mounts = append(mounts,
 		&configs.Mount{Source: src.guestFiles, Destination: sandbox.GuestFilesDir, Device: "bind", Flags: bindRO | unix.MS_NOEXEC},
 		&configs.Mount{Source: src.runDir, Destination: sandbox.GuestRunDir, Device: "bind", Flags: bindRO | unix.MS_NOEXEC},
+		// /tmp allows exec like /workspace (docs/guest-api.md): noexec is
+		// no boundary where a guest may map memory executable anyway, and
+		// programs (CPython's own tests among them) run what they write
+		// to a temporary directory.
 		&configs.Mount{Source: "tmpfs", Destination: "/tmp", Device: "tmpfs",
-			Flags: unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC,
+			Flags: unix.MS_NOSUID | unix.MS_NODEV,
 			Data:  fmt.Sprintf("mode=1777,size=%d,nr_inodes=%d", limits.TmpBytes, tmpInodes(limits.TmpBytes))},
 		&configs.Mount{Source: src.workspace, Destination: sandbox.GuestWorkDir, Device: "bind", Flags: bindRW},
 	)

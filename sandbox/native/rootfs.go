@@ -38,6 +38,42 @@ var etcFiles = map[string]string{
 	"hostname":      "sandbox\n",
 	"nsswitch.conf": "passwd: files\ngroup: files\nhosts: files\nnetworks: files\nprotocols: files\nservices: files\n",
 	"resolv.conf":   "",
+	// Debian's /usr/lib/python3.11/sitecustomize.py links here (its file
+	// installs the host's apport hook): the guest has no site
+	// customisation, and the link resolves.
+	"python3.11/sitecustomize.py": "# apysup: the guest has no site customisation.\n",
+}
+
+// hostAlternatives reads Debian's /etc/alternatives: /usr/bin/awk, which,
+// editor and the like are links into it, and they must resolve in the
+// guest as on the host. Only links to files under /usr (or the system
+// directories merged into it) are kept; a link elsewhere would dangle.
+func hostAlternatives() (map[string]string, error) {
+	entries, err := os.ReadDir("/etc/alternatives")
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	alts := map[string]string{}
+	for _, e := range entries {
+		if e.Type()&fs.ModeSymlink == 0 {
+			continue
+		}
+		target, err := os.Readlink(filepath.Join("/etc/alternatives", e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		if !filepath.IsAbs(target) || filepath.Clean(target) != target {
+			continue
+		}
+		top, _, _ := strings.Cut(strings.TrimPrefix(target, "/"), "/")
+		if top == "usr" || slices.Contains(systemDirs, top) {
+			alts[e.Name()] = target
+		}
+	}
+	return alts, nil
 }
 
 // rootfs is the shared, read-only skeleton root of every run.
@@ -48,8 +84,9 @@ type rootfs struct {
 
 // rootLayout is how the host lays out its top-level system directories.
 type rootLayout struct {
-	links map[string]string // name -> relative target inside /usr
-	binds []string          // host dirs bound read-only at the same path
+	links        map[string]string // name -> relative target inside /usr
+	binds        []string          // host dirs bound read-only at the same path
+	alternatives map[string]string // /etc/alternatives: name -> absolute target
 }
 
 // hostLayout reads the layout: /usr always bound; bin, lib, ... recreated
@@ -77,19 +114,24 @@ func hostLayout() (rootLayout, error) {
 			l.binds = append(l.binds, host)
 		}
 	}
-	return l, nil
+	var err error
+	l.alternatives, err = hostAlternatives()
+	return l, err
 }
 
 // key digests everything the skeleton is built from.
 func (l rootLayout) key(ldCache []byte) []byte {
 	var b strings.Builder
-	b.WriteString("rootfs-v1\x00")
+	b.WriteString("rootfs-v2\x00")
 	for _, d := range systemDirs {
 		fmt.Fprintf(&b, "%s=%s;", d, l.links[d])
 	}
 	fmt.Fprintf(&b, "%q", l.binds)
 	for _, name := range slices.Sorted(maps.Keys(etcFiles)) {
 		fmt.Fprintf(&b, "%s\x00%s\x00", name, etcFiles[name])
+	}
+	for _, name := range slices.Sorted(maps.Keys(l.alternatives)) {
+		fmt.Fprintf(&b, "alt:%s\x00%s\x00", name, l.alternatives[name])
 	}
 	b.Write(ldCache)
 	return []byte(b.String())
@@ -116,8 +158,22 @@ func buildRootfs(dir string, l rootLayout, ldCache []byte) error {
 		}
 	}
 	for name, content := range etcFiles {
-		if err := os.WriteFile(filepath.Join(dir, "etc", name), []byte(content), 0o644); err != nil {
+		p := filepath.Join(dir, "etc", name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
+	if len(l.alternatives) > 0 {
+		if err := os.Mkdir(filepath.Join(dir, "etc", "alternatives"), 0o755); err != nil {
+			return err
+		}
+		for name, target := range l.alternatives {
+			if err := os.Symlink(target, filepath.Join(dir, "etc", "alternatives", name)); err != nil {
+				return err
+			}
 		}
 	}
 	// The loader cache only lists host library paths; it saves the dynamic
