@@ -163,8 +163,10 @@ type Job struct {
 	// WorkspaceDir is a host directory owned by this run, mounted read-write
 	// at GuestWorkDir. The caller creates, snapshots and removes it.
 	WorkspaceDir string
-	// RunDir is a host directory owned by this run that holds channel.json
-	// and the channel socket (native); mounted read-only at GuestRunDir.
+	// RunDir is a host directory owned by this run: natively it holds
+	// channel.json and the channel socket and is mounted read-only at
+	// GuestRunDir; under wazero it holds the out directory. Either way it
+	// is swept with the run when its supervisor died.
 	RunDir string
 }
 

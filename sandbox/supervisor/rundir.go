@@ -81,12 +81,17 @@ func sweepRunDirs(stateDir string) error {
 	return errors.Join(errs...)
 }
 
-// abandoned reports whether no live supervisor holds path's lock.
+// abandoned reports whether no live supervisor holds path's lock. A
+// directory younger than lockGrace is never abandoned, locked or not: its
+// supervisor may be between creating the lock file and locking it.
 func abandoned(path string) (bool, error) {
+	info, err := os.Lstat(path)
+	if err != nil || time.Since(info.ModTime()) <= lockGrace {
+		return false, nil
+	}
 	lock, err := os.OpenFile(filepath.Join(path, lockName), os.O_RDWR, 0)
 	if errors.Is(err, os.ErrNotExist) {
-		info, serr := os.Lstat(path)
-		return serr == nil && time.Since(info.ModTime()) > lockGrace, nil
+		return true, nil
 	}
 	if err != nil {
 		return false, err

@@ -27,12 +27,21 @@ func TestSweepRemovesOnlyAbandonedRunDirs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Between creating its lock file and locking it, a new run directory
+	// looks abandoned but for its age.
+	unlocked, err := newRunDir(state, "run-unlocked")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlocked.lock.Close()
 	past := time.Now().Add(-2 * lockGrace)
-	os.Chtimes(old, past, past)
+	for _, d := range []string{old, dead.path} {
+		os.Chtimes(d, past, past)
+	}
 	if err := sweepRunDirs(state); err != nil {
 		t.Fatal(err)
 	}
-	for path, want := range map[string]bool{live.path: true, dead.path: false, young: true, old: false, other: true} {
+	for path, want := range map[string]bool{live.path: true, dead.path: false, unlocked.path: true, young: true, old: false, other: true} {
 		if _, err := os.Stat(path); (err == nil) != want {
 			t.Errorf("%s: exists=%v, want %v", filepath.Base(path), err == nil, want)
 		}
