@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 )
 
-// ApprovalState is the state of one approval record. It leaves waiting
+// ApprovalState is the decision of one approval record. It leaves waiting
 // once, and a decided record never changes state again.
 type ApprovalState string
 
@@ -21,6 +21,17 @@ const (
 	ApprovalRejected  ApprovalState = "rejected"
 	ApprovalExpired   ApprovalState = "expired"
 	ApprovalCancelled ApprovalState = "cancelled"
+)
+
+// DispatchState is what became of an approved call (see ApprovalRecord).
+type DispatchState string
+
+const (
+	DispatchNone      DispatchState = "none"       // not dispatched, or not yet
+	DispatchStarted   DispatchState = "dispatched" // past BeginDispatch: the handler runs
+	DispatchCompleted DispatchState = "completed"  // Complete recorded the outcome
+	DispatchAmbiguous DispatchState = "ambiguous"  // the handler ran; its completion audit failed
+	DispatchExpired   DispatchState = "expired"    // approved, but the lease ran out before dispatch: nothing ran
 )
 
 // Lease bounds (SPEC.md section 5).
@@ -41,12 +52,34 @@ var (
 	ErrApprovalBadLease  = errors.New("approval: lease must be 1s..24h")
 	ErrNotApproved       = errors.New("approval: not approved")
 	ErrAlreadyDispatched = errors.New("approval: already dispatched")
+	ErrDispatchExpired   = errors.New("approval: the lease ran out before dispatch")
 	ErrNotDispatched     = errors.New("approval: not dispatched")
 	ErrAlreadyCompleted  = errors.New("approval: already completed")
 )
 
-// ApprovalRecord is the audit record of one request. It holds the
-// arguments digest only, never the arguments or the preview.
+// ApprovalRecord is the audit record of one approval request. It has two
+// parts, and each moves one way only.
+//
+// State is the decision. It leaves waiting exactly once and never changes
+// again, whatever happens to the call afterwards:
+//
+//	waiting -> approved | rejected | expired | cancelled
+//
+// Dispatch is what became of an approved call. It stays none for every
+// other decision; for an approved one it moves at BeginDispatch, the
+// dispatch commit point, and at Complete:
+//
+//	none -> dispatched -> completed | ambiguous
+//	none -> expired                  (the lease ran out before dispatch)
+//
+// A decision is final once made. Of the dispatch states completed,
+// ambiguous and expired are final, and so is none for every record that is
+// not approved. Only dispatched and what follows it mean that the handler
+// ran (or runs); ambiguous means it ran and its completion could not be
+// audited.
+//
+// A record holds the arguments digest only, never the arguments or the
+// preview.
 type ApprovalRecord struct {
 	ID              string        `json:"id"`
 	RunID           string        `json:"run_id"`
@@ -54,13 +87,12 @@ type ApprovalRecord struct {
 	Capability      string        `json:"capability"`
 	ArgumentsSHA256 string        `json:"arguments_sha256"`
 	State           ApprovalState `json:"state"`
+	Dispatch        DispatchState `json:"dispatch"`
 	Lease           time.Duration `json:"lease_ns"`
 	CreatedAt       time.Time     `json:"created_at"`
 	ExpiresAt       time.Time     `json:"expires_at"`
 	DecidedAt       time.Time     `json:"decided_at,omitzero"`
-	Dispatched      bool          `json:"dispatched"`
-	Completed       bool          `json:"completed"`
-	Outcome         string        `json:"outcome,omitempty"`
+	Outcome         string        `json:"outcome,omitempty"` // the call's outcome, once completed (or ambiguous)
 }
 
 // PendingRequest is what an approver is shown: the record plus a bounded
@@ -141,7 +173,7 @@ func (a *Approvals) Request(req ApprovalRequest) (ApprovalRecord, error) {
 		rec: ApprovalRecord{
 			ID: "apr_" + hex.EncodeToString(idBytes[:]), RunID: req.RunID, CallID: req.CallID,
 			Capability: req.Capability, ArgumentsSHA256: req.ArgumentsSHA256, State: ApprovalWaiting,
-			Lease: req.Lease, CreatedAt: now, ExpiresAt: now.Add(req.Lease),
+			Dispatch: DispatchNone, Lease: req.Lease, CreatedAt: now, ExpiresAt: now.Add(req.Lease),
 		},
 		preview: boundPreview(req.Preview),
 		decided: make(chan struct{}),
@@ -188,33 +220,16 @@ func (a *Approvals) Wait(ctx context.Context, id string) (ApprovalState, error) 
 	return e.rec.State, nil
 }
 
-// Approve, Reject and Cancel decide a waiting record.
+// Approve, Reject and Cancel decide a waiting record; a decided one they
+// leave as it is (ErrApprovalDecided). Cancel is what the end of the
+// call's context does inside Wait. An approved record stays approved: a
+// call whose context ends after its approval is stopped at BeginDispatch.
 func (a *Approvals) Approve(id string) error { return a.decide(id, ApprovalApproved) }
 func (a *Approvals) Reject(id string) error  { return a.decide(id, ApprovalRejected) }
+func (a *Approvals) Cancel(id string) error  { return a.decide(id, ApprovalCancelled) }
 
-// Cancel decides a waiting record as cancelled, or withdraws an approval
-// not yet dispatched. After BeginDispatch it fails: the handler runs.
-func (a *Approvals) Cancel(id string) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	e, ok := a.entries[id]
-	if !ok {
-		return ErrApprovalNotFound
-	}
-	switch {
-	case e.rec.Dispatched:
-		return ErrAlreadyDispatched
-	case e.rec.State == ApprovalWaiting:
-		a.setStateLocked(e, ApprovalCancelled)
-		return nil
-	case e.rec.State == ApprovalApproved:
-		e.rec.State = ApprovalCancelled
-		a.publishLocked(e)
-		return nil
-	}
-	return ErrApprovalDecided
-}
-
+// decide moves a waiting record to its decision; it is the only writer of
+// a record's State.
 func (a *Approvals) decide(id string, to ApprovalState) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -241,58 +256,37 @@ func (a *Approvals) setStateLocked(e *approvalEntry, to ApprovalState) {
 	a.publishLocked(e)
 }
 
-// BeginDispatch is the single linearisation point between cancellation or
-// expiry and the handler: it succeeds only for an approved, unexpired,
-// undispatched record, and after it the handler runs.
+// BeginDispatch is the single linearisation point between expiry and the
+// handler: under the controller's lock it moves an approved record's
+// dispatch from none to dispatched, after which the handler runs, or, when
+// the lease has run out, to expired, and nothing runs. The decision stays
+// approved either way. A repeated BeginDispatch changes nothing and fails.
 func (a *Approvals) BeginDispatch(id string) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	e, err := a.approvedLocked(id)
-	if err != nil {
-		return err
-	}
-	if !a.opts.Now().Before(e.rec.ExpiresAt) {
-		e.rec.State = ApprovalExpired
-		a.publishLocked(e)
-		return ErrNotApproved
-	}
-	e.rec.Dispatched = true
-	a.publishLocked(e)
-	return nil
-}
-
-// AbortApproved withdraws an approved record before BeginDispatch (for
-// example when the run ends between approval and dispatch).
-func (a *Approvals) AbortApproved(id string) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	e, err := a.approvedLocked(id)
-	if err != nil {
-		return err
-	}
-	e.rec.State = ApprovalCancelled
-	a.publishLocked(e)
-	return nil
-}
-
-// approvedLocked returns the record of id when it is approved and not yet
-// dispatched, the one state in which it may be dispatched or withdrawn.
-func (a *Approvals) approvedLocked(id string) (*approvalEntry, error) {
 	e, ok := a.entries[id]
 	switch {
 	case !ok:
-		return nil, ErrApprovalNotFound
-	case e.rec.Dispatched:
-		return nil, ErrAlreadyDispatched
+		return ErrApprovalNotFound
 	case e.rec.State != ApprovalApproved:
-		return nil, ErrNotApproved
+		return ErrNotApproved
+	case e.rec.Dispatch == DispatchExpired:
+		return ErrDispatchExpired
+	case e.rec.Dispatch != DispatchNone:
+		return ErrAlreadyDispatched
 	}
-	return e, nil
+	if !a.opts.Now().Before(e.rec.ExpiresAt) {
+		a.setDispatchLocked(e, DispatchExpired)
+		return ErrDispatchExpired
+	}
+	a.setDispatchLocked(e, DispatchStarted)
+	return nil
 }
 
-// Complete records the outcome of a dispatched call, exactly once. The
-// audit hook runs inside; its failure is returned (and the record keeps
-// Completed false so the failure stays visible).
+// Complete records the outcome of a dispatched call, exactly once: its
+// dispatch becomes completed. The audit hook runs inside; its failure is
+// returned and the dispatch becomes ambiguous (the handler ran, the audit
+// does not say so), which is final too.
 func (a *Approvals) Complete(id, outcome string) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -300,21 +294,29 @@ func (a *Approvals) Complete(id, outcome string) error {
 	switch {
 	case !ok:
 		return ErrApprovalNotFound
-	case !e.rec.Dispatched:
-		return ErrNotDispatched
-	case e.rec.Completed || e.rec.Outcome != "":
+	case e.rec.Dispatch == DispatchCompleted || e.rec.Dispatch == DispatchAmbiguous:
 		return ErrAlreadyCompleted
+	case e.rec.Dispatch != DispatchStarted:
+		return ErrNotDispatched
 	}
 	e.rec.Outcome = outcome
 	if a.opts.Audit != nil {
-		if err := a.opts.Audit(e.rec); err != nil {
-			a.publishLocked(e)
+		done := e.rec
+		done.Dispatch = DispatchCompleted
+		if err := a.opts.Audit(done); err != nil {
+			a.setDispatchLocked(e, DispatchAmbiguous)
 			return err
 		}
 	}
-	e.rec.Completed = true
-	a.publishLocked(e)
+	a.setDispatchLocked(e, DispatchCompleted)
 	return nil
+}
+
+// setDispatchLocked is the only writer of a record's Dispatch; its callers
+// check that the move is one of the state machine's.
+func (a *Approvals) setDispatchLocked(e *approvalEntry, to DispatchState) {
+	e.rec.Dispatch = to
+	a.publishLocked(e)
 }
 
 // Get returns one record.

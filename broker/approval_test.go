@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -72,7 +71,7 @@ func TestApprovalInsideTheSameCall(t *testing.T) {
 			if rs := b.Receipts(); len(rs) != 1 || rs[0].ApprovalRequestID != p.ID {
 				t.Fatalf("receipt not bound to approval: %+v", rs)
 			}
-			if (tc.n == 1) != (rec.Dispatched && rec.Completed && rec.Outcome == StatusOK) {
+			if (tc.n == 1) != (rec.Dispatch == DispatchCompleted && rec.Outcome == StatusOK) {
 				t.Fatalf("record %+v", rec)
 			}
 			select {
@@ -157,11 +156,10 @@ func TestApprovalControllerRules(t *testing.T) {
 	if err := a.BeginDispatch(r1.ID); !errors.Is(err, ErrAlreadyDispatched) {
 		t.Fatalf("second dispatch: %v", err)
 	}
-	if err := a.Cancel(r1.ID); !errors.Is(err, ErrAlreadyDispatched) {
-		t.Fatalf("cancel after dispatch: %v", err)
-	}
-	if err := a.AbortApproved(r1.ID); !errors.Is(err, ErrAlreadyDispatched) {
-		t.Fatalf("abort after dispatch: %v", err)
+	for _, decide := range []func(string) error{a.Approve, a.Reject, a.Cancel} {
+		if err := decide(r1.ID); !errors.Is(err, ErrApprovalDecided) {
+			t.Fatalf("decided after dispatch: %v", err)
+		}
 	}
 	if err := a.Complete(r1.ID, "ok"); err != nil {
 		t.Fatal(err)
@@ -172,11 +170,11 @@ func TestApprovalControllerRules(t *testing.T) {
 	if err := a.Approve(r2.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.AbortApproved(r2.ID); err != nil {
-		t.Fatal(err)
+	if err := a.Cancel(r2.ID); !errors.Is(err, ErrApprovalDecided) {
+		t.Fatalf("an approval was withdrawn: %v", err)
 	}
-	if err := a.BeginDispatch(r2.ID); !errors.Is(err, ErrNotApproved) {
-		t.Fatalf("dispatch after abort: %v", err)
+	if rec, _ := a.Get(r2.ID); rec.State != ApprovalApproved || rec.Dispatch != DispatchNone {
+		t.Fatalf("record %+v", rec)
 	}
 	for _, r := range a.Records() {
 		if r.State == ApprovalWaiting {
@@ -188,35 +186,33 @@ func TestApprovalControllerRules(t *testing.T) {
 	}
 }
 
-// A cancel racing BeginDispatch never ends both cancelled and dispatched.
-func TestCancelRacingBeginDispatch(t *testing.T) {
+// A cancellation racing an approval: exactly one decides, and the loser
+// changes nothing.
+func TestCancelRacingApprove(t *testing.T) {
 	a := NewApprovals(ApprovalOptions{MaxRecords: 20000})
-	var dispatched, cancelled atomic.Int64
+	var approved, cancelled int
 	for i := range 10000 {
 		rec, err := a.Request(ApprovalRequest{CallID: "c", Capability: "x", Lease: time.Hour})
 		if err != nil {
 			t.Fatal(i, err)
 		}
-		if err := a.Approve(rec.ID); err != nil {
-			t.Fatal(err)
-		}
 		var wg sync.WaitGroup
-		var began, cancelOK bool
+		var approveErr, cancelErr error
 		wg.Add(2)
-		go func() { defer wg.Done(); began = a.BeginDispatch(rec.ID) == nil }()
-		go func() { defer wg.Done(); cancelOK = a.Cancel(rec.ID) == nil }()
+		go func() { defer wg.Done(); approveErr = a.Approve(rec.ID) }()
+		go func() { defer wg.Done(); cancelErr = a.Cancel(rec.ID) }()
 		wg.Wait()
 		final, _ := a.Get(rec.ID)
-		if began == cancelOK || final.Dispatched != began || (final.State == ApprovalCancelled) != cancelOK {
-			t.Fatalf("iteration %d: began=%v cancelled=%v record=%+v", i, began, cancelOK, final)
-		}
-		if began {
-			dispatched.Add(1)
-		} else {
-			cancelled.Add(1)
+		switch {
+		case approveErr == nil && errors.Is(cancelErr, ErrApprovalDecided) && final.State == ApprovalApproved:
+			approved++
+		case cancelErr == nil && errors.Is(approveErr, ErrApprovalDecided) && final.State == ApprovalCancelled:
+			cancelled++
+		default:
+			t.Fatalf("iteration %d: approve %v, cancel %v, record %+v", i, approveErr, cancelErr, final)
 		}
 	}
-	t.Logf("dispatched %d, cancelled %d", dispatched.Load(), cancelled.Load())
+	t.Logf("approved %d, cancelled %d", approved, cancelled)
 }
 
 func TestAuditFailureIsAmbiguous(t *testing.T) {
@@ -267,5 +263,98 @@ func TestAuditFullDenies(t *testing.T) {
 	got := decode(t, b.Call(context.Background(), frameOf("capability-1", "notes.put", `{}`)))
 	if got.Status != StatusDenied || got.ErrorCode != CodeApprovalAuditFull || f.approved.n.Load() != 0 {
 		t.Fatalf("%+v", got)
+	}
+}
+
+// dispatchMoves are the moves of a record's Dispatch (ApprovalRecord).
+var dispatchMoves = map[[2]DispatchState]bool{
+	{DispatchNone, DispatchStarted}:      true,
+	{DispatchNone, DispatchExpired}:      true,
+	{DispatchStarted, DispatchCompleted}: true,
+	{DispatchStarted, DispatchAmbiguous}: true,
+}
+
+// TestApprovalStateMachine drives one record through every sequence of
+// four operations and checks each step against the state machine of
+// ApprovalRecord: a decision never changes once made, and Dispatch moves
+// only along its edges and only for an approved record.
+func TestApprovalStateMachine(t *testing.T) {
+	type world struct {
+		a         *Approvals
+		id        string
+		now       time.Time
+		failAudit bool
+	}
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	ops := []struct {
+		name string
+		do   func(w *world)
+	}{
+		{"approve", func(w *world) { _ = w.a.Approve(w.id) }},
+		{"reject", func(w *world) { _ = w.a.Reject(w.id) }},
+		{"cancel", func(w *world) { _ = w.a.Cancel(w.id) }},
+		{"caller gone", func(w *world) { _, _ = w.a.Wait(gone, w.id) }},
+		{"lease runs out", func(w *world) { w.now = w.now.Add(time.Hour); _, _ = w.a.Wait(context.Background(), w.id) }},
+		{"begin dispatch", func(w *world) { _ = w.a.BeginDispatch(w.id) }},
+		{"complete", func(w *world) { _ = w.a.Complete(w.id, StatusOK) }},
+		{"complete, audit fails", func(w *world) { w.failAudit = true; _ = w.a.Complete(w.id, StatusOK); w.failAudit = false }},
+	}
+	reached := map[[2]string]bool{}
+	const depth = 4
+	seq := make([]int, depth)
+	for n := 0; ; n++ {
+		w := &world{now: time.Unix(1e9, 0)}
+		w.a = NewApprovals(ApprovalOptions{
+			Now: func() time.Time { return w.now },
+			Audit: func(ApprovalRecord) error {
+				if w.failAudit {
+					return errors.New("disk full")
+				}
+				return nil
+			},
+		})
+		rec, err := w.a.Request(ApprovalRequest{CallID: "c", Capability: "x", Lease: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.id = rec.ID
+		var steps []string
+		for _, op := range seq {
+			before, _ := w.a.Get(w.id)
+			ops[op].do(w)
+			after, _ := w.a.Get(w.id)
+			steps = append(steps, ops[op].name)
+			reached[[2]string{string(after.State), string(after.Dispatch)}] = true
+			switch {
+			case before.State != ApprovalWaiting && (after.State != before.State || !after.DecidedAt.Equal(before.DecidedAt)):
+				t.Fatalf("%v: the decision changed: %+v -> %+v", steps, before, after)
+			case after.Dispatch != DispatchNone && after.State != ApprovalApproved:
+				t.Fatalf("%v: a %s record has dispatch %s", steps, after.State, after.Dispatch)
+			case after.Dispatch != before.Dispatch && !dispatchMoves[[2]DispatchState{before.Dispatch, after.Dispatch}]:
+				t.Fatalf("%v: dispatch moved %s -> %s", steps, before.Dispatch, after.Dispatch)
+			case before.Outcome != "" && after.Outcome != before.Outcome:
+				t.Fatalf("%v: the outcome changed: %+v -> %+v", steps, before, after)
+			}
+		}
+		// The next sequence, in odometer order.
+		i := 0
+		for ; i < depth; i++ {
+			if seq[i]++; seq[i] < len(ops) {
+				break
+			}
+			seq[i] = 0
+		}
+		if i == depth {
+			break
+		}
+	}
+	for _, want := range [][2]string{
+		{"waiting", "none"}, {"approved", "none"}, {"rejected", "none"}, {"expired", "none"}, {"cancelled", "none"},
+		{"approved", "dispatched"}, {"approved", "completed"}, {"approved", "ambiguous"}, {"approved", "expired"},
+	} {
+		if !reached[want] {
+			t.Errorf("state %s/%s never reached", want[0], want[1])
+		}
 	}
 }

@@ -358,7 +358,7 @@ func (b *Broker) awaitApproval(ctx context.Context, rc *receiptDraft, c *plan.Ca
 		return CodeApprovalCancelled
 	}
 	if err := b.cfg.Approvals.BeginDispatch(rec.ID); err != nil {
-		if r, _ := b.cfg.Approvals.Get(rec.ID); r.State == ApprovalExpired {
+		if errors.Is(err, ErrDispatchExpired) {
 			return CodeApprovalExpired
 		}
 		return CodeApprovalCancelled

@@ -161,7 +161,7 @@ func announce(ctx context.Context, out io.Writer, socket string, events <-chan b
 	told := map[string]broker.ApprovalState{} // bounded by the audit's records
 	onEvents(ctx, events, func(ev broker.ApprovalEvent) {
 		r := ev.Record
-		if r.Dispatched || told[r.ID] == r.State {
+		if r.Dispatch != broker.DispatchNone || told[r.ID] == r.State {
 			return // a dispatch or completion, or said already
 		}
 		told[r.ID] = r.State
