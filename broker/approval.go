@@ -31,6 +31,7 @@ const (
 	DispatchStarted   DispatchState = "dispatched" // past BeginDispatch: the handler runs
 	DispatchCompleted DispatchState = "completed"  // Complete recorded the outcome
 	DispatchAmbiguous DispatchState = "ambiguous"  // the handler ran; its completion audit failed
+	DispatchCancelled DispatchState = "cancelled"  // approved, but the call's context ended before dispatch: nothing ran
 	DispatchExpired   DispatchState = "expired"    // approved, but the lease ran out before dispatch: nothing ran
 )
 
@@ -52,6 +53,7 @@ var (
 	ErrApprovalBadLease  = errors.New("approval: lease must be 1s..24h")
 	ErrNotApproved       = errors.New("approval: not approved")
 	ErrAlreadyDispatched = errors.New("approval: already dispatched")
+	ErrDispatchCancelled = errors.New("approval: the call was cancelled before dispatch")
 	ErrDispatchExpired   = errors.New("approval: the lease ran out before dispatch")
 	ErrNotDispatched     = errors.New("approval: not dispatched")
 	ErrAlreadyCompleted  = errors.New("approval: already completed")
@@ -70,10 +72,11 @@ var (
 // dispatch commit point, and at Complete:
 //
 //	none -> dispatched -> completed | ambiguous
-//	none -> expired                  (the lease ran out before dispatch)
+//	none -> cancelled | expired      (the call's context ended, or the lease
+//	                                  ran out, before dispatch: nothing ran)
 //
 // A decision is final once made. Of the dispatch states completed,
-// ambiguous and expired are final, and so is none for every record that is
+// ambiguous, cancelled and expired are final, and so is none for every record that is
 // not approved. Only dispatched and what follows it mean that the handler
 // ran (or runs); ambiguous means it ran and its completion could not be
 // audited.
@@ -223,7 +226,8 @@ func (a *Approvals) Wait(ctx context.Context, id string) (ApprovalState, error) 
 // Approve, Reject and Cancel decide a waiting record; a decided one they
 // leave as it is (ErrApprovalDecided). Cancel is what the end of the
 // call's context does inside Wait. An approved record stays approved: a
-// call whose context ends after its approval is stopped at BeginDispatch.
+// call whose context ends after its approval is stopped at BeginDispatch
+// (dispatch cancelled).
 func (a *Approvals) Approve(id string) error { return a.decide(id, ApprovalApproved) }
 func (a *Approvals) Reject(id string) error  { return a.decide(id, ApprovalRejected) }
 func (a *Approvals) Cancel(id string) error  { return a.decide(id, ApprovalCancelled) }
@@ -256,12 +260,20 @@ func (a *Approvals) setStateLocked(e *approvalEntry, to ApprovalState) {
 	a.publishLocked(e)
 }
 
-// BeginDispatch is the single linearisation point between expiry and the
-// handler: under the controller's lock it moves an approved record's
-// dispatch from none to dispatched, after which the handler runs, or, when
-// the lease has run out, to expired, and nothing runs. The decision stays
-// approved either way. A repeated BeginDispatch changes nothing and fails.
-func (a *Approvals) BeginDispatch(id string) error {
+// BeginDispatch is the dispatch commit point of an approved call, and the
+// single linearisation point between its decision, the end of ctx (the
+// call's own context), the end of its lease and its handler. Under the
+// controller's lock it moves the record's dispatch from none to exactly
+// one of:
+//
+//   - cancelled, when ctx has ended: ErrDispatchCancelled, nothing runs;
+//   - expired, when the lease has run out: ErrDispatchExpired, nothing runs;
+//   - dispatched: nil, and the handler runs, with ctx not yet ended.
+//
+// A cancellation that comes later is the handler's to see. The decision
+// stays approved in every case. A repeated BeginDispatch changes nothing:
+// it fails as the first one ended (or ErrAlreadyDispatched).
+func (a *Approvals) BeginDispatch(ctx context.Context, id string) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	e, ok := a.entries[id]
@@ -270,12 +282,18 @@ func (a *Approvals) BeginDispatch(id string) error {
 		return ErrApprovalNotFound
 	case e.rec.State != ApprovalApproved:
 		return ErrNotApproved
+	case e.rec.Dispatch == DispatchCancelled:
+		return ErrDispatchCancelled
 	case e.rec.Dispatch == DispatchExpired:
 		return ErrDispatchExpired
 	case e.rec.Dispatch != DispatchNone:
 		return ErrAlreadyDispatched
 	}
-	if !a.opts.Now().Before(e.rec.ExpiresAt) {
+	switch {
+	case ctx.Err() != nil:
+		a.setDispatchLocked(e, DispatchCancelled)
+		return ErrDispatchCancelled
+	case !a.opts.Now().Before(e.rec.ExpiresAt):
 		a.setDispatchLocked(e, DispatchExpired)
 		return ErrDispatchExpired
 	}

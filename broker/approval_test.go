@@ -86,6 +86,60 @@ func TestApprovalInsideTheSameCall(t *testing.T) {
 	}
 }
 
+// TestApprovalRacingCancellation races an approval against the end of the
+// call's context, through the Broker with an in-memory handler: either the
+// call is dispatched (receipt ok, the record completed) or it is cancelled
+// (receipt denied approval_cancelled, nothing ran), and a cancellation that
+// happened before the dispatch commit point never lets the handler run.
+func TestApprovalRacingCancellation(t *testing.T) {
+	const iterations = 10000
+	f := newFixture(t, 4)
+	var dispatched, cancelledWaiting, cancelledApproved, lateCancels int
+	for i := range iterations {
+		a := NewApprovals(ApprovalOptions{})
+		events, stop := a.Subscribe()
+		b, err := New(Config{Plan: f.plan, RunID: "run-1", Surface: plan.SurfaceDirect, Handlers: f.handlers, Approvals: a})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		out := make(chan []byte, 1)
+		go func() { out <- b.Call(ctx, frameOf("capability-1", "notes.put", `{}`)) }()
+		id := (<-events).Record.ID // the request, waiting
+		ran := f.approved.n.Load()
+		var early bool // the cancellation happened before any dispatch commit
+		var wg sync.WaitGroup
+		wg.Go(func() { _ = a.Approve(id) })
+		wg.Go(func() {
+			cancel()
+			rec, _ := a.Get(id)
+			early = rec.Dispatch == DispatchNone || rec.Dispatch == DispatchCancelled
+		})
+		wg.Wait()
+		got := decode(t, <-out)
+		stop()
+		ran = f.approved.n.Load() - ran
+		rec, _ := a.Get(id)
+		rs := b.Receipts()
+		if len(rs) != 1 || rs[0].ApprovalRequestID != id || rs[0].Outcome != got.Status || rs[0].ErrorCode != got.ErrorCode {
+			t.Fatalf("iteration %d: response %+v, receipts %+v", i, got, rs)
+		}
+		switch {
+		case got.Status == StatusOK && ran == 1 && !early && rec.State == ApprovalApproved && rec.Dispatch == DispatchCompleted:
+			dispatched++
+		case got.Status == StatusDenied && got.ErrorCode == CodeApprovalCancelled && ran == 0 && rec.Dispatch == DispatchCancelled:
+			cancelledApproved++ // both were ready: the commit point saw the context end
+		case got.Status == StatusDenied && got.ErrorCode == CodeApprovalCancelled && ran == 0 && rec.State == ApprovalCancelled:
+			cancelledWaiting++
+		default:
+			t.Fatalf("iteration %d: early cancel %v, %d dispatches, response %+v, record %+v", i, early, ran, got, rec)
+		}
+	}
+	lateCancels = int(f.approved.lateCtx.Load())
+	t.Logf("%d iterations: dispatched %d (of which %d saw the context end after the commit), cancelled while waiting %d, cancelled after approval at the commit point %d",
+		iterations, dispatched, lateCancels, cancelledWaiting, cancelledApproved)
+}
+
 func TestApprovalExpiry(t *testing.T) {
 	f := newFixture(t, 4)
 	now := time.Now()
@@ -118,12 +172,13 @@ func TestApprovalLeaseRunsOutWhileWaiting(t *testing.T) {
 	if err != nil || state != ApprovalExpired {
 		t.Fatalf("%s %v", state, err)
 	}
-	if err := a.BeginDispatch(rec.ID); !errors.Is(err, ErrNotApproved) {
+	if err := a.BeginDispatch(context.Background(), rec.ID); !errors.Is(err, ErrNotApproved) {
 		t.Fatal(err)
 	}
 }
 
 func TestApprovalControllerRules(t *testing.T) {
+	ctx := context.Background()
 	a := NewApprovals(ApprovalOptions{MaxRecords: 2})
 	for _, lease := range []time.Duration{0, 999 * time.Millisecond, 24*time.Hour + time.Second} {
 		if _, err := a.Request(ApprovalRequest{Lease: lease}); !errors.Is(err, ErrApprovalBadLease) {
@@ -141,7 +196,7 @@ func TestApprovalControllerRules(t *testing.T) {
 	if err := a.Complete(r1.ID, "ok"); !errors.Is(err, ErrNotDispatched) {
 		t.Fatalf("complete before dispatch: %v", err)
 	}
-	if err := a.BeginDispatch(r1.ID); !errors.Is(err, ErrNotApproved) {
+	if err := a.BeginDispatch(ctx, r1.ID); !errors.Is(err, ErrNotApproved) {
 		t.Fatalf("dispatch while waiting: %v", err)
 	}
 	if err := a.Approve(r1.ID); err != nil {
@@ -150,10 +205,10 @@ func TestApprovalControllerRules(t *testing.T) {
 	if err := a.Reject(r1.ID); !errors.Is(err, ErrApprovalDecided) {
 		t.Fatalf("decided twice: %v", err)
 	}
-	if err := a.BeginDispatch(r1.ID); err != nil {
+	if err := a.BeginDispatch(ctx, r1.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.BeginDispatch(r1.ID); !errors.Is(err, ErrAlreadyDispatched) {
+	if err := a.BeginDispatch(ctx, r1.ID); !errors.Is(err, ErrAlreadyDispatched) {
 		t.Fatalf("second dispatch: %v", err)
 	}
 	for _, decide := range []func(string) error{a.Approve, a.Reject, a.Cancel} {
@@ -174,6 +229,22 @@ func TestApprovalControllerRules(t *testing.T) {
 		t.Fatalf("an approval was withdrawn: %v", err)
 	}
 	if rec, _ := a.Get(r2.ID); rec.State != ApprovalApproved || rec.Dispatch != DispatchNone {
+		t.Fatalf("record %+v", rec)
+	}
+	// The call's context ended after the approval: the commit point
+	// refuses it, for good, and the decision stays approved.
+	gone, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := a.BeginDispatch(gone, r2.ID); !errors.Is(err, ErrDispatchCancelled) {
+		t.Fatalf("dispatch with an ended context: %v", err)
+	}
+	if err := a.BeginDispatch(ctx, r2.ID); !errors.Is(err, ErrDispatchCancelled) {
+		t.Fatalf("dispatch after a cancelled dispatch: %v", err)
+	}
+	if err := a.Complete(r2.ID, "ok"); !errors.Is(err, ErrNotDispatched) {
+		t.Fatalf("complete after a cancelled dispatch: %v", err)
+	}
+	if rec, _ := a.Get(r2.ID); rec.State != ApprovalApproved || rec.Dispatch != DispatchCancelled || rec.Outcome != "" {
 		t.Fatalf("record %+v", rec)
 	}
 	for _, r := range a.Records() {
@@ -269,6 +340,7 @@ func TestAuditFullDenies(t *testing.T) {
 // dispatchMoves are the moves of a record's Dispatch (ApprovalRecord).
 var dispatchMoves = map[[2]DispatchState]bool{
 	{DispatchNone, DispatchStarted}:      true,
+	{DispatchNone, DispatchCancelled}:    true,
 	{DispatchNone, DispatchExpired}:      true,
 	{DispatchStarted, DispatchCompleted}: true,
 	{DispatchStarted, DispatchAmbiguous}: true,
@@ -296,7 +368,8 @@ func TestApprovalStateMachine(t *testing.T) {
 		{"cancel", func(w *world) { _ = w.a.Cancel(w.id) }},
 		{"caller gone", func(w *world) { _, _ = w.a.Wait(gone, w.id) }},
 		{"lease runs out", func(w *world) { w.now = w.now.Add(time.Hour); _, _ = w.a.Wait(context.Background(), w.id) }},
-		{"begin dispatch", func(w *world) { _ = w.a.BeginDispatch(w.id) }},
+		{"begin dispatch", func(w *world) { _ = w.a.BeginDispatch(context.Background(), w.id) }},
+		{"begin dispatch, caller gone", func(w *world) { _ = w.a.BeginDispatch(gone, w.id) }},
 		{"complete", func(w *world) { _ = w.a.Complete(w.id, StatusOK) }},
 		{"complete, audit fails", func(w *world) { w.failAudit = true; _ = w.a.Complete(w.id, StatusOK); w.failAudit = false }},
 	}
@@ -351,7 +424,8 @@ func TestApprovalStateMachine(t *testing.T) {
 	}
 	for _, want := range [][2]string{
 		{"waiting", "none"}, {"approved", "none"}, {"rejected", "none"}, {"expired", "none"}, {"cancelled", "none"},
-		{"approved", "dispatched"}, {"approved", "completed"}, {"approved", "ambiguous"}, {"approved", "expired"},
+		{"approved", "dispatched"}, {"approved", "completed"}, {"approved", "ambiguous"}, {"approved", "cancelled"},
+		{"approved", "expired"},
 	} {
 		if !reached[want] {
 			t.Errorf("state %s/%s never reached", want[0], want[1])

@@ -315,6 +315,9 @@ func (b *Broker) dispatch(ctx context.Context, call *admittedCall, streaming boo
 			return b.finish(rc, StatusDenied, code, nil)
 		}
 	}
+	if code := b.beginDispatch(ctx, rc); code != "" {
+		return b.finish(rc, StatusDenied, code, nil)
+	}
 
 	h, _ := b.cfg.Handlers.lookup(capability.Handler())
 	b.observe(Marker{Kind: MarkerStarted, CallID: call.callID, Capability: call.capability})
@@ -332,8 +335,8 @@ func (b *Broker) dispatch(ctx context.Context, call *admittedCall, streaming boo
 	return out
 }
 
-// awaitApproval blocks inside the guest's own call until a decision, then
-// crosses BeginDispatch. It returns a refusal code, or "" to dispatch.
+// awaitApproval blocks inside the guest's own call until a decision. It
+// returns a refusal code, or "" when the call was approved.
 func (b *Broker) awaitApproval(ctx context.Context, rc *receiptDraft, c *plan.Capability, canonArgs []byte, lease time.Duration) string {
 	if b.cfg.Approvals == nil {
 		return CodeApprovalUnavailable
@@ -350,20 +353,35 @@ func (b *Broker) awaitApproval(ctx context.Context, rc *receiptDraft, c *plan.Ca
 	state, _ := b.cfg.Approvals.Wait(ctx, rec.ID)
 	switch state {
 	case ApprovalApproved:
+		return ""
 	case ApprovalRejected:
 		return CodeApprovalRejected
 	case ApprovalExpired:
 		return CodeApprovalExpired
-	default:
-		return CodeApprovalCancelled
 	}
-	if err := b.cfg.Approvals.BeginDispatch(rec.ID); err != nil {
-		if errors.Is(err, ErrDispatchExpired) {
-			return CodeApprovalExpired
+	return CodeApprovalCancelled
+}
+
+// beginDispatch is the dispatch commit point of every call, approved or
+// not: after it the handler runs, before it nothing has. A call whose
+// context has ended by then is not dispatched (the run is ending; nobody
+// waits for the result), and a call with an approval crosses its record's
+// BeginDispatch, which decides under the controller's lock between the
+// approval, the context and the lease. It returns a refusal code, or "".
+func (b *Broker) beginDispatch(ctx context.Context, rc *receiptDraft) string {
+	if rc.approvalID == "" {
+		if ctx.Err() != nil {
+			return CodeCallCancelled
 		}
-		return CodeApprovalCancelled
+		return ""
 	}
-	return ""
+	switch err := b.cfg.Approvals.BeginDispatch(ctx, rc.approvalID); {
+	case err == nil:
+		return ""
+	case errors.Is(err, ErrDispatchExpired):
+		return CodeApprovalExpired
+	}
+	return CodeApprovalCancelled
 }
 
 // invoke calls the handler once and checks what it returned.

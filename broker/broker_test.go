@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,15 +16,19 @@ import (
 
 // counting wraps a handler and counts dispatches.
 type counting struct {
-	n      atomic.Int64
-	result json.RawMessage
-	err    error
-	panics bool
-	block  chan struct{} // when set, Call waits on it
+	n       atomic.Int64
+	lateCtx atomic.Int64 // dispatches whose context had ended when they began
+	result  json.RawMessage
+	err     error
+	panics  bool
+	block   chan struct{} // when set, Call waits on it
 }
 
 func (c *counting) Call(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 	c.n.Add(1)
+	if ctx.Err() != nil {
+		c.lateCtx.Add(1)
+	}
 	if c.block != nil {
 		<-c.block
 	}
@@ -374,6 +379,39 @@ func TestObserversNeverGate(t *testing.T) {
 	}
 	if strings.Join(kinds, ",") != "intent,started,completed" {
 		t.Fatalf("markers %v", kinds)
+	}
+}
+
+// A call whose context has ended by the dispatch commit point is not
+// dispatched, approval or not: a denied receipt (call_cancelled), no
+// started marker, nothing ran. Admission refusals still come first.
+func TestCancelledCallIsNotDispatched(t *testing.T) {
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, tc := range []struct {
+		capability, args string
+		status, code     string
+	}{
+		{"echo", `{"x":1}`, StatusDenied, CodeCallCancelled},
+		{"files.write", `{}`, StatusDenied, CodeCallCancelled},
+		{"web.get", `{}`, StatusDenied, CodeCallCancelled},
+		{"notes.put", `{}`, StatusDenied, CodeApprovalCancelled}, // its approval never waits: Wait sees the context end
+		{"nope", `{}`, StatusDenied, CodeUnknownCapability},
+		{"echo", `{"x":"one"}`, StatusDenied, CodeInputSchema},
+	} {
+		f := newFixture(t, 4)
+		var kinds []string
+		b, err := New(Config{Plan: f.plan, RunID: "run-1", Surface: plan.SurfaceDirect, Handlers: f.handlers, Approvals: f.approvals,
+			Observers: []Observer{ObserverFunc(func(m Marker) error { kinds = append(kinds, m.Kind); return nil })}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := decode(t, b.Call(gone, frameOf("capability-1", tc.capability, tc.args)))
+		rs := b.Receipts()
+		if got.Status != tc.status || got.ErrorCode != tc.code || f.dispatches() != 0 ||
+			len(rs) != 1 || rs[0].Outcome != tc.status || rs[0].ErrorCode != tc.code || slices.Contains(kinds, MarkerStarted) {
+			t.Errorf("%s: %+v, %d dispatches, receipts %+v, markers %v", tc.capability, got, f.dispatches(), rs, kinds)
+		}
 	}
 }
 

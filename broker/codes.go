@@ -21,6 +21,7 @@ const (
 	CodeApprovalExpired       = "approval_expired"
 	CodeApprovalCancelled     = "approval_cancelled"
 	CodeApprovalAuditFailed   = "approval_audit_failed"
+	CodeCallCancelled         = "call_cancelled"
 	CodeHandlerError          = "handler_error"
 	CodeHandlerPanicked       = "handler_panicked"
 	CodeResultTooLarge        = "result_too_large"
@@ -53,6 +54,7 @@ var messages = map[string]string{
 	CodeApprovalExpired:       "the approval lease expired before dispatch",
 	CodeApprovalCancelled:     "the approval request was cancelled before dispatch",
 	CodeApprovalAuditFailed:   "the handler ran but its approval audit could not be completed; the outcome is ambiguous",
+	CodeCallCancelled:         "the call was cancelled before dispatch; the handler did not run",
 	CodeHandlerError:          "the handler reported an error",
 	CodeHandlerPanicked:       "the handler failed unexpectedly; it may have acted",
 	CodeResultTooLarge:        "the handler result is larger than 1 MiB",

@@ -23,11 +23,15 @@ func FuzzCall(f *testing.F) {
 	}
 	fx := newFixture(f, 256)
 	f.Fuzz(func(t *testing.T, frame []byte) {
-		b := fx.broker(t, plan.SurfaceBoth, "p")
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel() // approvals end at once (cancelled): no fuzz input blocks
+		// No approver: calls that need approval are denied at once, so no
+		// input blocks, and the context stays live so that the others
+		// reach their handlers.
+		b, err := New(Config{Plan: fx.plan, RunID: "run-1", Surface: plan.SurfaceBoth, Parent: "p", Handlers: fx.handlers})
+		if err != nil {
+			t.Fatal(err)
+		}
 		before := fx.dispatches()
-		out := b.Call(ctx, frame)
+		out := b.Call(context.Background(), frame)
 		var d decoded
 		if err := canonjson.DecodeStrict(out, 4<<20, &d); err != nil {
 			t.Fatalf("response not strict JSON: %v", err)
