@@ -6,9 +6,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/apysup/apysup/internal/canonjson"
+	"github.com/apysup/apysup/plan"
 )
 
 // ApprovalState is the decision of one approval record. It leaves waiting
@@ -43,6 +47,11 @@ const (
 	DefaultMaxApprovalRecords = 1024
 	// MaxPreviewBytes bounds the human-readable preview shown to approvers.
 	MaxPreviewBytes = 2048
+	// MaxApprovalCallIDBytes bounds a call id, as admission does.
+	MaxApprovalCallIDBytes = 256
+	// maxIDBytes bounds run and parent call ids (runIDPattern,
+	// plan.ParentPattern).
+	maxIDBytes = 128
 )
 
 // Errors of the approval controller.
@@ -51,6 +60,7 @@ var (
 	ErrApprovalDecided   = errors.New("approval: already decided")
 	ErrApprovalAuditFull = errors.New("approval: audit full")
 	ErrApprovalBadLease  = errors.New("approval: lease must be 1s..24h")
+	ErrApprovalMismatch  = errors.New("approval: the record approves another call")
 	ErrNotApproved       = errors.New("approval: not approved")
 	ErrAlreadyDispatched = errors.New("approval: already dispatched")
 	ErrDispatchCancelled = errors.New("approval: the call was cancelled before dispatch")
@@ -58,6 +68,86 @@ var (
 	ErrNotDispatched     = errors.New("approval: not dispatched")
 	ErrAlreadyCompleted  = errors.New("approval: already completed")
 )
+
+// Refusals of a malformed field, each inside an *ApprovalFieldError.
+var (
+	ErrApprovalFieldMissing   = errors.New("approval: field missing")
+	ErrApprovalFieldTooLong   = errors.New("approval: field too long")
+	ErrApprovalFieldMalformed = errors.New("approval: field malformed")
+)
+
+// ApprovalFieldError is the refusal of one field of a request (or of an
+// outcome): Err is ErrApprovalFieldMissing, ErrApprovalFieldTooLong,
+// ErrApprovalFieldMalformed or ErrApprovalBadLease.
+type ApprovalFieldError struct {
+	Field string // the field's JSON name
+	Err   error
+}
+
+func (e *ApprovalFieldError) Error() string {
+	return "approval: " + e.Field + ": " + strings.TrimPrefix(e.Err.Error(), "approval: ")
+}
+
+func (e *ApprovalFieldError) Unwrap() error { return e.Err }
+
+// ApprovalBinding is what one approval approves: one call, by id, of one
+// run under one Plan, to one capability with arguments of one digest. A
+// record approves exactly its binding, and BeginDispatch commits only the
+// call that presents it.
+type ApprovalBinding struct {
+	RunID           string `json:"run_id"`
+	PlanSHA256      string `json:"plan_sha256"`
+	ParentCallID    string `json:"parent_call_id,omitempty"` // programmatic calls only
+	CallID          string `json:"call_id"`
+	Capability      string `json:"capability"`
+	ArgumentsSHA256 string `json:"arguments_sha256"`
+}
+
+// validate checks every field: present (the parent only on programmatic
+// calls), within its bound, and well-formed. A call id must be the
+// parent's (<parent>:program:<n>) when there is a parent, a direct one
+// (capability-<n>) when there is none.
+func (b ApprovalBinding) validate() error {
+	digestLen := len(canonjson.DigestPrefix) + 64
+	for _, f := range []struct {
+		name, value string
+		optional    bool
+		max         int
+		wellFormed  func(string) bool
+	}{
+		{"run_id", b.RunID, false, maxIDBytes, runIDPattern.MatchString},
+		{"plan_sha256", b.PlanSHA256, false, digestLen, canonjson.IsDigest},
+		{"parent_call_id", b.ParentCallID, true, maxIDBytes, plan.ParentPattern.MatchString},
+		{"call_id", b.CallID, false, MaxApprovalCallIDBytes, b.isCallOfParent},
+		{"capability", b.Capability, false, plan.MaxNameLen, plan.ValidName},
+		{"arguments_sha256", b.ArgumentsSHA256, false, digestLen, canonjson.IsDigest},
+	} {
+		var err error
+		switch {
+		case f.value == "" && f.optional:
+		case f.value == "":
+			err = ErrApprovalFieldMissing
+		case len(f.value) > f.max:
+			err = ErrApprovalFieldTooLong
+		case !f.wellFormed(f.value):
+			err = ErrApprovalFieldMalformed
+		}
+		if err != nil {
+			return &ApprovalFieldError{Field: f.name, Err: err}
+		}
+	}
+	return nil
+}
+
+func (b ApprovalBinding) isCallOfParent(callID string) bool {
+	prefix := "capability-"
+	if b.ParentCallID != "" {
+		prefix = b.ParentCallID + ":program:"
+	}
+	n, ok := strings.CutPrefix(callID, prefix)
+	_, valid := parseSeq(n)
+	return ok && valid
+}
 
 // ApprovalRecord is the audit record of one approval request. It has two
 // parts, and each moves one way only.
@@ -81,21 +171,19 @@ var (
 // ran (or runs); ambiguous means it ran and its completion could not be
 // audited.
 //
-// A record holds the arguments digest only, never the arguments or the
-// preview.
+// A record binds what it approves (ApprovalBinding): the run, the Plan
+// digest, the parent call id, the call id, the capability and the
+// arguments digest; never the arguments or the preview.
 type ApprovalRecord struct {
-	ID              string        `json:"id"`
-	RunID           string        `json:"run_id"`
-	CallID          string        `json:"call_id"`
-	Capability      string        `json:"capability"`
-	ArgumentsSHA256 string        `json:"arguments_sha256"`
-	State           ApprovalState `json:"state"`
-	Dispatch        DispatchState `json:"dispatch"`
-	Lease           time.Duration `json:"lease_ns"`
-	CreatedAt       time.Time     `json:"created_at"`
-	ExpiresAt       time.Time     `json:"expires_at"`
-	DecidedAt       time.Time     `json:"decided_at,omitzero"`
-	Outcome         string        `json:"outcome,omitempty"` // the call's outcome, once completed (or ambiguous)
+	ID string `json:"id"`
+	ApprovalBinding
+	State     ApprovalState `json:"state"`
+	Dispatch  DispatchState `json:"dispatch"`
+	Lease     time.Duration `json:"lease_ns"`
+	CreatedAt time.Time     `json:"created_at"`
+	ExpiresAt time.Time     `json:"expires_at"`
+	DecidedAt time.Time     `json:"decided_at,omitzero"`
+	Outcome   string        `json:"outcome,omitempty"` // the call's outcome, once completed (or ambiguous)
 }
 
 // PendingRequest is what an approver is shown: the record plus a bounded
@@ -110,14 +198,12 @@ type ApprovalEvent struct {
 	Record ApprovalRecord `json:"record"`
 }
 
-// ApprovalRequest asks for a decision on one call.
+// ApprovalRequest asks for a decision on one call: the binding, a preview
+// of the arguments for the approver, and the lease.
 type ApprovalRequest struct {
-	RunID           string
-	CallID          string
-	Capability      string
-	ArgumentsSHA256 string
-	Preview         string
-	Lease           time.Duration
+	ApprovalBinding
+	Preview string
+	Lease   time.Duration
 }
 
 // ApprovalOptions configure a controller.
@@ -156,11 +242,15 @@ func NewApprovals(opts ApprovalOptions) *Approvals {
 	return &Approvals{opts: opts, entries: make(map[string]*approvalEntry), subs: make(map[int]chan ApprovalEvent)}
 }
 
-// Request opens a waiting record. When the audit is full it refuses rather
-// than dropping old records.
+// Request opens a waiting record. A malformed field is refused with an
+// *ApprovalFieldError. When the audit is full it refuses rather than
+// dropping old records.
 func (a *Approvals) Request(req ApprovalRequest) (ApprovalRecord, error) {
+	if err := req.validate(); err != nil {
+		return ApprovalRecord{}, err
+	}
 	if req.Lease < MinLease || req.Lease > MaxLease {
-		return ApprovalRecord{}, ErrApprovalBadLease
+		return ApprovalRecord{}, &ApprovalFieldError{Field: "lease", Err: ErrApprovalBadLease}
 	}
 	var idBytes [12]byte
 	if _, err := rand.Read(idBytes[:]); err != nil {
@@ -174,9 +264,8 @@ func (a *Approvals) Request(req ApprovalRequest) (ApprovalRecord, error) {
 	now := a.opts.Now()
 	e := &approvalEntry{
 		rec: ApprovalRecord{
-			ID: "apr_" + hex.EncodeToString(idBytes[:]), RunID: req.RunID, CallID: req.CallID,
-			Capability: req.Capability, ArgumentsSHA256: req.ArgumentsSHA256, State: ApprovalWaiting,
-			Dispatch: DispatchNone, Lease: req.Lease, CreatedAt: now, ExpiresAt: now.Add(req.Lease),
+			ID: "apr_" + hex.EncodeToString(idBytes[:]), ApprovalBinding: req.ApprovalBinding,
+			State: ApprovalWaiting, Dispatch: DispatchNone, Lease: req.Lease, CreatedAt: now, ExpiresAt: now.Add(req.Lease),
 		},
 		preview: boundPreview(req.Preview),
 		decided: make(chan struct{}),
@@ -262,9 +351,10 @@ func (a *Approvals) setStateLocked(e *approvalEntry, to ApprovalState) {
 
 // BeginDispatch is the dispatch commit point of an approved call, and the
 // single linearisation point between its decision, the end of ctx (the
-// call's own context), the end of its lease and its handler. Under the
-// controller's lock it moves the record's dispatch from none to exactly
-// one of:
+// call's own context), the end of its lease and its handler. The caller
+// presents the call's binding; a record bound to anything else is left as
+// it is (ErrApprovalMismatch). Under the controller's lock it moves the
+// record's dispatch from none to exactly one of:
 //
 //   - cancelled, when ctx has ended: ErrDispatchCancelled, nothing runs;
 //   - expired, when the lease has run out: ErrDispatchExpired, nothing runs;
@@ -273,13 +363,15 @@ func (a *Approvals) setStateLocked(e *approvalEntry, to ApprovalState) {
 // A cancellation that comes later is the handler's to see. The decision
 // stays approved in every case. A repeated BeginDispatch changes nothing:
 // it fails as the first one ended (or ErrAlreadyDispatched).
-func (a *Approvals) BeginDispatch(ctx context.Context, id string) error {
+func (a *Approvals) BeginDispatch(ctx context.Context, id string, call ApprovalBinding) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	e, ok := a.entries[id]
 	switch {
 	case !ok:
 		return ErrApprovalNotFound
+	case e.rec.ApprovalBinding != call:
+		return ErrApprovalMismatch
 	case e.rec.State != ApprovalApproved:
 		return ErrNotApproved
 	case e.rec.Dispatch == DispatchCancelled:
@@ -301,10 +393,10 @@ func (a *Approvals) BeginDispatch(ctx context.Context, id string) error {
 	return nil
 }
 
-// Complete records the outcome of a dispatched call, exactly once: its
-// dispatch becomes completed. The audit hook runs inside; its failure is
-// returned and the dispatch becomes ambiguous (the handler ran, the audit
-// does not say so), which is final too.
+// Complete records the outcome (ok, error or ambiguous) of a dispatched
+// call, exactly once: its dispatch becomes completed. The audit hook runs
+// inside; its failure is returned and the dispatch becomes ambiguous (the
+// handler ran, the audit does not say so), which is final too.
 func (a *Approvals) Complete(id, outcome string) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -312,6 +404,8 @@ func (a *Approvals) Complete(id, outcome string) error {
 	switch {
 	case !ok:
 		return ErrApprovalNotFound
+	case outcome != StatusOK && outcome != StatusError && outcome != StatusAmbiguous:
+		return &ApprovalFieldError{Field: "outcome", Err: ErrApprovalFieldMalformed}
 	case e.rec.Dispatch == DispatchCompleted || e.rec.Dispatch == DispatchAmbiguous:
 		return ErrAlreadyCompleted
 	case e.rec.Dispatch != DispatchStarted:

@@ -3,13 +3,21 @@ package broker
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/apysup/apysup/internal/canonjson"
 	"github.com/apysup/apysup/plan"
 )
+
+// testBinding is a well-formed binding of the direct call capability-<n>.
+func testBinding(n int) ApprovalBinding {
+	return ApprovalBinding{RunID: "run-1", PlanSHA256: canonjson.PlainDigest([]byte("plan")), CallID: "capability-" + strconv.Itoa(n),
+		Capability: "notes.put", ArgumentsSHA256: canonjson.PlainDigest([]byte("{}"))}
+}
 
 // waitPending waits until the controller has a pending request.
 func waitPending(t *testing.T, a *Approvals) PendingRequest {
@@ -164,7 +172,7 @@ func TestApprovalExpiry(t *testing.T) {
 
 func TestApprovalLeaseRunsOutWhileWaiting(t *testing.T) {
 	a := NewApprovals(ApprovalOptions{})
-	rec, err := a.Request(ApprovalRequest{CallID: "c", Capability: "x", Lease: time.Second})
+	rec, err := a.Request(ApprovalRequest{ApprovalBinding: testBinding(1), Lease: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +180,7 @@ func TestApprovalLeaseRunsOutWhileWaiting(t *testing.T) {
 	if err != nil || state != ApprovalExpired {
 		t.Fatalf("%s %v", state, err)
 	}
-	if err := a.BeginDispatch(context.Background(), rec.ID); !errors.Is(err, ErrNotApproved) {
+	if err := a.BeginDispatch(context.Background(), rec.ID, rec.ApprovalBinding); !errors.Is(err, ErrNotApproved) {
 		t.Fatal(err)
 	}
 }
@@ -181,13 +189,13 @@ func TestApprovalControllerRules(t *testing.T) {
 	ctx := context.Background()
 	a := NewApprovals(ApprovalOptions{MaxRecords: 2})
 	for _, lease := range []time.Duration{0, 999 * time.Millisecond, 24*time.Hour + time.Second} {
-		if _, err := a.Request(ApprovalRequest{Lease: lease}); !errors.Is(err, ErrApprovalBadLease) {
+		if _, err := a.Request(ApprovalRequest{ApprovalBinding: testBinding(1), Lease: lease}); !errors.Is(err, ErrApprovalBadLease) {
 			t.Fatalf("lease %v: %v", lease, err)
 		}
 	}
-	r1, _ := a.Request(ApprovalRequest{CallID: "1", Lease: time.Hour, Preview: strings.Repeat("é", MaxPreviewBytes)})
-	r2, _ := a.Request(ApprovalRequest{CallID: "2", Lease: time.Hour})
-	if _, err := a.Request(ApprovalRequest{CallID: "3", Lease: time.Hour}); !errors.Is(err, ErrApprovalAuditFull) {
+	r1, _ := a.Request(ApprovalRequest{ApprovalBinding: testBinding(1), Lease: time.Hour, Preview: strings.Repeat("é", MaxPreviewBytes)})
+	r2, _ := a.Request(ApprovalRequest{ApprovalBinding: testBinding(2), Lease: time.Hour})
+	if _, err := a.Request(ApprovalRequest{ApprovalBinding: testBinding(3), Lease: time.Hour}); !errors.Is(err, ErrApprovalAuditFull) {
 		t.Fatalf("full audit: %v", err)
 	}
 	if p := a.Pending(); len(p) != 2 || len(p[0].Preview) > MaxPreviewBytes+len("…") {
@@ -196,7 +204,7 @@ func TestApprovalControllerRules(t *testing.T) {
 	if err := a.Complete(r1.ID, "ok"); !errors.Is(err, ErrNotDispatched) {
 		t.Fatalf("complete before dispatch: %v", err)
 	}
-	if err := a.BeginDispatch(ctx, r1.ID); !errors.Is(err, ErrNotApproved) {
+	if err := a.BeginDispatch(ctx, r1.ID, r1.ApprovalBinding); !errors.Is(err, ErrNotApproved) {
 		t.Fatalf("dispatch while waiting: %v", err)
 	}
 	if err := a.Approve(r1.ID); err != nil {
@@ -205,10 +213,10 @@ func TestApprovalControllerRules(t *testing.T) {
 	if err := a.Reject(r1.ID); !errors.Is(err, ErrApprovalDecided) {
 		t.Fatalf("decided twice: %v", err)
 	}
-	if err := a.BeginDispatch(ctx, r1.ID); err != nil {
+	if err := a.BeginDispatch(ctx, r1.ID, r1.ApprovalBinding); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.BeginDispatch(ctx, r1.ID); !errors.Is(err, ErrAlreadyDispatched) {
+	if err := a.BeginDispatch(ctx, r1.ID, r1.ApprovalBinding); !errors.Is(err, ErrAlreadyDispatched) {
 		t.Fatalf("second dispatch: %v", err)
 	}
 	for _, decide := range []func(string) error{a.Approve, a.Reject, a.Cancel} {
@@ -235,10 +243,10 @@ func TestApprovalControllerRules(t *testing.T) {
 	// refuses it, for good, and the decision stays approved.
 	gone, cancel := context.WithCancel(ctx)
 	cancel()
-	if err := a.BeginDispatch(gone, r2.ID); !errors.Is(err, ErrDispatchCancelled) {
+	if err := a.BeginDispatch(gone, r2.ID, r2.ApprovalBinding); !errors.Is(err, ErrDispatchCancelled) {
 		t.Fatalf("dispatch with an ended context: %v", err)
 	}
-	if err := a.BeginDispatch(ctx, r2.ID); !errors.Is(err, ErrDispatchCancelled) {
+	if err := a.BeginDispatch(ctx, r2.ID, r2.ApprovalBinding); !errors.Is(err, ErrDispatchCancelled) {
 		t.Fatalf("dispatch after a cancelled dispatch: %v", err)
 	}
 	if err := a.Complete(r2.ID, "ok"); !errors.Is(err, ErrNotDispatched) {
@@ -263,7 +271,7 @@ func TestCancelRacingApprove(t *testing.T) {
 	a := NewApprovals(ApprovalOptions{MaxRecords: 20000})
 	var approved, cancelled int
 	for i := range 10000 {
-		rec, err := a.Request(ApprovalRequest{CallID: "c", Capability: "x", Lease: time.Hour})
+		rec, err := a.Request(ApprovalRequest{ApprovalBinding: testBinding(1), Lease: time.Hour})
 		if err != nil {
 			t.Fatal(i, err)
 		}
@@ -327,7 +335,7 @@ func TestNoApproverDenies(t *testing.T) {
 func TestAuditFullDenies(t *testing.T) {
 	f := newFixture(t, 4)
 	f.approvals = NewApprovals(ApprovalOptions{MaxRecords: 1})
-	if _, err := f.approvals.Request(ApprovalRequest{Lease: time.Hour}); err != nil {
+	if _, err := f.approvals.Request(ApprovalRequest{ApprovalBinding: testBinding(1), Lease: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
 	b := f.broker(t, plan.SurfaceDirect, "")
@@ -368,8 +376,8 @@ func TestApprovalStateMachine(t *testing.T) {
 		{"cancel", func(w *world) { _ = w.a.Cancel(w.id) }},
 		{"caller gone", func(w *world) { _, _ = w.a.Wait(gone, w.id) }},
 		{"lease runs out", func(w *world) { w.now = w.now.Add(time.Hour); _, _ = w.a.Wait(context.Background(), w.id) }},
-		{"begin dispatch", func(w *world) { _ = w.a.BeginDispatch(context.Background(), w.id) }},
-		{"begin dispatch, caller gone", func(w *world) { _ = w.a.BeginDispatch(gone, w.id) }},
+		{"begin dispatch", func(w *world) { _ = w.a.BeginDispatch(context.Background(), w.id, testBinding(1)) }},
+		{"begin dispatch, caller gone", func(w *world) { _ = w.a.BeginDispatch(gone, w.id, testBinding(1)) }},
 		{"complete", func(w *world) { _ = w.a.Complete(w.id, StatusOK) }},
 		{"complete, audit fails", func(w *world) { w.failAudit = true; _ = w.a.Complete(w.id, StatusOK); w.failAudit = false }},
 	}
@@ -387,7 +395,7 @@ func TestApprovalStateMachine(t *testing.T) {
 				return nil
 			},
 		})
-		rec, err := w.a.Request(ApprovalRequest{CallID: "c", Capability: "x", Lease: time.Minute})
+		rec, err := w.a.Request(ApprovalRequest{ApprovalBinding: testBinding(1), Lease: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -430,5 +438,122 @@ func TestApprovalStateMachine(t *testing.T) {
 		if !reached[want] {
 			t.Errorf("state %s/%s never reached", want[0], want[1])
 		}
+	}
+}
+
+func TestApprovalRequestValidation(t *testing.T) {
+	long := strings.Repeat("a", 300)
+	for _, tc := range []struct {
+		name  string
+		edit  func(b *ApprovalBinding)
+		field string
+		err   error
+	}{
+		{"no run", func(b *ApprovalBinding) { b.RunID = "" }, "run_id", ErrApprovalFieldMissing},
+		{"long run", func(b *ApprovalBinding) { b.RunID = long }, "run_id", ErrApprovalFieldTooLong},
+		{"run with a space", func(b *ApprovalBinding) { b.RunID = "run 1" }, "run_id", ErrApprovalFieldMalformed},
+		{"no plan", func(b *ApprovalBinding) { b.PlanSHA256 = "" }, "plan_sha256", ErrApprovalFieldMissing},
+		{"long plan", func(b *ApprovalBinding) { b.PlanSHA256 += "0" }, "plan_sha256", ErrApprovalFieldTooLong},
+		{"plan not a digest", func(b *ApprovalBinding) { b.PlanSHA256 = "sha256:00" }, "plan_sha256", ErrApprovalFieldMalformed},
+		{"plan in capitals", func(b *ApprovalBinding) { b.PlanSHA256 = strings.ToUpper(b.PlanSHA256) }, "plan_sha256", ErrApprovalFieldMalformed},
+		{"long parent", func(b *ApprovalBinding) { b.ParentCallID = long }, "parent_call_id", ErrApprovalFieldTooLong},
+		{"parent with a colon", func(b *ApprovalBinding) { b.ParentCallID, b.CallID = "a:b", "a:b:program:1" }, "parent_call_id", ErrApprovalFieldMalformed},
+		{"no call", func(b *ApprovalBinding) { b.CallID = "" }, "call_id", ErrApprovalFieldMissing},
+		{"long call", func(b *ApprovalBinding) { b.CallID = "capability-" + long }, "call_id", ErrApprovalFieldTooLong},
+		{"call not numbered", func(b *ApprovalBinding) { b.CallID = "capability-01" }, "call_id", ErrApprovalFieldMalformed},
+		{"programmatic call, no parent", func(b *ApprovalBinding) { b.CallID = "main:program:1" }, "call_id", ErrApprovalFieldMalformed},
+		{"direct call with a parent", func(b *ApprovalBinding) { b.ParentCallID = "main" }, "call_id", ErrApprovalFieldMalformed},
+		{"another parent's call", func(b *ApprovalBinding) { b.ParentCallID, b.CallID = "main", "other:program:1" }, "call_id", ErrApprovalFieldMalformed},
+		{"no capability", func(b *ApprovalBinding) { b.Capability = "" }, "capability", ErrApprovalFieldMissing},
+		{"long capability", func(b *ApprovalBinding) { b.Capability = long }, "capability", ErrApprovalFieldTooLong},
+		{"capability not a name", func(b *ApprovalBinding) { b.Capability = "Notes.Put" }, "capability", ErrApprovalFieldMalformed},
+		{"no arguments digest", func(b *ApprovalBinding) { b.ArgumentsSHA256 = "" }, "arguments_sha256", ErrApprovalFieldMissing},
+		{"arguments digest malformed", func(b *ApprovalBinding) { b.ArgumentsSHA256 = "md5:" + strings.Repeat("0", 67) }, "arguments_sha256", ErrApprovalFieldMalformed},
+		{"programmatic call", func(b *ApprovalBinding) { b.ParentCallID, b.CallID = "main", "main:program:7" }, "", nil},
+	} {
+		a := NewApprovals(ApprovalOptions{})
+		b := testBinding(1)
+		tc.edit(&b)
+		_, err := a.Request(ApprovalRequest{ApprovalBinding: b, Lease: time.Minute})
+		var fe *ApprovalFieldError
+		switch {
+		case tc.err == nil && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.err != nil && (!errors.As(err, &fe) || fe.Field != tc.field || !errors.Is(err, tc.err)):
+			t.Errorf("%s: got %v, want %s: %v", tc.name, err, tc.field, tc.err)
+		case tc.err != nil && len(a.Records()) != 0:
+			t.Errorf("%s: a refused request left a record", tc.name)
+		}
+	}
+	_, err := NewApprovals(ApprovalOptions{}).Request(ApprovalRequest{ApprovalBinding: testBinding(1)})
+	var fe *ApprovalFieldError
+	if !errors.As(err, &fe) || fe.Field != "lease" || !errors.Is(err, ErrApprovalBadLease) || err.Error() != "approval: lease: lease must be 1s..24h" {
+		t.Fatalf("no lease: %v", err)
+	}
+}
+
+// A record approves its binding only: BeginDispatch with any other leaves
+// it as it was, for the call it does approve.
+func TestBeginDispatchChecksTheBinding(t *testing.T) {
+	ctx := context.Background()
+	a := NewApprovals(ApprovalOptions{})
+	rec, err := a.Request(ApprovalRequest{ApprovalBinding: testBinding(1), Lease: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Approve(rec.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, edit := range []func(b *ApprovalBinding){
+		func(b *ApprovalBinding) { b.RunID = "run-2" },
+		func(b *ApprovalBinding) { b.PlanSHA256 = canonjson.PlainDigest([]byte("another plan")) },
+		func(b *ApprovalBinding) { b.ParentCallID, b.CallID = "main", "main:program:1" },
+		func(b *ApprovalBinding) { b.CallID = "capability-2" },
+		func(b *ApprovalBinding) { b.Capability = "notes.delete" },
+		func(b *ApprovalBinding) { b.ArgumentsSHA256 = canonjson.PlainDigest([]byte(`{"text":"other"}`)) },
+	} {
+		other := rec.ApprovalBinding
+		edit(&other)
+		if err := a.BeginDispatch(ctx, rec.ID, other); !errors.Is(err, ErrApprovalMismatch) {
+			t.Fatalf("%+v: %v", other, err)
+		}
+	}
+	if got, _ := a.Get(rec.ID); got.Dispatch != DispatchNone {
+		t.Fatalf("a mismatch changed the record: %+v", got)
+	}
+	if err := a.BeginDispatch(ctx, rec.ID, rec.ApprovalBinding); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Complete(rec.ID, "done"); !errors.Is(err, ErrApprovalFieldMalformed) {
+		t.Fatalf("outcome done: %v", err)
+	}
+	if got, _ := a.Get(rec.ID); got.Dispatch != DispatchStarted || got.Outcome != "" {
+		t.Fatalf("a malformed outcome changed the record: %+v", got)
+	}
+}
+
+// The Broker's record binds the run, the Plan, the parent, the call, the
+// capability and the arguments digest of the call it waits in.
+func TestApprovalRecordBindsTheCall(t *testing.T) {
+	f := newFixture(t, 4)
+	b := f.broker(t, plan.SurfaceProgrammatic, "main")
+	done := make(chan []byte, 1)
+	go func() {
+		done <- b.Call(context.Background(), frameOf("main:program:1", "notes.put", `{"text": "buy milk", "a": 1}`))
+	}()
+	p := waitPending(t, f.approvals)
+	want := ApprovalBinding{RunID: "run-1", PlanSHA256: f.plan.Identity(), ParentCallID: "main", CallID: "main:program:1",
+		Capability: "notes.put", ArgumentsSHA256: canonjson.Digest(canonjson.DomainRequest, []byte(`{"a":1,"text":"buy milk"}`))}
+	if p.ApprovalBinding != want {
+		t.Fatalf("record binds %+v, want %+v", p.ApprovalBinding, want)
+	}
+	if err := f.approvals.Approve(p.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := decode(t, <-done); got.Status != StatusOK {
+		t.Fatalf("%+v", got)
+	}
+	if rs := b.Receipts(); rs[0].PlanSHA256 != want.PlanSHA256 || rs[0].ParentCallID != want.ParentCallID || rs[0].ApprovalRequestID != p.ID {
+		t.Fatalf("%+v", rs[0])
 	}
 }

@@ -341,15 +341,18 @@ func (b *Broker) awaitApproval(ctx context.Context, rc *receiptDraft, c *plan.Ca
 	if b.cfg.Approvals == nil {
 		return CodeApprovalUnavailable
 	}
-	rec, err := b.cfg.Approvals.Request(ApprovalRequest{
-		RunID: b.cfg.RunID, CallID: rc.call.callID, Capability: c.Name(),
-		ArgumentsSHA256: canonjson.Digest(canonjson.DomainArguments, canonArgs),
-		Preview:         string(canonArgs), Lease: lease,
-	})
-	if err != nil {
-		return CodeApprovalAuditFull
+	binding := ApprovalBinding{
+		RunID: b.cfg.RunID, PlanSHA256: b.cfg.Plan.Identity(), ParentCallID: rc.call.parent, CallID: rc.call.callID,
+		Capability: c.Name(), ArgumentsSHA256: canonjson.Digest(canonjson.DomainArguments, canonArgs),
 	}
-	rc.approvalID = rec.ID
+	rec, err := b.cfg.Approvals.Request(ApprovalRequest{ApprovalBinding: binding, Preview: string(canonArgs), Lease: lease})
+	switch {
+	case errors.Is(err, ErrApprovalAuditFull):
+		return CodeApprovalAuditFull
+	case err != nil:
+		return CodeApprovalRecordInvalid
+	}
+	rc.approvalID, rc.approval = rec.ID, binding
 	state, _ := b.cfg.Approvals.Wait(ctx, rec.ID)
 	switch state {
 	case ApprovalApproved:
@@ -375,13 +378,15 @@ func (b *Broker) beginDispatch(ctx context.Context, rc *receiptDraft) string {
 		}
 		return ""
 	}
-	switch err := b.cfg.Approvals.BeginDispatch(ctx, rc.approvalID); {
+	switch err := b.cfg.Approvals.BeginDispatch(ctx, rc.approvalID, rc.approval); {
 	case err == nil:
 		return ""
+	case errors.Is(err, ErrDispatchCancelled):
+		return CodeApprovalCancelled
 	case errors.Is(err, ErrDispatchExpired):
 		return CodeApprovalExpired
 	}
-	return CodeApprovalCancelled
+	return CodeApprovalRecordInvalid
 }
 
 // invoke calls the handler once and checks what it returned.
@@ -466,4 +471,5 @@ type receiptDraft struct {
 	call          *admittedCall
 	requestSHA256 string
 	approvalID    string
+	approval      ApprovalBinding // what approvalID approves
 }

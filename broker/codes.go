@@ -21,6 +21,7 @@ const (
 	CodeApprovalExpired       = "approval_expired"
 	CodeApprovalCancelled     = "approval_cancelled"
 	CodeApprovalAuditFailed   = "approval_audit_failed"
+	CodeApprovalRecordInvalid = "approval_record_invalid"
 	CodeCallCancelled         = "call_cancelled"
 	CodeHandlerError          = "handler_error"
 	CodeHandlerPanicked       = "handler_panicked"
@@ -54,6 +55,7 @@ var messages = map[string]string{
 	CodeApprovalExpired:       "the approval lease expired before dispatch",
 	CodeApprovalCancelled:     "the approval request was cancelled before dispatch",
 	CodeApprovalAuditFailed:   "the handler ran but its approval audit could not be completed; the outcome is ambiguous",
+	CodeApprovalRecordInvalid: "the host could not bind an approval record to this call; the handler did not run",
 	CodeCallCancelled:         "the call was cancelled before dispatch; the handler did not run",
 	CodeHandlerError:          "the handler reported an error",
 	CodeHandlerPanicked:       "the handler failed unexpectedly; it may have acted",

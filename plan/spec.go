@@ -163,6 +163,9 @@ func (c *Capability) ValidateInput(v any) error { return c.inputSchema.Validate(
 // ValidateOutput checks a decoded handler result against the output schema.
 func (c *Capability) ValidateOutput(v any) error { return c.outputSchema.Validate(v) }
 
+// ValidName reports whether s is a well-formed capability name.
+func ValidName(s string) bool { return len(s) <= MaxNameLen && namePattern.MatchString(s) }
+
 // newCapability normalises and validates s.
 func newCapability(s Spec) (*Capability, error) {
 	var problems Problems
@@ -171,7 +174,7 @@ func newCapability(s Spec) (*Capability, error) {
 	}
 	s.Version = strings.TrimSpace(s.Version)
 	s.Description = strings.TrimSpace(s.Description)
-	if len(s.Name) > MaxNameLen || !namePattern.MatchString(s.Name) {
+	if !ValidName(s.Name) {
 		add(CodeInvalidName, "name", "capability name must match %s and be at most %d characters", namePattern, MaxNameLen)
 	}
 	if s.Version == "" || len(s.Version) > MaxVersionLen || !utf8.ValidString(s.Version) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/apysup/apysup/broker"
@@ -28,8 +29,11 @@ func ExampleApprovalServer() {
 	defer srv.Close() // and the socket is gone
 
 	// What the Broker does inside the guest's call.
-	rec, _ := approvals.Request(broker.ApprovalRequest{RunID: "run_1", CallID: "main:program:1", Capability: "notes.put",
-		ArgumentsSHA256: "sha256:00", Preview: `{"text":"buy milk"}`, Lease: time.Minute})
+	rec, _ := approvals.Request(broker.ApprovalRequest{
+		ApprovalBinding: broker.ApprovalBinding{RunID: "run_1", PlanSHA256: "sha256:" + strings.Repeat("5d", 32),
+			ParentCallID: "main", CallID: "main:program:1", Capability: "notes.put",
+			ArgumentsSHA256: "sha256:" + strings.Repeat("a1", 32)},
+		Preview: `{"text":"buy milk"}`, Lease: time.Minute})
 
 	// What `apysup approvals` does.
 	ctx := context.Background()

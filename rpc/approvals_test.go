@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/apysup/apysup/broker"
+	"github.com/apysup/apysup/internal/canonjson"
 	"github.com/apysup/apysup/internal/testenv"
 )
 
@@ -44,10 +45,16 @@ func adminSocket(t *testing.T, a *broker.Approvals, dir string) (string, *Approv
 	return path, s
 }
 
+// testBinding binds the call main:program:<n> of the run run_1 under a
+// stand-in Plan digest.
+func testBinding(callID, arguments string) broker.ApprovalBinding {
+	return broker.ApprovalBinding{RunID: "run_1", PlanSHA256: canonjson.PlainDigest([]byte("plan")), ParentCallID: "main",
+		CallID: callID, Capability: "notes.put", ArgumentsSHA256: canonjson.PlainDigest([]byte(arguments))}
+}
+
 func openRequest(t *testing.T, a *broker.Approvals, callID, preview string) broker.ApprovalRecord {
 	t.Helper()
-	rec, err := a.Request(broker.ApprovalRequest{RunID: "run_1", CallID: callID, Capability: "notes.put",
-		ArgumentsSHA256: "sha256:00", Preview: preview, Lease: time.Minute})
+	rec, err := a.Request(broker.ApprovalRequest{ApprovalBinding: testBinding(callID, preview), Preview: preview, Lease: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +331,7 @@ func BenchmarkApprovalDecision(b *testing.B) {
 	defer s.Close()
 	c := NewApprovalClient(path, 10*time.Second)
 	for b.Loop() {
-		rec, err := a.Request(broker.ApprovalRequest{RunID: "r", CallID: "c", Capability: "notes.put", ArgumentsSHA256: "sha256:00", Preview: "{}", Lease: time.Minute})
+		rec, err := a.Request(broker.ApprovalRequest{ApprovalBinding: testBinding("main:program:1", "{}"), Preview: "{}", Lease: time.Minute})
 		if err != nil {
 			b.Fatal(err)
 		}

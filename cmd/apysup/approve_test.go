@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/apysup/apysup/broker"
+	"github.com/apysup/apysup/internal/canonjson"
 	"github.com/apysup/apysup/internal/testenv"
 	"github.com/apysup/apysup/rpc"
 	"github.com/apysup/apysup/sandbox/supervisor"
@@ -233,12 +234,16 @@ func promptApprover(t *testing.T, a *broker.Approvals) *terminal {
 	return term
 }
 
+// testPlanSHA256 stands for a Plan's digest in requests opened by hand.
+var testPlanSHA256 = "sha256:" + strings.Repeat("5d", 32)
+
 // waitingCall opens a request as the Broker does and waits for it in the
 // background, as the guest's call does; the channel gets the final state.
 func waitingCall(t *testing.T, a *broker.Approvals, callID, preview string, lease time.Duration) (broker.ApprovalRecord, <-chan broker.ApprovalState) {
 	t.Helper()
-	rec, err := a.Request(broker.ApprovalRequest{RunID: "run_1", CallID: callID, Capability: "notes.put",
-		ArgumentsSHA256: "sha256:00", Preview: preview, Lease: lease})
+	rec, err := a.Request(broker.ApprovalRequest{ApprovalBinding: broker.ApprovalBinding{RunID: "run_1", PlanSHA256: testPlanSHA256,
+		ParentCallID: "main", CallID: callID, Capability: "notes.put", ArgumentsSHA256: canonjson.PlainDigest([]byte(preview))},
+		Preview: preview, Lease: lease})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -664,7 +669,7 @@ func TestPrintPendingTable(t *testing.T) {
 	now := time.Now()
 	var out bytes.Buffer
 	printPending(&out, &rpc.ApprovalList{Now: now, Pending: []broker.PendingRequest{{
-		ApprovalRecord: broker.ApprovalRecord{ID: "apr_1", Capability: "notes.put", CallID: "main:program:1",
+		ApprovalRecord: broker.ApprovalRecord{ID: "apr_1", ApprovalBinding: broker.ApprovalBinding{Capability: "notes.put", CallID: "main:program:1"},
 			CreatedAt: now.Add(-3 * time.Second), ExpiresAt: now.Add(27 * time.Second)},
 		Preview: `{"text":"` + strings.Repeat("x", 100) + "\x1b[2J" + `"}`,
 	}}})
