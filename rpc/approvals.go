@@ -24,7 +24,14 @@ import (
 //	POST /v1/approvals/{id}/approve  {"record": ApprovalRecord}
 //	POST /v1/approvals/{id}/reject   {"record": ApprovalRecord}
 //
-// A refusal is {"error_code": ..., "state"?: ...} with the status below.
+// A record (broker.ApprovalRecord) says what it approves: "run_id",
+// "plan_sha256", "parent_call_id" (programmatic calls only), "call_id",
+// "capability" and "arguments_sha256" (a digest, never the arguments); its
+// decision, "state": waiting, then approved, rejected, expired or cancelled,
+// never changed once decided; and "dispatch", what became of an approved
+// call: none, dispatched, then completed or ambiguous (with "outcome"), or
+// cancelled or expired before dispatch (nothing ran). A refusal is
+// {"error_code": ..., "state"?: ...} with the status below.
 const ApprovalsPath = "/v1/approvals"
 
 // Error codes of the admin API.

@@ -40,14 +40,14 @@ func ExampleApprovalServer() {
 	client := rpc.NewApprovalClient(filepath.Join(dir, "admin.sock"), 10*time.Second)
 	list, _ := client.List(ctx, 0)
 	for _, p := range list.Pending {
-		fmt.Println(p.State, p.Capability, p.CallID, p.Preview)
+		fmt.Println(p.State, p.Capability, p.CallID, p.PlanSHA256[:19], p.Preview)
 	}
 	decided, _ := client.Approve(ctx, rec.ID)
 	fmt.Println(decided.State)
 	_, err = client.Reject(ctx, rec.ID)
 	fmt.Println(err)
 	// Output:
-	// waiting notes.put main:program:1 {"text":"buy milk"}
+	// waiting notes.put main:program:1 sha256:5d5d5d5d5d5d {"text":"buy milk"}
 	// approved
 	// approval_already_decided (approved)
 }

@@ -112,8 +112,17 @@ func TestApprovalServerFlow(t *testing.T) {
 	}
 
 	recs, err := c.Records(ctx)
-	if err != nil || len(recs.Records) != 2 || recs.Records[0].State != broker.ApprovalApproved || recs.Records[1].State != broker.ApprovalRejected {
+	if err != nil || len(recs.Records) != 2 || recs.Records[0].State != broker.ApprovalApproved || recs.Records[1].State != broker.ApprovalRejected ||
+		recs.Records[0].ApprovalBinding != testBinding("main:program:1", `{"text":"buy milk"}`) || recs.Records[1].Dispatch != broker.DispatchNone {
 		t.Fatalf("records: %+v %v", recs, err)
+	}
+	// The wire names what each record binds, its decision and its dispatch.
+	body := rawRequest(t, path, "GET /v1/approvals/records HTTP/1.1\r\nHost: x\r\n\r\n")
+	for _, want := range []string{`"run_id":"run_1"`, `"plan_sha256":"` + recs.Records[0].PlanSHA256 + `"`, `"parent_call_id":"main"`,
+		`"call_id":"main:program:1"`, `"capability":"notes.put"`, `"arguments_sha256":"sha256:`, `"state":"approved"`, `"dispatch":"none"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("records lack %s: %s", want, body)
+		}
 	}
 	list, err = c.List(ctx, 0)
 	if err != nil || len(list.Pending) != 0 {

@@ -156,21 +156,24 @@ func decideByPolicy(ctx context.Context, a *broker.Approvals, events <-chan brok
 }
 
 // announce tells the terminal that a request waits on the admin socket,
-// and then how it was decided.
+// how it was decided, and when an approved call was not dispatched after
+// all (its context ended or its lease ran out first).
 func announce(ctx context.Context, out io.Writer, socket string, events <-chan broker.ApprovalEvent) {
-	told := map[string]broker.ApprovalState{} // bounded by the audit's records
+	told := map[string]broker.ApprovalRecord{} // bounded by the audit's records
 	onEvents(ctx, events, func(ev broker.ApprovalEvent) {
-		r := ev.Record
-		if r.Dispatch != broker.DispatchNone || told[r.ID] == r.State {
-			return // a dispatch or completion, or said already
+		r, before := ev.Record, told[ev.Record.ID]
+		told[r.ID] = r
+		switch {
+		case r.State == before.State && r.Dispatch == before.Dispatch:
+			// said already
+		case r.State == broker.ApprovalWaiting:
+			fmt.Fprintf(out, "apysup: approval %s waiting: %s %s, plan %s, lease %s (apysup approvals approve --socket %s %s)\n",
+				r.ID, terminalSafe(r.Capability), terminalSafe(r.CallID), terminalSafe(shortDigest(r.PlanSHA256)), r.Lease, terminalSafe(socket), r.ID)
+		case r.State != before.State:
+			fmt.Fprintf(out, "apysup: approval %s %s\n", r.ID, r.State)
+		case r.Dispatch == broker.DispatchCancelled || r.Dispatch == broker.DispatchExpired:
+			fmt.Fprintf(out, "apysup: approval %s approved, but not dispatched: %s before dispatch\n", r.ID, r.Dispatch)
 		}
-		told[r.ID] = r.State
-		if r.State == broker.ApprovalWaiting {
-			fmt.Fprintf(out, "apysup: approval %s waiting: %s %s, lease %s (apysup approvals approve --socket %s %s)\n",
-				r.ID, terminalSafe(r.Capability), terminalSafe(r.CallID), r.Lease, terminalSafe(socket), r.ID)
-			return
-		}
-		fmt.Fprintf(out, "apysup: approval %s %s\n", r.ID, r.State)
 	})
 }
 
@@ -368,11 +371,13 @@ func (p *prompter) show(req broker.PendingRequest, more int) {
 		"  capability  %s\n"+
 		"  call id     %s\n"+
 		"  arguments   %s\n"+
+		"  run         %s\n"+
+		"  plan        %s\n"+
 		"  lease       %s, %s left\n"+
 		"  request     %s\n"+
 		"approve this call? [y/n] ",
 		waiting, terminalSafe(req.Capability), terminalSafe(req.CallID), terminalSafe(req.Preview),
-		req.Lease, left, terminalSafe(req.ID))
+		terminalSafe(req.RunID), terminalSafe(req.PlanSHA256), req.Lease, left, terminalSafe(req.ID))
 }
 
 // settle decides id and says what happened; a request that left waiting
@@ -478,9 +483,11 @@ func approvalsCommand() *cli.Command {
 		Subcommands: []*cli.Command{
 			{
 				Name:  "list",
-				Usage: "list the waiting requests (id, capability, call id, waiting for, lease left, preview)",
+				Usage: "list the waiting requests (id, capability, call id, Plan digest, waiting for, lease left, preview)",
 				Flags: []cli.Flag{socket, asJSON,
-					&cli.BoolFlag{Name: "records", Usage: "list every record of the run's audit instead (no previews)"},
+					&cli.BoolFlag{Name: "records", Usage: "list every record of the run's audit instead: its decision (state), " +
+						"what became of an approved call (dispatch: none, dispatched, completed, ambiguous, cancelled or expired) " +
+						"and its outcome; no previews"},
 					&cli.DurationFlag{Name: "wait", Usage: "when nothing waits, hold up to `D` (at most 1m) for a request"},
 				},
 				OnUsageError: usageError,
@@ -552,27 +559,29 @@ const previewColumn = 48
 
 func printDecision(w io.Writer, d *rpc.ApprovalDecision) {
 	r := d.Record
-	fmt.Fprintf(w, "%s %s (%s, call %s)\n", r.State, r.ID, terminalSafe(r.Capability), terminalSafe(r.CallID))
+	fmt.Fprintf(w, "%s %s (%s, call %s, plan %s)\n", r.State, terminalSafe(r.ID), terminalSafe(r.Capability), terminalSafe(r.CallID),
+		terminalSafe(shortDigest(r.PlanSHA256)))
 }
 
 func printPending(w io.Writer, l *rpc.ApprovalList) {
 	rows := make([][]string, 0, len(l.Pending))
 	for _, p := range l.Pending {
-		rows = append(rows, []string{terminalSafe(p.ID), terminalSafe(p.Capability), terminalSafe(p.CallID),
+		rows = append(rows, []string{terminalSafe(p.ID), terminalSafe(p.Capability), terminalSafe(p.CallID), terminalSafe(shortDigest(p.PlanSHA256)),
 			l.Now.Sub(p.CreatedAt).Round(time.Second).String(), max(p.ExpiresAt.Sub(l.Now).Round(time.Second), 0).String(),
 			shorten(terminalSafe(p.Preview), previewColumn)})
 	}
-	printTable(w, "no approval requests waiting", []string{"ID", "CAPABILITY", "CALL ID", "WAITING", "LEFT", "PREVIEW"}, rows)
+	printTable(w, "no approval requests waiting", []string{"ID", "CAPABILITY", "CALL ID", "PLAN", "WAITING", "LEFT", "PREVIEW"}, rows)
 }
 
 func printRecords(w io.Writer, r *rpc.ApprovalRecords) {
 	rows := make([][]string, 0, len(r.Records))
 	for _, rec := range r.Records {
 		outcome := cmp.Or(rec.Outcome, "-")
-		rows = append(rows, []string{terminalSafe(rec.ID), terminalSafe(rec.Capability), terminalSafe(rec.CallID),
-			string(rec.State), r.Now.Sub(rec.CreatedAt).Round(time.Second).String(), terminalSafe(outcome)})
+		rows = append(rows, []string{terminalSafe(rec.ID), terminalSafe(rec.Capability), terminalSafe(rec.CallID), terminalSafe(shortDigest(rec.PlanSHA256)),
+			terminalSafe(string(rec.State)), terminalSafe(string(rec.Dispatch)), r.Now.Sub(rec.CreatedAt).Round(time.Second).String(),
+			terminalSafe(outcome)})
 	}
-	printTable(w, "no approval records", []string{"ID", "CAPABILITY", "CALL ID", "STATE", "AGE", "OUTCOME"}, rows)
+	printTable(w, "no approval records", []string{"ID", "CAPABILITY", "CALL ID", "PLAN", "STATE", "DISPATCH", "AGE", "OUTCOME"}, rows)
 }
 
 // printTable prints terminal-safe cells in aligned columns, or none when

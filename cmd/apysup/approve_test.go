@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -275,7 +277,8 @@ func TestPromptAnswers(t *testing.T) {
 			rec, state := waitingCall(t, a, "main:program:1", `{"text":"buy milk"}`, 30*time.Second)
 			prompt := term.shown.expect(t, "approve this call? [y/n] ")
 			for _, want := range []string{"approval needed", "capability  notes.put", "call id     main:program:1",
-				`arguments   {"text":"buy milk"}`, "lease       30s, ", "s left", "request     " + rec.ID} {
+				`arguments   {"text":"buy milk"}`, "run         run_1", "plan        " + testPlanSHA256, "lease       30s, ", "s left",
+				"request     " + rec.ID} {
 				if !strings.Contains(prompt, want) {
 					t.Errorf("prompt lacks %q:\n%s", want, prompt)
 				}
@@ -434,15 +437,15 @@ func TestRunPromptOnTerminal(t *testing.T) {
 	term := newTerminal(t)
 	// No --approve: stdin and stderr are a terminal, so the default asks.
 	done, _ := runInBackground(t, term.tty, term.tty, "run", "--json", "--plan", m, s)
-	p := term.shown.expect(t, "approve this call? [y/n] ")
+	first := term.shown.expect(t, "approve this call? [y/n] ")
 	for _, want := range []string{"capability  notes.put", "call id     main:program:1", `arguments   {"text":"first"}`, "lease       30s, "} {
-		if !strings.Contains(p, want) {
-			t.Errorf("prompt lacks %q:\n%s", want, p)
+		if !strings.Contains(first, want) {
+			t.Errorf("prompt lacks %q:\n%s", want, first)
 		}
 	}
 	term.typeIn(t, "y\n")
 	term.shown.expect(t, "approved")
-	p = term.shown.expect(t, "approve this call? [y/n] ")
+	p := term.shown.expect(t, "approve this call? [y/n] ")
 	if !strings.Contains(p, `{"text":"second"}`) || !strings.Contains(p, "main:program:2") {
 		t.Fatalf("second prompt:\n%s", p)
 	}
@@ -461,6 +464,10 @@ func TestRunPromptOnTerminal(t *testing.T) {
 	if len(res.Receipts) != 2 || res.Receipts[0].Outcome != "ok" || res.Receipts[1].Outcome != "denied" ||
 		res.Receipts[0].ApprovalRequestID == "" || res.Receipts[1].ApprovalRequestID == "" {
 		t.Fatalf("receipts %+v", res.Receipts)
+	}
+	// The person was shown the Plan the run is bound to.
+	if !strings.Contains(first, "plan        "+res.PlanSHA256) || !strings.Contains(first, "run         "+res.RunID) {
+		t.Fatalf("prompt without the run's Plan %s:\n%s", res.PlanSHA256, first)
 	}
 }
 
@@ -512,11 +519,12 @@ func TestRunApprovalsOverSocket(t *testing.T) {
 	shown.expect(t, "approval "+first.ID+" waiting: notes.put main:program:1")
 	out, _, code := run(t, "approvals", "list", "--socket", sock)
 	if code != 0 || !strings.Contains(out, "ID") || !strings.Contains(out, "PREVIEW") || !strings.Contains(out, first.ID+"  notes.put") ||
-		!strings.Contains(out, `{"text":"first"}`) {
+		!strings.Contains(out, "main:program:1  "+shortDigest(first.PlanSHA256)) || !strings.Contains(out, `{"text":"first"}`) {
 		t.Fatalf("human list: exit %d\n%s", code, out)
 	}
 
-	if out, errOut, code := run(t, "approvals", "approve", "--socket", sock, first.ID); code != 0 || !strings.HasPrefix(out, "approved "+first.ID+" (notes.put, call main:program:1)") {
+	if out, errOut, code := run(t, "approvals", "approve", "--socket", sock, first.ID); code != 0 ||
+		!strings.HasPrefix(out, "approved "+first.ID+" (notes.put, call main:program:1, plan "+shortDigest(first.PlanSHA256)+")") {
 		t.Fatalf("approve: exit %d %s %s", code, out, errOut)
 	}
 	shown.expect(t, "apysup: approval "+first.ID+" approved")
@@ -532,7 +540,8 @@ func TestRunApprovalsOverSocket(t *testing.T) {
 		t.Fatalf("%+v", second)
 	}
 	out, _, code = run(t, "approvals", "list", "--socket", sock, "--records")
-	if code != 0 || !strings.Contains(out, "STATE") || !strings.Contains(out, first.ID) || !strings.Contains(out, "waiting") || strings.Contains(out, "first") {
+	if code != 0 || !strings.Contains(out, "STATE") || !strings.Contains(out, "DISPATCH") || !strings.Contains(out, "waiting") ||
+		!regexp.MustCompile(first.ID+`.* approved +completed +\S+ +ok`).MatchString(out) || strings.Contains(out, "first") {
 		t.Fatalf("records: exit %d\n%s", code, out)
 	}
 	for _, tc := range []struct {
@@ -565,6 +574,12 @@ func TestRunApprovalsOverSocket(t *testing.T) {
 	if res.Stdout != "before\n{'echo': {'text': 'first'}}\nrefused: approval_rejected\nafter\n" ||
 		res.Receipts[0].ApprovalRequestID != first.ID || res.Receipts[1].ApprovalRequestID != second.ID {
 		t.Fatalf("%+v", res)
+	}
+	// Each request was bound to the run and its Plan.
+	for _, p := range []broker.PendingRequest{first, second} {
+		if p.RunID != res.RunID || p.PlanSHA256 != res.PlanSHA256 || p.ParentCallID != "main" {
+			t.Fatalf("request %+v, run %s plan %s", p.ApprovalRecord, res.RunID, res.PlanSHA256)
+		}
 	}
 	if _, err := os.Lstat(sock); err == nil {
 		t.Fatal("the admin socket outlived the run")
@@ -669,13 +684,13 @@ func TestPrintPendingTable(t *testing.T) {
 	now := time.Now()
 	var out bytes.Buffer
 	printPending(&out, &rpc.ApprovalList{Now: now, Pending: []broker.PendingRequest{{
-		ApprovalRecord: broker.ApprovalRecord{ID: "apr_1", ApprovalBinding: broker.ApprovalBinding{Capability: "notes.put", CallID: "main:program:1"},
-			CreatedAt: now.Add(-3 * time.Second), ExpiresAt: now.Add(27 * time.Second)},
+		ApprovalRecord: broker.ApprovalRecord{ID: "apr_1", ApprovalBinding: broker.ApprovalBinding{Capability: "notes.put", CallID: "main:program:1",
+			PlanSHA256: testPlanSHA256}, CreatedAt: now.Add(-3 * time.Second), ExpiresAt: now.Add(27 * time.Second)},
 		Preview: `{"text":"` + strings.Repeat("x", 100) + "\x1b[2J" + `"}`,
 	}}})
 	lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
-	if len(lines) != 2 || !strings.HasPrefix(lines[0], "ID     CAPABILITY  CALL ID         WAITING  LEFT  PREVIEW") ||
-		!strings.HasPrefix(lines[1], "apr_1  notes.put   main:program:1  3s       27s   {\"text\":\"xxx") ||
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "ID     CAPABILITY  CALL ID         PLAN                  WAITING  LEFT  PREVIEW") ||
+		!strings.HasPrefix(lines[1], "apr_1  notes.put   main:program:1  sha256:5d5d5d5d5d5d…  3s       27s   {\"text\":\"xxx") ||
 		!strings.HasSuffix(lines[1], "x…") || strings.Contains(out.String(), "\x1b") {
 		t.Fatalf("\n%s", out.String())
 	}
@@ -684,4 +699,50 @@ func TestPrintPendingTable(t *testing.T) {
 	if out.String() != "no approval requests waiting\n" {
 		t.Fatalf("%q", out.String())
 	}
+}
+
+func TestPrintRecordsTable(t *testing.T) {
+	now := time.Now()
+	rec := func(id string, state broker.ApprovalState, dispatch broker.DispatchState, outcome string) broker.ApprovalRecord {
+		return broker.ApprovalRecord{ID: id, ApprovalBinding: broker.ApprovalBinding{Capability: "notes.put", CallID: "main:program:1",
+			PlanSHA256: testPlanSHA256}, State: state, Dispatch: dispatch, Outcome: outcome, CreatedAt: now.Add(-time.Minute)}
+	}
+	var out bytes.Buffer
+	printRecords(&out, &rpc.ApprovalRecords{Now: now, Records: []broker.ApprovalRecord{
+		rec("apr_1", broker.ApprovalApproved, broker.DispatchCompleted, "ok"),
+		rec("apr_2", broker.ApprovalApproved, broker.DispatchCancelled, ""),
+		rec("apr_3", broker.ApprovalRejected, broker.DispatchNone, ""),
+	}})
+	want := "" +
+		"ID     CAPABILITY  CALL ID         PLAN                  STATE     DISPATCH   AGE   OUTCOME\n" +
+		"apr_1  notes.put   main:program:1  sha256:5d5d5d5d5d5d…  approved  completed  1m0s  ok\n" +
+		"apr_2  notes.put   main:program:1  sha256:5d5d5d5d5d5d…  approved  cancelled  1m0s  -\n" +
+		"apr_3  notes.put   main:program:1  sha256:5d5d5d5d5d5d…  rejected  none       1m0s  -\n"
+	if out.String() != want {
+		t.Fatalf("got\n%s\nwant\n%s", out.String(), want)
+	}
+}
+
+// TestAnnounce: the socket approver's terminal hears of each request, its
+// decision, and an approved call that was not dispatched after all.
+func TestAnnounce(t *testing.T) {
+	a := broker.NewApprovals(broker.ApprovalOptions{})
+	shown := newTranscript()
+	events, unsubscribe := a.Subscribe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); announce(ctx, shown, "/run/a.sock", events) }()
+	defer func() { cancel(); <-done; unsubscribe() }()
+	rec, _ := waitingCall(t, a, "main:program:1", "{}", time.Minute)
+	shown.expect(t, "apysup: approval "+rec.ID+" waiting: notes.put main:program:1, plan sha256:5d5d5d5d5d5d…, lease 1m0s")
+	if err := a.Approve(rec.ID); err != nil {
+		t.Fatal(err)
+	}
+	shown.expect(t, "apysup: approval "+rec.ID+" approved\n")
+	gone, stop := context.WithCancel(context.Background())
+	stop()
+	if err := a.BeginDispatch(gone, rec.ID, rec.ApprovalBinding); !errors.Is(err, broker.ErrDispatchCancelled) {
+		t.Fatal(err)
+	}
+	shown.expect(t, "apysup: approval "+rec.ID+" approved, but not dispatched: cancelled before dispatch\n")
 }
