@@ -288,7 +288,9 @@ func boundPreview(s string) string {
 }
 
 // Wait blocks until the record is decided, its lease runs out (expired) or
-// ctx ends (cancelled), and returns the state it ended in.
+// ctx ends (cancelled), and returns the state it ended in. When a decision
+// and the end of ctx are both ready it may return either: approved is no
+// licence to run, BeginDispatch is.
 func (a *Approvals) Wait(ctx context.Context, id string) (ApprovalState, error) {
 	a.mu.Lock()
 	e, ok := a.entries[id]
