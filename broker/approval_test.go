@@ -543,7 +543,7 @@ func TestApprovalRecordBindsTheCall(t *testing.T) {
 	}()
 	p := waitPending(t, f.approvals)
 	want := ApprovalBinding{RunID: "run-1", PlanSHA256: f.plan.Identity(), ParentCallID: "main", CallID: "main:program:1",
-		Capability: "notes.put", ArgumentsSHA256: canonjson.Digest(canonjson.DomainRequest, []byte(`{"a":1,"text":"buy milk"}`))}
+		Capability: "notes.put", ArgumentsSHA256: canonjson.Digest(canonjson.DomainArguments, []byte(`{"a":1,"text":"buy milk"}`))}
 	if p.ApprovalBinding != want {
 		t.Fatalf("record binds %+v, want %+v", p.ApprovalBinding, want)
 	}
