@@ -86,6 +86,19 @@ func (f *Fields) Str(key string, required bool) string {
 	return s
 }
 
+// Bool reads a boolean.
+func (f *Fields) Bool(key string, required bool) bool {
+	raw, ok := f.get(key, required)
+	if !ok {
+		return false
+	}
+	var b bool
+	if err := json.Unmarshal(raw, &b); err != nil {
+		f.Problem(key, "must be true or false")
+	}
+	return b
+}
+
 // Strings reads an array of strings.
 func (f *Fields) Strings(key string, required bool) []string {
 	raw, ok := f.get(key, required)

@@ -34,15 +34,21 @@ type ManifestGrant struct {
 	Policy     json.RawMessage
 }
 
-// Grant returns the policy bound to a capability and its manifest path
-// ("grants[j].policy"), for host-side handler construction only.
-func (m *Manifest) Grant(capability string) (policy json.RawMessage, path string, ok bool) {
-	for j, g := range m.Grants {
-		if g.Capability == capability {
-			return g.Policy, fmt.Sprintf("grants[%d].policy", j), true
+// Grant reads the policy bound to a capability, for host-side handler
+// construction only. path is the policy's manifest path
+// ("grants[j].policy"); its problems come back as Problems under that path.
+// A capability no grant names has neither grant nor error.
+func (m *Manifest) Grant(capability string) (g *Grant, path string, err error) {
+	for j, mg := range m.Grants {
+		if mg.Capability == capability {
+			path = fmt.Sprintf("grants[%d].policy", j)
+			if g, err = NewGrant(mg.Policy); err != nil {
+				return nil, path, appendProblems(nil, path, err)
+			}
+			return g, path, nil
 		}
 	}
-	return nil, "", false
+	return nil, "", nil
 }
 
 // LoadManifest reads and parses a manifest file.

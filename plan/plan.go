@@ -22,7 +22,8 @@ type Plan struct {
 	ordered  []*Capability // sorted by name
 	byName   map[string]*Capability
 	grants   []GrantBinding // sorted by capability
-	evidence []byte         // canonical evidence document
+	policies map[string]*Policy
+	evidence []byte // canonical evidence document
 	identity string
 }
 
@@ -78,6 +79,13 @@ func (p *Plan) MaxCalls() int { return p.maxCalls }
 func (p *Plan) Lookup(name string) (*Capability, bool) {
 	c, ok := p.byName[name]
 	return c, ok
+}
+
+// Policy returns the grant policy bound to a capability, for the host's
+// Broker and handlers; it is never part of any output.
+func (p *Plan) Policy(name string) (*Policy, bool) {
+	pol, ok := p.policies[name]
+	return pol, ok
 }
 
 // Capabilities returns the capabilities sorted by name.

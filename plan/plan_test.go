@@ -104,7 +104,7 @@ func TestIdentityChanges(t *testing.T) {
 		"output schema":   func(m map[string]any) { capAt(m, 1)["output_schema"] = map[string]any{"type": "object"} },
 		"max_calls":       func(m map[string]any) { m["max_calls"] = 17 },
 		"grant policy": func(m map[string]any) {
-			m["grants"].([]any)[0].(map[string]any)["policy"] = map[string]any{"cities": []any{"Paris"}}
+			m["grants"].([]any)[0].(map[string]any)["policy"] = map[string]any{"arguments": map[string]any{"properties": map[string]any{"city": map[string]any{"enum": []any{"Paris"}}}}}
 		},
 		"effect":   func(m map[string]any) { capAt(m, 0)["effect"] = "external" },
 		"approval": func(m map[string]any) { capAt(m, 1)["approval"] = map[string]any{"lease_seconds": 60} },
@@ -289,9 +289,12 @@ func TestGrantNeverLeaks(t *testing.T) {
 			t.Errorf("grant policy leaked into %s", name)
 		}
 	}
-	g, _ := NewGrant(json.RawMessage(`{"token":"` + secret + `"}`))
-	if strings.Contains(g.String(), secret) || !strings.HasPrefix(g.Identity(), "sha256:") {
-		t.Fatalf("grant string: %s", g)
+	g, err := NewGrant(json.RawMessage(`{"arguments":{"$comment":"` + secret + `"}}`))
+	if err != nil || strings.Contains(g.String(), secret) || !strings.HasPrefix(g.Identity(), "sha256:") {
+		t.Fatalf("grant string: %s %v", g, err)
+	}
+	if _, err := NewGrant(json.RawMessage(`{"token":"` + secret + `"}`)); err == nil || strings.Contains(err.Error(), secret) {
+		t.Fatalf("unknown policy field: %v", err)
 	}
 	if _, err := NewGrant(json.RawMessage(`["` + secret + `"]`)); err == nil || strings.Contains(err.Error(), secret) {
 		t.Fatalf("non-object grant: %v", err)

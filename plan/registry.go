@@ -86,7 +86,8 @@ func pythonNames(p *PythonProjection) []string {
 }
 
 // Bind attaches a grant to a registered capability. Every capability needs
-// exactly one grant before sealing.
+// exactly one grant before sealing, and the grant's handler section (if
+// any) must be for the capability's handler kind (Grant.FitsHandler).
 func (r *Registry) Bind(capability string, g *Grant) error {
 	if g == nil {
 		return errorf(CodeInvalidGrant, "nil grant")
@@ -96,11 +97,15 @@ func (r *Registry) Bind(capability string, g *Grant) error {
 	if r.sealed {
 		return errorf(CodeRegistrySealed, "the registry is sealed; nothing registers after sealing")
 	}
-	if _, ok := r.capabilities[capability]; !ok {
+	c, ok := r.capabilities[capability]
+	if !ok {
 		return &Error{Code: CodeGrantUnknown, Path: "capability", Message: "no registered capability " + quoteName(capability)}
 	}
 	if _, dup := r.grants[capability]; dup {
 		return &Error{Code: CodeDuplicateGrant, Path: "capability", Message: "capability " + capability + " already has a grant"}
+	}
+	if err := g.FitsHandler(c.spec.Handler.Kind); err != nil {
+		return at("policy", err)
 	}
 	r.grants[capability] = g
 	return nil
@@ -126,12 +131,13 @@ func (r *Registry) Seal() (*Plan, error) {
 		return nil, ungranted
 	}
 	sort.Strings(names)
-	p := &Plan{maxCalls: r.maxCalls, byName: make(map[string]*Capability, len(names))}
+	p := &Plan{maxCalls: r.maxCalls, byName: make(map[string]*Capability, len(names)), policies: make(map[string]*Policy, len(names))}
 	for _, name := range names {
-		c := r.capabilities[name]
+		c, g := r.capabilities[name], r.grants[name]
 		p.ordered = append(p.ordered, c)
 		p.byName[name] = c
-		p.grants = append(p.grants, GrantBinding{Capability: name, PolicySHA256: r.grants[name].Identity()})
+		p.policies[name] = newPolicy(c, g)
+		p.grants = append(p.grants, GrantBinding{Capability: name, PolicySHA256: g.Identity()})
 	}
 	if err := p.computeIdentity(); err != nil {
 		return nil, err

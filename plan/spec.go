@@ -2,8 +2,10 @@ package plan
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -261,7 +263,21 @@ func compileSchema(raw json.RawMessage) (json.RawMessage, *jsonschema.Schema, er
 	if err != nil {
 		return nil, nil, fmt.Errorf("schema is not valid JSON: %v", err)
 	}
-	doc, err := canonjson.ParseStrict(canon, MaxSchemaBytes)
+	_, sch, err := compileSchemaDoc(canon)
+	if err != nil {
+		return nil, nil, err
+	}
+	return canon, sch, nil
+}
+
+// compileSchemaDoc compiles raw (strict JSON, an object or a boolean) and
+// returns it decoded too. The compiler's error is wrapped, so that
+// schemaErrorPath can find where the schema fails.
+func compileSchemaDoc(raw json.RawMessage) (any, *jsonschema.Schema, error) {
+	if len(raw) > MaxSchemaBytes {
+		return nil, nil, fmt.Errorf("schema larger than %d bytes", MaxSchemaBytes)
+	}
+	doc, err := canonjson.ParseStrict(raw, MaxSchemaBytes)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -277,7 +293,42 @@ func compileSchema(raw json.RawMessage) (json.RawMessage, *jsonschema.Schema, er
 	}
 	sch, err := c.Compile(loc)
 	if err != nil {
-		return nil, nil, fmt.Errorf("schema does not compile: %v", err)
+		return nil, nil, fmt.Errorf("schema does not compile: %w", err)
 	}
-	return canon, sch, nil
+	return doc, sch, nil
+}
+
+// schemaErrorPath is where in a schema the compiler found it invalid
+// against the metaschema, as a Fields path suffix (".properties.a[0]"),
+// or "". It names keys of the schema, never its values.
+func schemaErrorPath(err error) string {
+	var sve *jsonschema.SchemaValidationError
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &sve) || !errors.As(sve.Err, &ve) {
+		return ""
+	}
+	var b strings.Builder
+	for _, seg := range deepestLocation(ve) {
+		if _, err := strconv.Atoi(seg); err == nil {
+			b.WriteString("[" + seg + "]")
+		} else {
+			b.WriteString("." + seg)
+		}
+	}
+	return b.String()
+}
+
+// deepestLocation is the instance location of the deepest cause of a
+// validation error; of equally deep ones, the least in string order. The
+// validator visits object members in map order, so the order of causes
+// is not stable: this choice is.
+func deepestLocation(e *jsonschema.ValidationError) []string {
+	best := e.InstanceLocation
+	for _, c := range e.Causes {
+		loc := deepestLocation(c)
+		if len(loc) > len(best) || (len(loc) == len(best) && strings.Join(loc, "/") < strings.Join(best, "/")) {
+			best = loc
+		}
+	}
+	return best
 }

@@ -35,11 +35,13 @@ type Options struct {
 }
 
 // Build makes one handler per distinct handler identity of m, after
-// validating each capability's handler config (and, for http, its grant
-// policy) strictly. Problems are reported all at once as plan.Problems
-// whose paths point into the manifest (capabilities[i].handler.config.x).
-// The returned Closer releases what the handlers hold (SQLite files, idle
-// HTTP connections); call it after the last run that uses them.
+// validating each capability's handler config strictly and checking it
+// against the capability's grant (the handler section of its policy:
+// http, kv or exec). Problems are reported all at once as plan.Problems
+// whose paths point into the manifest (capabilities[i].handler.config.x,
+// grants[j].policy.http.allowed_hosts). The returned Closer releases what
+// the handlers hold (SQLite files, idle HTTP connections); call it after
+// the last run that uses them.
 func Build(m *plan.Manifest, opts Options) (*broker.Handlers, io.Closer, error) {
 	if m == nil {
 		return nil, nil, errors.New("handlers: no manifest")
@@ -50,8 +52,8 @@ func Build(m *plan.Manifest, opts Options) (*broker.Handlers, io.Closer, error) 
 	b := &builder{opts: opts, dbs: map[string]*sql.DB{}}
 	hs := broker.NewHandlers()
 	type first struct {
-		index  int
-		policy []byte // canonical grant policy, for kinds that read it
+		index int
+		grant *plan.Grant
 	}
 	seen := map[plan.HandlerIdentity]first{}
 	for i, c := range m.Capabilities {
@@ -60,9 +62,11 @@ func Build(m *plan.Manifest, opts Options) (*broker.Handlers, io.Closer, error) 
 		if !b.configMatches(path, c) {
 			continue
 		}
-		policy, policyPath, _ := m.Grant(c.Spec.Name)
-		policyCanon := canonicalOrNil(policy)
-		h := b.handler(path, c, policy, policyPath)
+		g, grantPath := b.grant(path, m, c)
+		if g == nil {
+			continue
+		}
+		h := b.handler(path, c, g, grantPath)
 		if h == nil {
 			continue
 		}
@@ -70,13 +74,13 @@ func Build(m *plan.Manifest, opts Options) (*broker.Handlers, io.Closer, error) 
 			// The broker's table is keyed by identity, and a handler call
 			// does not learn which capability it serves: capabilities may
 			// share a handler only when nothing capability-specific differs.
-			if id.Kind == KindHTTP && !bytes.Equal(f.policy, policyCanon) {
+			if !f.grant.SameSection(g) {
 				b.problems = append(b.problems, problem(CodeHandlerConflict, path,
-					fmt.Sprintf("shares its handler identity with capabilities[%d] but has a different grant policy; give one of them another handler id", f.index)))
+					fmt.Sprintf("shares its handler identity with capabilities[%d] but its grant has another %s section; give one of them another handler id", f.index, id.Kind)))
 			}
 			continue
 		}
-		seen[id] = first{index: i, policy: policyCanon}
+		seen[id] = first{index: i, grant: g}
 		if err := hs.Add(id, h); err != nil {
 			b.problems = append(b.problems, problem(CodeHandlerConflict, path, err.Error()))
 		}
@@ -86,6 +90,41 @@ func Build(m *plan.Manifest, opts Options) (*broker.Handlers, io.Closer, error) 
 		return nil, nil, b.problems
 	}
 	return hs, b, nil
+}
+
+// noGrant stands for the grant of a capability that has none (a manifest
+// Build reads before, or without, sealing it): it restricts nothing, so
+// only kinds that need no section can be built with it.
+var noGrant = func() *plan.Grant {
+	g, err := plan.NewGrant([]byte(`{}`))
+	if err != nil {
+		panic(err) // constant input
+	}
+	return g
+}()
+
+// grant reads the capability's grant and checks that its handler section
+// is for the capability's handler kind, or records problems and returns
+// nil. grantPath is the policy's manifest path ("" without a grant).
+func (b *builder) grant(path string, m *plan.Manifest, c plan.ManifestCapability) (*plan.Grant, string) {
+	g, grantPath, err := m.Grant(c.Spec.Name)
+	var ps plan.Problems
+	switch {
+	case errors.As(err, &ps):
+		b.problems = append(b.problems, ps...)
+		return nil, ""
+	case g == nil && c.Spec.Handler.Kind == KindHTTP:
+		b.problems = append(b.problems, problem(plan.CodeCapabilityUngranted, path, "the capability has no grant; an http handler reads its allowed_hosts from it"))
+		return nil, ""
+	case g == nil:
+		return noGrant, ""
+	}
+	var e *plan.Error
+	if err := g.FitsHandler(c.Spec.Handler.Kind); errors.As(err, &e) {
+		b.problems = append(b.problems, problem(e.Code, grantPath+"."+e.Path, e.Message))
+		return nil, ""
+	}
+	return g, grantPath
 }
 
 // builder holds what Build's handlers share; it is the Closer Build returns.
@@ -127,20 +166,20 @@ func (b *builder) configMatches(path string, c plan.ManifestCapability) bool {
 	return true
 }
 
-// handler validates one capability's handler config and makes its handler,
-// or records problems and returns nil.
-func (b *builder) handler(path string, c plan.ManifestCapability, policy []byte, policyPath string) any {
+// handler validates one capability's handler config against its grant and
+// makes its handler, or records problems and returns nil.
+func (b *builder) handler(path string, c plan.ManifestCapability, g *plan.Grant, grantPath string) any {
 	before := len(b.problems)
 	var h any
 	switch c.Spec.Handler.Kind {
 	case KindBuiltin:
 		h = b.builtin(path, c)
 	case KindExec:
-		h = b.exec(path, c)
+		h = b.exec(path, c, g.Exec())
 	case KindHTTP:
-		h = b.http(path, c, policy, policyPath)
+		h = b.http(path, c, g.HTTP(), grantPath)
 	case KindKV:
-		h = b.kv(path, c)
+		h = b.kv(path, c, g.KV())
 	default:
 		b.problems = append(b.problems, problem(CodeUnknownHandler, path+".kind", "unknown handler kind (known: builtin, exec, http, kv)"))
 	}
@@ -160,15 +199,4 @@ func (b *builder) live(path string, c plan.ManifestCapability) {
 
 func (b *builder) fields(path string, c plan.ManifestCapability) *plan.Fields {
 	return plan.ReadFields(path+".config", CodeInvalidConfig, c.HandlerConfig, &b.problems)
-}
-
-func canonicalOrNil(raw []byte) []byte {
-	if raw == nil {
-		return nil
-	}
-	c, err := canonjson.Canonical(raw)
-	if err != nil {
-		return nil
-	}
-	return c
 }

@@ -21,7 +21,7 @@ func TestBuildProblems(t *testing.T) {
 	if err := os.WriteFile(notExec, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	const hosts = `{"allowed_hosts":["127.0.0.1:8080"]}`
+	const hosts = `{"http":{"allowed_hosts":["127.0.0.1:8080"]}}`
 	httpCfg := func(extra string) string {
 		return `{"method":"GET","url":"http://127.0.0.1:8080/w/{city}"` + extra + `}`
 	}
@@ -73,13 +73,26 @@ func TestBuildProblems(t *testing.T) {
 		{"http header newline", capability{kind: "http", playback: "captured", config: httpCfg(`,"headers":{"X-A":"a\r\nB: c"}`), policy: hosts}, CodeInvalidConfig, cfgPath + ".headers"},
 		{"http bad timeout", capability{kind: "http", playback: "captured", config: httpCfg(`,"timeout":"0s"`), policy: hosts}, CodeInvalidConfig, cfgPath + ".timeout"},
 		{"http bad body bound", capability{kind: "http", playback: "captured", config: httpCfg(`,"max_body_bytes":-1`), policy: hosts}, CodeInvalidConfig, cfgPath + ".max_body_bytes"},
-		{"http policy without hosts", capability{kind: "http", playback: "captured", config: httpCfg(""), policy: `{}`}, CodeInvalidPolicy, "grants[0].policy.allowed_hosts"},
-		{"http policy empty hosts", capability{kind: "http", playback: "captured", config: httpCfg(""), policy: `{"allowed_hosts":[]}`}, CodeInvalidPolicy, "grants[0].policy.allowed_hosts"},
-		{"http policy host without port", capability{kind: "http", playback: "captured", config: httpCfg(""), policy: `{"allowed_hosts":["127.0.0.1"]}`}, CodeInvalidPolicy, "grants[0].policy.allowed_hosts"},
-		{"http policy port zero", capability{kind: "http", playback: "captured", config: httpCfg(""), policy: `{"allowed_hosts":["127.0.0.1:0"]}`}, CodeInvalidPolicy, "grants[0].policy.allowed_hosts"},
-		{"http policy unknown field", capability{kind: "http", playback: "captured", config: httpCfg(""), policy: `{"allowed_hosts":["127.0.0.1:8080"],"allow_all":true}`}, CodeInvalidPolicy, "grants[0].policy.allow_all"},
-		{"http url host not granted", capability{kind: "http", playback: "captured", config: httpCfg(""), policy: `{"allowed_hosts":["127.0.0.1:8081"]}`}, CodeHandlerMismatch, cfgPath + ".url"},
-		{"http default port not granted", capability{kind: "http", playback: "captured", config: `{"method":"GET","url":"http://127.0.0.1/"}`, policy: hosts}, CodeHandlerMismatch, cfgPath + ".url"},
+		{"http policy without section", capability{kind: "http", playback: "captured", config: httpCfg(""), policy: `{}`}, plan.CodeInvalidGrant, "grants[0].policy.http"},
+		{"http policy old shape", capability{kind: "http", playback: "captured", config: httpCfg(""), policy: `{"allowed_hosts":["127.0.0.1:8080"]}`}, plan.CodeInvalidGrant, "grants[0].policy.allowed_hosts"},
+		{"http policy without hosts", capability{kind: "http", playback: "captured", config: httpCfg(""), policy: `{"http":{}}`}, plan.CodeInvalidGrant, "grants[0].policy.http.allowed_hosts"},
+		{"http policy empty hosts", capability{kind: "http", playback: "captured", config: httpCfg(""), policy: `{"http":{"allowed_hosts":[]}}`}, plan.CodeInvalidGrant, "grants[0].policy.http.allowed_hosts"},
+		{"http policy host without port", capability{kind: "http", playback: "captured", config: httpCfg(""), policy: `{"http":{"allowed_hosts":["127.0.0.1"]}}`}, plan.CodeInvalidGrant, "grants[0].policy.http.allowed_hosts[0]"},
+		{"http policy port zero", capability{kind: "http", playback: "captured", config: httpCfg(""), policy: `{"http":{"allowed_hosts":["127.0.0.1:0"]}}`}, plan.CodeInvalidGrant, "grants[0].policy.http.allowed_hosts[0]"},
+		{"http policy unknown field", capability{kind: "http", playback: "captured", config: httpCfg(""), policy: `{"http":{"allowed_hosts":["127.0.0.1:8080"],"allow_all":true}}`}, plan.CodeInvalidGrant, "grants[0].policy.http.allow_all"},
+		{"http policy for another kind", capability{kind: "exec", config: `{"argv":["/bin/cat"]}`, policy: hosts}, plan.CodeInvalidGrant, "grants[0].policy.http"},
+		{"http url host not granted", capability{kind: "http", playback: "captured", config: httpCfg(""), policy: `{"http":{"allowed_hosts":["127.0.0.1:8081"]}}`}, CodeNotGranted, cfgPath + ".url"},
+		{"http default port not granted", capability{kind: "http", playback: "captured", config: `{"method":"GET","url":"http://127.0.0.1/"}`, policy: hosts}, CodeNotGranted, cfgPath + ".url"},
+		{"http method not granted", capability{kind: "http", playback: "captured", config: `{"method":"POST","url":"http://127.0.0.1:8080/w/{city}"}`,
+			policy: `{"http":{"allowed_hosts":["127.0.0.1:8080"],"methods":["GET"]}}`}, CodeNotGranted, cfgPath + ".method"},
+		{"http path not granted", capability{kind: "http", playback: "captured", config: httpCfg(""),
+			policy: `{"http":{"allowed_hosts":["127.0.0.1:8080"],"path_prefixes":["/records/"]}}`}, CodeNotGranted, cfgPath + ".url"},
+		{"http path prefix continued by a placeholder", capability{kind: "http", playback: "captured", config: `{"method":"GET","url":"http://127.0.0.1:8080/w{city}"}`,
+			policy: `{"http":{"allowed_hosts":["127.0.0.1:8080"],"path_prefixes":["/w"]}}`}, CodeNotGranted, cfgPath + ".url"},
+		{"http placeholder before the prefix", capability{kind: "http", playback: "captured", config: `{"method":"GET","url":"http://127.0.0.1:8080/{section}/w"}`,
+			policy: `{"http":{"allowed_hosts":["127.0.0.1:8080"],"path_prefixes":["/w/"]}}`}, CodeNotGranted, cfgPath + ".url"},
+		{"http dot segment", capability{kind: "http", playback: "captured", config: `{"method":"GET","url":"http://127.0.0.1:8080/w/{city}/../../admin"}`, policy: hosts}, CodeInvalidConfig, cfgPath + ".url"},
+		{"http encoded dot segment", capability{kind: "http", playback: "captured", config: `{"method":"GET","url":"http://127.0.0.1:8080/w/%2e%2e/admin"}`, policy: hosts}, CodeInvalidConfig, cfgPath + ".url"},
 
 		{"kv unknown field", capability{kind: "kv", config: `{"path":"` + db + `","op":"get","mode":"rw"}`}, CodeInvalidConfig, cfgPath + ".mode"},
 		{"kv no path", capability{kind: "kv", config: `{"op":"get"}`}, CodeInvalidConfig, cfgPath + ".path"},
@@ -93,6 +106,18 @@ func TestBuildProblems(t *testing.T) {
 		{"kv file not a database", capability{kind: "kv", config: `{"path":"` + notExec + `","op":"get"}`}, CodeHandlerSetup, cfgPath + ".path"},
 		{"kv path a directory", capability{kind: "kv", config: `{"path":"` + dir + `","op":"get"}`}, CodeHandlerSetup, cfgPath + ".path"},
 		{"kv captured", capability{kind: "kv", playback: "captured", config: `{"path":"` + db + `","op":"get"}`}, CodeHandlerMismatch, "capabilities[0].handler.kind"},
+		{"kv namespace not granted", capability{kind: "kv", config: `{"path":"` + db + `","op":"get","namespace":"other"}`, policy: `{"kv":{"namespace":"notes"}}`}, CodeNotGranted, cfgPath + ".namespace"},
+		{"kv default namespace not granted", capability{kind: "kv", config: `{"path":"` + db + `","op":"get"}`, policy: `{"kv":{"namespace":"notes"}}`}, CodeNotGranted, cfgPath + ".namespace"},
+		{"kv put under read_only", capability{kind: "kv", effect: "write", config: `{"path":"` + db + `","op":"put"}`, policy: `{"kv":{"read_only":true}}`}, CodeNotGranted, cfgPath + ".op"},
+		{"kv policy unknown field", capability{kind: "kv", config: `{"path":"` + db + `","op":"get"}`, policy: `{"kv":{"prefix":"a/"}}`}, plan.CodeInvalidGrant, "grants[0].policy.kv.prefix"},
+		{"kv policy for another kind", capability{kind: "kv", config: `{"path":"` + db + `","op":"get"}`, policy: `{"exec":{}}`}, plan.CodeInvalidGrant, "grants[0].policy.exec"},
+
+		{"exec command not granted", capability{kind: "exec", config: `{"argv":["/bin/cat"]}`, policy: `{"exec":{"commands":["/usr/bin/jq"]}}`}, CodeNotGranted, cfgPath + ".argv"},
+		{"exec timeout over the grant", capability{kind: "exec", config: `{"argv":["/bin/cat"],"timeout":"30s"}`, policy: `{"exec":{"max_timeout":"5s"}}`}, CodeNotGranted, cfgPath + ".timeout"},
+		{"exec default timeout over the grant", capability{kind: "exec", config: `{"argv":["/bin/cat"]}`, policy: `{"exec":{"max_timeout":"5s"}}`}, CodeNotGranted, cfgPath + ".timeout"},
+		{"exec policy unknown field", capability{kind: "exec", config: `{"argv":["/bin/cat"]}`, policy: `{"exec":{"env":{}}}`}, plan.CodeInvalidGrant, "grants[0].policy.exec.env"},
+		{"builtin policy section", capability{kind: "builtin", id: "echo", policy: `{"kv":{}}`}, plan.CodeInvalidGrant, "grants[0].policy.kv"},
+		{"builtin policy unknown field", capability{kind: "builtin", id: "echo", policy: `{"cities":["Paris"]}`}, plan.CodeInvalidGrant, "grants[0].policy.cities"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -121,7 +146,7 @@ func TestBuildErrorsKeepSecrets(t *testing.T) {
 	const secret = "Bearer SECRET-TOKEN-41"
 	_, err := build(t, Options{}, capability{name: "a.b", kind: "http", playback: "captured",
 		config: `{"method":"GET","url":"http://127.0.0.1:8080/","headers":{"Authorization":"` + secret + `","Host":"x"}}`,
-		policy: `{"allowed_hosts":["127.0.0.1:9"],"token":"` + secret + `"}`})
+		policy: `{"http":{"allowed_hosts":["127.0.0.1:9"]},"arguments":{"$comment":"` + secret + `","enum":7}}`})
 	if err == nil {
 		t.Fatal("built")
 	}
@@ -148,27 +173,37 @@ func TestBuildReportsEveryProblem(t *testing.T) {
 
 func TestBuildSharedIdentity(t *testing.T) {
 	const cfg = `{"method":"GET","url":"http://127.0.0.1:8080/"}`
-	same := `{"allowed_hosts":["127.0.0.1:8080"]}`
-	// Same identity, same grant (key order differs: canonical forms match): one handler.
+	same := `{"http":{"allowed_hosts":["127.0.0.1:8080"]}}`
+	// Same identity, same http section (key order and the rest of the
+	// grant differ): one handler.
 	_, err := build(t, Options{},
 		capability{name: "a.one", kind: "http", playback: "captured", config: cfg, policy: same},
-		capability{name: "a.two", kind: "http", playback: "captured", config: cfg, policy: ` { "allowed_hosts" : [ "127.0.0.1:8080" ] }`})
+		capability{name: "a.two", kind: "http", playback: "captured", config: cfg, policy: ` { "max_calls": 2, "http" : { "allowed_hosts" : [ "127.0.0.1:8080" ] } }`})
 	if err != nil {
 		t.Fatalf("same grants: %v", err)
 	}
-	// Same identity, different grants: refused, the handler cannot tell them apart.
+	// Same identity, different sections: refused, the handler cannot tell them apart.
 	_, err = build(t, Options{},
 		capability{name: "a.one", kind: "http", playback: "captured", config: cfg, policy: same},
-		capability{name: "a.two", kind: "http", playback: "captured", config: cfg, policy: `{"allowed_hosts":["127.0.0.1:8080","127.0.0.1:9090"]}`})
+		capability{name: "a.two", kind: "http", playback: "captured", config: cfg, policy: `{"http":{"allowed_hosts":["127.0.0.1:8080","127.0.0.1:9090"]}}`})
 	if !problemAt(err, CodeHandlerConflict, "capabilities[1].handler") {
 		t.Fatalf("different grants: %v", err)
 	}
 	// Different handler ids make them two handlers: fine.
 	_, err = build(t, Options{},
 		capability{name: "a.one", kind: "http", id: "one", playback: "captured", config: cfg, policy: same},
-		capability{name: "a.two", kind: "http", id: "two", playback: "captured", config: cfg, policy: `{"allowed_hosts":["127.0.0.1:8080","127.0.0.1:9090"]}`})
+		capability{name: "a.two", kind: "http", id: "two", playback: "captured", config: cfg, policy: `{"http":{"allowed_hosts":["127.0.0.1:8080","127.0.0.1:9090"]}}`})
 	if err != nil {
 		t.Fatalf("two ids: %v", err)
+	}
+	// A kv key_prefix is the handler's too: one identity, two prefixes is a conflict.
+	db0 := filepath.Join(t.TempDir(), "kv.db")
+	get := `{"path":"` + db0 + `","op":"get"}`
+	_, err = build(t, Options{},
+		capability{name: "a.one", kind: "kv", config: get, policy: `{"kv":{"key_prefix":"a/"}}`},
+		capability{name: "a.two", kind: "kv", config: get, policy: `{"kv":{"key_prefix":"b/"}}`})
+	if !problemAt(err, CodeHandlerConflict, "capabilities[1].handler") {
+		t.Fatalf("different kv sections: %v", err)
 	}
 	// A shared kv put identity is checked for every capability that uses it.
 	db := filepath.Join(t.TempDir(), "kv.db")

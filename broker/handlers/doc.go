@@ -7,15 +7,20 @@
 //     process group of its own with a scrubbed environment, a timeout and an
 //     output bound.
 //   - http: one request whose method, URL template and headers come from
-//     config and whose destinations come from the capability's grant policy
-//     (allowed_hosts); captured playback with transport evidence.
-//   - kv: get, put or list on a namespace of an embedded SQLite file.
+//     config and whose destinations come from the http section of the
+//     capability's grant (allowed_hosts, methods, path_prefixes); captured
+//     playback with transport evidence.
+//   - kv: get, put or list on a namespace of an embedded SQLite file, within
+//     the kv section of the grant (namespace, key_prefix, read_only).
 //
 // It owns the validation of each kind's config (strict: unknown fields are
-// refused with their manifest path) and the resources the handlers hold
-// (SQLite files, HTTP connections), released by the Closer Build returns.
-// The plan package binds each config into the handler identity by digest;
-// Build checks that the config it reads is the one that digest names.
+// refused with their manifest path), its check against the handler section
+// of the capability's grant (the plan package reads and seals the grant;
+// a config that does more than its grant allows is refused,
+// config_not_granted), and the resources the handlers hold (SQLite files,
+// HTTP connections), released by the Closer Build returns. The plan
+// package binds each config into the handler identity by digest; Build
+// checks that the config it reads is the one that digest names.
 //
 // It must never take a command line, URL, host, header or file path from
 // the guest: guest arguments only fill placeholders (path and query,

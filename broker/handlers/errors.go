@@ -21,6 +21,7 @@ const (
 	CodeHTTPMissingPlaceholder = "http_missing_placeholder" // a {name} in the URL template has no argument
 	CodeHTTPBadArgument        = "http_bad_argument"        // a placeholder value is not a usable string or number, or an argument is unused
 	CodeHTTPHostRefused        = "http_host_refused"        // the host:port (or its resolved address) is not in the grant's allowed_hosts
+	CodeHTTPPathRefused        = "http_path_refused"        // the request's path is not under the grant's path_prefixes
 	CodeHTTPRedirectRefused    = "http_redirect_refused"    // the server answered with a redirect; none is followed
 	CodeHTTPTimeout            = "http_timeout"             // the configured timeout passed
 	CodeHTTPBodyTooLarge       = "http_body_too_large"      // the response body exceeded max_body_bytes
@@ -30,6 +31,7 @@ const (
 	CodeKVBadKey        = "kv_bad_key"         // empty, longer than MaxKVKeyBytes, or with control characters
 	CodeKVValueTooLarge = "kv_value_too_large" // canonical value longer than MaxKVValueBytes
 	CodeKVFailed        = "kv_failed"          // the database refused the operation
+	CodeKVKeyNotGranted = "kv_key_not_granted" // the key (or list prefix) is outside the grant's key_prefix
 )
 
 // Error is a typed handler failure. Its text is the code and a fixed
@@ -50,6 +52,7 @@ var descriptions = map[string]string{
 	CodeHTTPMissingPlaceholder: "a URL placeholder has no argument",
 	CodeHTTPBadArgument:        "an argument cannot be used in the request",
 	CodeHTTPHostRefused:        "the request's host is not allowed by the grant",
+	CodeHTTPPathRefused:        "the request's path is not allowed by the grant",
 	CodeHTTPRedirectRefused:    "the server answered with a redirect, which is not followed",
 	CodeHTTPTimeout:            "the request did not finish in time",
 	CodeHTTPBodyTooLarge:       "the response body is larger than allowed",
@@ -58,6 +61,7 @@ var descriptions = map[string]string{
 	CodeKVBadKey:               "the key is empty, too long or has control characters",
 	CodeKVValueTooLarge:        "the value is larger than allowed",
 	CodeKVFailed:               "the store refused the operation",
+	CodeKVKeyNotGranted:        "the key is not allowed by the grant",
 }
 
 func (e *Error) Error() string { return "handlers: " + e.Code + ": " + descriptions[e.Code] }
@@ -81,9 +85,9 @@ func CodeOf(err error) string {
 const (
 	CodeUnknownHandler  = "unknown_handler"        // no such kind, or no such builtin id/version
 	CodeInvalidConfig   = "invalid_handler_config" // the kind's config is malformed or has unknown fields
-	CodeInvalidPolicy   = "invalid_handler_policy" // the grant policy the kind reads is malformed
+	CodeNotGranted      = "config_not_granted"     // the config does what the capability's grant does not allow
 	CodeHandlerMismatch = "handler_mismatch"       // the capability's effect or playback does not suit the handler
-	CodeHandlerConflict = "handler_conflict"       // one handler identity, capabilities with different grants
+	CodeHandlerConflict = "handler_conflict"       // one handler identity, capabilities with different grant sections
 	CodeHandlerSetup    = "handler_setup_failed"   // a resource named by the config could not be prepared
 )
 

@@ -51,7 +51,7 @@ type execHandler struct {
 	stderr    *lockedWriter // nil: stderr is drained and dropped
 }
 
-func (b *builder) exec(path string, c plan.ManifestCapability) any {
+func (b *builder) exec(path string, c plan.ManifestCapability, g *plan.ExecGrant) any {
 	b.live(path, c)
 	f := b.fields(path, c)
 	if f == nil {
@@ -99,6 +99,15 @@ func (b *builder) exec(path string, c plan.ManifestCapability) any {
 		}
 	}
 	f.Done()
+	if g != nil {
+		if len(h.argv) > 0 && !g.AllowsCommand(h.argv[0]) {
+			b.problems = append(b.problems, problem(CodeNotGranted, f.At("argv"), "argv[0] is not one of the grant's commands"))
+		}
+		if g.MaxTimeout > 0 && h.timeout > g.MaxTimeout {
+			b.problems = append(b.problems, problem(CodeNotGranted, f.At("timeout"),
+				"is longer than the grant's max_timeout (without a timeout the command gets "+DefaultExecTimeout.String()+")"))
+		}
+	}
 	if b.opts.ExecStderr != nil {
 		h.stderr = b.stderrSink()
 	}

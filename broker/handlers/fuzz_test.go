@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/apysup/apysup/plan"
 )
 
 // FuzzHTTPRequest: whatever the guest's arguments, the request goes to the
@@ -18,7 +20,8 @@ func FuzzHTTPRequest(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	h := &httpHandler{method: "POST", allowed: allowedHosts{"127.0.0.1:8080": true}}
+	h := &httpHandler{method: "POST", allowed: allowedHosts{"127.0.0.1:8080": true},
+		grant: &plan.HTTPGrant{AllowedHosts: []string{"127.0.0.1:8080"}, PathPrefixes: []string{"/a/"}}}
 	if msg := h.parseTemplate("http://127.0.0.1:8080/a/{x}/b?q={y}&fixed=1"); msg != "" {
 		f.Fatal(msg)
 	}

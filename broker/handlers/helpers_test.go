@@ -85,8 +85,10 @@ func handlerOf(t testing.TB, opts Options, c capability) any {
 	}
 	b := &builder{opts: opts, dbs: map[string]*sql.DB{}}
 	t.Cleanup(func() { b.Close() })
-	policy, policyPath, _ := m.Grant(c.name)
-	h := b.handler("capabilities[0].handler", m.Capabilities[0], policy, policyPath)
+	var h any
+	if g, grantPath := b.grant("capabilities[0].handler", m, m.Capabilities[0]); g != nil {
+		h = b.handler("capabilities[0].handler", m.Capabilities[0], g, grantPath)
+	}
 	if h == nil {
 		t.Fatalf("build: %v", b.problems)
 	}

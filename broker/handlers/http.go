@@ -2,15 +2,16 @@ package handlers
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"mime"
 	"net"
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -28,7 +29,6 @@ const (
 	DefaultHTTPTimeout   = 10 * time.Second
 	MaxHTTPTimeout       = 10 * time.Minute
 	MaxHTTPHeaders       = 32
-	MaxAllowedHosts      = 64
 	maxPlaceholderBytes  = 1024
 	maxResponseHeaderLen = 64 << 10
 	maxMediaTypeLen      = 255
@@ -39,7 +39,6 @@ var (
 	placeholderRE = regexp.MustCompile(`\{([^{}]*)\}`)
 	placeholderID = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,63}$`)
 	headerNameRE  = regexp.MustCompile("^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$")
-	httpMethods   = map[string]bool{"GET": true, "POST": true, "PUT": true, "PATCH": true, "DELETE": true}
 	bodyMethods   = map[string]bool{"POST": true, "PUT": true, "PATCH": true}
 	// Headers the transport owns; a config may not set them.
 	reservedHeaders = map[string]bool{"Host": true, "Content-Length": true, "Transfer-Encoding": true, "Connection": true,
@@ -55,10 +54,13 @@ type httpHandler struct {
 	tmpl    []urlPart
 	scheme  string
 	host    string // host:port of the template, normalised
+	path    string // the template's path up to its first placeholder ("/" when it has none)
+	open    bool   // a placeholder continues path
 	headers http.Header
 	timeout time.Duration
 	maxBody int
-	allowed allowedHosts
+	grant   *plan.HTTPGrant
+	allowed allowedHosts // grant.AllowedHosts, for the dialer
 	client  *http.Client
 }
 
@@ -69,61 +71,56 @@ type urlPart struct {
 	inQuery bool
 }
 
-func (b *builder) http(path string, c plan.ManifestCapability, policy []byte, policyPath string) any {
+func (b *builder) http(path string, c plan.ManifestCapability, g *plan.HTTPGrant, grantPath string) any {
 	if c.Spec.Playback != plan.PlaybackCaptured {
 		b.problems = append(b.problems, problem(CodeHandlerMismatch, path+".kind",
 			"an http handler returns transport evidence; the capability's playback must be captured"))
 	}
-	h := &httpHandler{headers: http.Header{}}
-	if f := b.fields(path, c); f != nil {
-		h.method = f.Str("method", true)
-		if f.Has("method") && !httpMethods[h.method] {
-			f.Problem("method", "must be one of GET, POST, PUT, PATCH, DELETE")
-		}
-		if raw := f.Str("url", true); raw != "" {
-			if msg := h.parseTemplate(raw); msg != "" {
-				f.Problem("url", msg)
-			}
-		}
-		h.timeout = f.Duration("timeout", DefaultHTTPTimeout, time.Millisecond, MaxHTTPTimeout)
-		h.maxBody = int(f.IntegerIn("max_body_bytes", MaxHTTPBodyBytes, 1, MaxHTTPBodyBytes))
-		hdrs, names := f.StringMap("headers")
-		if len(names) > MaxHTTPHeaders {
-			f.Problem("headers", "has too many entries")
-		}
-		for _, k := range names {
-			v := hdrs[k]
-			if !headerNameRE.MatchString(k) || reservedHeaders[http.CanonicalHeaderKey(k)] || strings.ContainsAny(v, "\r\n\x00") {
-				f.Problem("headers", "names must be HTTP tokens other than transport headers (Host, Content-Length, ...) and values one line")
-				break
-			}
-			h.headers.Set(k, v)
-		}
-		f.Done()
+	h := &httpHandler{headers: http.Header{}, grant: g, allowed: allowedHosts{}}
+	for _, hp := range g.AllowedHosts {
+		h.allowed[hp] = true
 	}
-	if policyPath == "" {
-		b.problems = append(b.problems, problem(CodeInvalidPolicy, path, "the capability has no grant; an http handler reads allowed_hosts from it"))
+	f := b.fields(path, c)
+	if f == nil {
 		return nil
 	}
-	if p := plan.ReadFields(policyPath, CodeInvalidPolicy, policy, &b.problems); p != nil {
-		hosts := p.Strings("allowed_hosts", true)
-		if p.Has("allowed_hosts") && (len(hosts) == 0 || len(hosts) > MaxAllowedHosts) {
-			p.Problem("allowed_hosts", fmt.Sprintf("must list 1..%d host:port entries", MaxAllowedHosts))
-		}
-		h.allowed = allowedHosts{}
-		for _, entry := range hosts {
-			n, ok := normalHostPort(entry)
-			if !ok {
-				p.Problem("allowed_hosts", "entries must be host:port with a port in 1..65535")
-				break
-			}
-			h.allowed[n] = true
-		}
-		p.Done()
+	h.method = f.Str("method", true)
+	if f.Has("method") && !slices.Contains(plan.HTTPMethods, h.method) {
+		f.Problem("method", "must be one of "+strings.Join(plan.HTTPMethods, ", "))
 	}
-	if h.host != "" && h.allowed != nil && !h.allowed[h.host] {
-		b.problems = append(b.problems, problem(CodeHandlerMismatch, path+".config.url",
-			"the URL's host:port is not in the grant's allowed_hosts"))
+	if raw := f.Str("url", true); raw != "" {
+		if msg := h.parseTemplate(raw); msg != "" {
+			f.Problem("url", msg)
+		}
+	}
+	h.timeout = f.Duration("timeout", DefaultHTTPTimeout, time.Millisecond, MaxHTTPTimeout)
+	h.maxBody = int(f.IntegerIn("max_body_bytes", MaxHTTPBodyBytes, 1, MaxHTTPBodyBytes))
+	hdrs, names := f.StringMap("headers")
+	if len(names) > MaxHTTPHeaders {
+		f.Problem("headers", "has too many entries")
+	}
+	for _, k := range names {
+		v := hdrs[k]
+		if !headerNameRE.MatchString(k) || reservedHeaders[http.CanonicalHeaderKey(k)] || strings.ContainsAny(v, "\r\n\x00") {
+			f.Problem("headers", "names must be HTTP tokens other than transport headers (Host, Content-Length, ...) and values one line")
+			break
+		}
+		h.headers.Set(k, v)
+	}
+	f.Done()
+	// The config must stay inside the grant: every request it can make goes
+	// to a granted host, with a granted method, under a granted path.
+	notGranted := func(key, message string) {
+		b.problems = append(b.problems, problem(CodeNotGranted, f.At(key), message+" ("+grantPath+".http)"))
+	}
+	switch {
+	case h.host != "" && !g.AllowsHost(h.host):
+		notGranted("url", "the URL's host:port is not in the grant's allowed_hosts")
+	case h.host != "" && !g.CoversPath(h.path, h.open):
+		notGranted("url", "the URL's path up to its first placeholder is not under the grant's path_prefixes")
+	}
+	if slices.Contains(plan.HTTPMethods, h.method) && !g.AllowsMethod(h.method) {
+		notGranted("method", "is not one of the grant's methods")
 	}
 	h.client = b.httpClient(h.allowed)
 	return h
@@ -164,6 +161,23 @@ func (h *httpHandler) parseTemplate(raw string) string {
 	host, ok := urlHostPort(u)
 	if !ok {
 		return "has an invalid host or port"
+	}
+	for _, seg := range strings.Split(u.Path, "/") {
+		if seg == "." || seg == ".." {
+			return "has a . or .. segment in its path"
+		}
+	}
+	// The path as written up to the first placeholder: every request
+	// path starts with it, which is what the grant's path_prefixes bound.
+	h.path, h.open = rest, false
+	if i := strings.IndexByte(rest, '?'); i >= 0 {
+		h.path = rest[:i]
+	}
+	if len(matches) > 0 && matches[0][0]-len(authority) < len(h.path) {
+		h.path, h.open = rest[:matches[0][0]-len(authority)], true
+	}
+	if h.path == "" {
+		h.path = "/"
 	}
 	h.scheme, h.host = u.Scheme, host
 	query := strings.IndexByte(raw, '?')
@@ -282,9 +296,13 @@ func (h *httpHandler) request(args json.RawMessage) (*url.URL, []byte, error) {
 	if err != nil {
 		return nil, nil, fail(CodeHTTPBadArgument)
 	}
-	// The template fixes scheme and host; check the final URL all the same.
+	// The template fixes scheme, host and the start of the path; check the
+	// final URL against the grant all the same.
 	if hp, ok := urlHostPort(target); !ok || target.Scheme != h.scheme || hp != h.host || !h.allowed[hp] || target.User != nil {
 		return nil, nil, fail(CodeHTTPHostRefused)
+	}
+	if p := target.Path; !h.grant.CoversPath(cmp.Or(p, "/"), false) {
+		return nil, nil, fail(CodeHTTPPathRefused)
 	}
 	rest := map[string]any{}
 	for k, v := range values {
@@ -329,25 +347,6 @@ type allowedHosts map[string]bool
 
 var errHostRefused = errors.New("host not allowed")
 
-// normalHostPort returns host:port with a lower-case host name or the
-// canonical form of an IP address, and a decimal port in 1..65535.
-func normalHostPort(hostport string) (string, bool) {
-	host, port, err := net.SplitHostPort(hostport)
-	if err != nil || host == "" {
-		return "", false
-	}
-	n, err := strconv.Atoi(port)
-	if err != nil || n < 1 || n > 65535 || strconv.Itoa(n) != port {
-		return "", false
-	}
-	if ip := net.ParseIP(host); ip != nil {
-		host = ip.String()
-	} else if strings.ContainsAny(host, "%/ ") {
-		return "", false
-	}
-	return net.JoinHostPort(strings.ToLower(host), port), true
-}
-
 // urlHostPort is the normalised host:port a URL connects to (the scheme's
 // default port when it names none).
 func urlHostPort(u *url.URL) (string, bool) {
@@ -358,7 +357,7 @@ func urlHostPort(u *url.URL) (string, bool) {
 	if u.Hostname() == "" || port == "" {
 		return "", false
 	}
-	return normalHostPort(net.JoinHostPort(u.Hostname(), port))
+	return plan.NormalHostPort(net.JoinHostPort(u.Hostname(), port))
 }
 
 // httpClient makes the client of one handler: no proxy (a proxy from the
@@ -387,7 +386,7 @@ func (b *builder) httpClient(allowed allowedHosts) *http.Client {
 // connect, so neither a second resolution nor the transport can send the
 // connection elsewhere.
 func (a allowedHosts) dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	hp, ok := normalHostPort(addr)
+	hp, ok := plan.NormalHostPort(addr)
 	if !ok || !a[hp] || (network != "tcp" && network != "tcp4" && network != "tcp6") {
 		return nil, errHostRefused
 	}

@@ -80,7 +80,7 @@ func testServer(t *testing.T) (*httptest.Server, string) {
 func httpCapability(name, method, url, hostport, extra string) capability {
 	return capability{name: name, kind: "http", playback: "captured",
 		config: `{"method":"` + method + `","url":"` + url + `"` + extra + `}`,
-		policy: `{"allowed_hosts":["` + hostport + `"]}`}
+		policy: `{"http":{"allowed_hosts":["` + hostport + `"]}}`}
 }
 
 func TestHTTP(t *testing.T) {
@@ -306,7 +306,7 @@ func TestHTTPThroughBroker(t *testing.T) {
 	b := runBroker(t, Options{},
 		httpCapability("web.text", "GET", srv.URL+"/text", host, ``),
 		capability{name: "web.weather", kind: "http", id: "weather", playback: "captured",
-			config: `{"method":"GET","url":"` + srv.URL + `/echo/{city}"}`, policy: `{"allowed_hosts":["` + host + `"]}`})
+			config: `{"method":"GET","url":"` + srv.URL + `/echo/{city}"}`, policy: `{"http":{"allowed_hosts":["` + host + `"]}}`})
 	r := brokerCall(t, b, 1, "web.text", `{}`)
 	if result, _ := canonjson.Canonical(r.Result); r.Status != "ok" || string(result) != `{"body":"hello <world>\n","status":200}` {
 		t.Fatalf("ok: %+v %s", r, r.Result)

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver (pure Go, no cgo)
@@ -34,8 +33,6 @@ const (
 	KVList = "list"
 )
 
-var kvNamespaceRE = regexp.MustCompile(`^[a-z][a-z0-9_.-]{0,63}$`)
-
 const kvSchema = `CREATE TABLE IF NOT EXISTS apysup_kv (
 	namespace TEXT NOT NULL,
 	key       TEXT NOT NULL,
@@ -43,14 +40,16 @@ const kvSchema = `CREATE TABLE IF NOT EXISTS apysup_kv (
 	PRIMARY KEY (namespace, key)
 ) WITHOUT ROWID`
 
-// kvHandler is one operation on one namespace of one SQLite file.
+// kvHandler is one operation on one namespace of one SQLite file, on the
+// keys its grant allows.
 type kvHandler struct {
 	db        *sql.DB
 	op        string
 	namespace string
+	keyPrefix string // from the grant: every key the handler touches starts with it
 }
 
-func (b *builder) kv(path string, c plan.ManifestCapability) any {
+func (b *builder) kv(path string, c plan.ManifestCapability, g *plan.KVGrant) any {
 	b.live(path, c)
 	f := b.fields(path, c)
 	if f == nil {
@@ -70,14 +69,23 @@ func (b *builder) kv(path string, c plan.ManifestCapability) any {
 	}
 	if f.Has("namespace") {
 		h.namespace = f.Str("namespace", false)
-		if !kvNamespaceRE.MatchString(h.namespace) {
-			f.Problem("namespace", "must match "+kvNamespaceRE.String())
+		if !plan.KVNamespacePattern.MatchString(h.namespace) {
+			f.Problem("namespace", "must match "+plan.KVNamespacePattern.String())
 		}
 	}
 	f.Done()
 	if h.op == KVPut && c.Spec.Effect != plan.EffectWrite {
 		b.problems = append(b.problems, problem(CodeHandlerMismatch, path+".config.op",
 			"put changes the store; the capability's effect must be write"))
+	}
+	if g != nil {
+		if g.Namespace != "" && h.namespace != g.Namespace {
+			b.problems = append(b.problems, problem(CodeNotGranted, path+".config.namespace", "is not the namespace the grant allows"))
+		}
+		if g.ReadOnly && h.op == KVPut {
+			b.problems = append(b.problems, problem(CodeNotGranted, path+".config.op", "put changes the store, and the grant is read_only"))
+		}
+		h.keyPrefix = g.KeyPrefix
 	}
 	if len(b.problems) > 0 {
 		return nil // do not create a database file for a config that fails
@@ -146,11 +154,31 @@ func sqliteOrAbsent(file string) error {
 
 const sqliteHeader = "SQLite format 3\x00"
 
+// CheckGrant is asked by the Broker at admission (broker.GrantChecker):
+// under a grant's key_prefix, the key of a get or put and the prefix of a
+// list must start with it. Other malformed arguments are the call's own
+// failure (bad_arguments), not the grant's.
+func (h *kvHandler) CheckGrant(args any) (pointer string, ok bool) {
+	m, _ := args.(map[string]any)
+	name := "key"
+	if h.op == KVList {
+		name = "prefix"
+	}
+	if s, isString := m[name].(string); isString && !strings.HasPrefix(s, h.keyPrefix) {
+		return "/" + name, false
+	}
+	return "", true
+}
+
 // Call performs the handler's operation:
 //
 //	get  {"key": K}             -> {"found": true, "key": K, "value": V} or {"found": false, "key": K}
 //	put  {"key": K, "value": V} -> {"key": K, "stored": true}
 //	list {"prefix"?: P, "limit"?: 1..100} -> {"keys": [...sorted], "truncated": bool}
+//
+// Under a grant's key_prefix, a list without prefix lists the keys under
+// key_prefix; a key or prefix outside it is refused (kv_key_not_granted:
+// the Broker refused it before, as grant_denied).
 func (h *kvHandler) Call(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, cancelled(err)
@@ -175,6 +203,9 @@ func (h *kvHandler) get(ctx context.Context, args json.RawMessage) (json.RawMess
 	if !validKVKey(*in.Key) {
 		return nil, fail(CodeKVBadKey)
 	}
+	if !strings.HasPrefix(*in.Key, h.keyPrefix) {
+		return nil, fail(CodeKVKeyNotGranted)
+	}
 	var value string
 	err := h.db.QueryRowContext(ctx, `SELECT value FROM apysup_kv WHERE namespace = ? AND key = ?`, h.namespace, *in.Key).Scan(&value)
 	key, _ := json.Marshal(*in.Key)
@@ -197,6 +228,9 @@ func (h *kvHandler) put(ctx context.Context, args json.RawMessage) (json.RawMess
 	}
 	if !validKVKey(*in.Key) {
 		return nil, fail(CodeKVBadKey)
+	}
+	if !strings.HasPrefix(*in.Key, h.keyPrefix) {
+		return nil, fail(CodeKVKeyNotGranted)
 	}
 	value, err := canonjson.Canonical(in.Value)
 	if err != nil {
@@ -221,11 +255,14 @@ func (h *kvHandler) list(ctx context.Context, args json.RawMessage) (json.RawMes
 	if canonjson.DecodeStrict(args, canonjson.MaxGuestBytes, &in) != nil {
 		return nil, fail(CodeBadArguments)
 	}
-	prefix, limit := "", MaxKVList
+	prefix, limit := h.keyPrefix, MaxKVList
 	if in.Prefix != nil {
 		prefix = *in.Prefix
 		if len(prefix) > MaxKVKeyBytes || hasControl(prefix) {
 			return nil, fail(CodeKVBadKey)
+		}
+		if !strings.HasPrefix(prefix, h.keyPrefix) {
+			return nil, fail(CodeKVKeyNotGranted)
 		}
 	}
 	if in.Limit != nil {

@@ -170,7 +170,7 @@ func TestKVSharedAndClosed(t *testing.T) {
 	b := &builder{dbs: map[string]*sql.DB{}}
 	var hs []*kvHandler
 	for i, c := range m.Capabilities {
-		h := b.handler(fmt.Sprintf("capabilities[%d].handler", i), c, nil, "")
+		h := b.handler(fmt.Sprintf("capabilities[%d].handler", i), c, noGrant, "")
 		hs = append(hs, h.(*kvHandler))
 	}
 	if len(b.dbs) != 1 || hs[0].db != hs[1].db || hs[1].db != hs[2].db {

@@ -49,7 +49,7 @@ const handlersManifest = `{"schema_version": "apysup.manifest.v1", "max_calls": 
    "handler": {"kind": "kv", "id": "notes-list", "version": "1", "config": {"path": "@DB@", "op": "list"}},
    "input_schema": {"type": "object"}, "python": {"module": "notes", "function": "list"}}
  ],
- "grants": [{"capability": "tool.run", "policy": {}}, {"capability": "records.get", "policy": {"allowed_hosts": ["@HOST@"]}},
+ "grants": [{"capability": "tool.run", "policy": {}}, {"capability": "records.get", "policy": {"http": {"allowed_hosts": ["@HOST@"]}}},
             {"capability": "notes.put", "policy": {}}, {"capability": "notes.get", "policy": {}}, {"capability": "notes.list", "policy": {}}]}`
 
 const handlersGuest = `import agent_runtime, tool, records, notes

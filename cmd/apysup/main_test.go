@@ -35,7 +35,7 @@ func run(t *testing.T, args ...string) (string, string, int) {
 	return out.String(), errOut.String(), code
 }
 
-const secretPolicy = `{"token": "GRANT-SECRET-42", "cities": ["Paris"]}`
+const secretPolicy = `{"arguments": {"$comment": "GRANT-SECRET-42", "properties": {"city": {"enum": ["Paris"]}}}}`
 
 func writeManifest(t *testing.T, body string) string {
 	t.Helper()
@@ -51,7 +51,7 @@ func secretManifest(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body := strings.Replace(string(data), `{"cities": ["Paris", "Oslo"]}`, secretPolicy, 1)
+	body := strings.Replace(string(data), `{"arguments": {"properties": {"city": {"enum": ["Paris", "Oslo"]}}}}`, secretPolicy, 1)
 	if body == string(data) {
 		t.Fatal("example manifest changed; policy not replaced")
 	}
