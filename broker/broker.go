@@ -43,6 +43,7 @@ type Broker struct {
 	mu         sync.Mutex
 	used       map[string]bool
 	admitted   int
+	grantCalls map[string]int // per capability: calls holding or having spent a place in its grant's max_calls
 	nextProg   int
 	receipts   []Receipt
 	transcript []TranscriptEntry
@@ -78,7 +79,7 @@ func New(cfg Config) (*Broker, error) {
 			return nil, fmt.Errorf("broker: capability %s is captured but handler %s returns no evidence", c.Name(), c.Handler())
 		}
 	}
-	return &Broker{cfg: cfg, used: make(map[string]bool), nextProg: 1}, nil
+	return &Broker{cfg: cfg, used: make(map[string]bool), grantCalls: make(map[string]int), nextProg: 1}, nil
 }
 
 // RunID is the run this Broker serves.
@@ -155,7 +156,7 @@ func refused(callID, code string) []byte {
 
 func encodeResponse(r response) []byte {
 	r.SchemaVersion = ResponseSchemaVersion
-	if r.ErrorCode != "" {
+	if r.ErrorCode != "" && r.Message == "" {
 		r.Message = messages[r.ErrorCode]
 	}
 	var buf bytes.Buffer
@@ -288,8 +289,8 @@ func RequestDigest(callID, capability string, canonicalArguments json.RawMessage
 	return canonjson.Digest(canonjson.DomainRequest, doc)
 }
 
-// dispatch performs admission steps 4-8 for an admitted call and always
-// ends in exactly one receipt.
+// dispatch performs admission steps 4-8 (and the grant between 6 and 7)
+// for an admitted call and always ends in exactly one receipt.
 func (b *Broker) dispatch(ctx context.Context, call *admittedCall, streaming bool) []byte {
 	canonArgs, err := canonjson.CanonicalValidated(call.arguments) // the frame passed DecodeStrict
 	if err != nil {
@@ -307,6 +308,9 @@ func (b *Broker) dispatch(ctx context.Context, call *admittedCall, streaming boo
 	args, err := canonjson.DecodeCanonical(canonArgs)
 	if err != nil || capability.ValidateInput(args) != nil {
 		return b.finish(rc, StatusDenied, CodeInputSchema, nil)
+	}
+	if rc.message = b.admitGrant(rc, capability, args); rc.message != "" {
+		return b.finish(rc, StatusDenied, CodeGrantDenied, nil)
 	}
 	b.observe(Marker{Kind: MarkerIntent, CallID: call.callID, Capability: call.capability})
 
@@ -459,8 +463,9 @@ func (b *Broker) finish(rc *receiptDraft, status, code string, result json.RawMe
 	r.OperationIndex = len(b.receipts)
 	r.ReceiptID = r.computeID()
 	b.receipts = append(b.receipts, r)
+	b.releaseGrantLocked(rc, status)
 	b.mu.Unlock()
-	resp := response{CallID: rc.call.callID, Status: status, ErrorCode: code, ReceiptID: r.ReceiptID}
+	resp := response{CallID: rc.call.callID, Status: status, ErrorCode: code, Message: rc.message, ReceiptID: r.ReceiptID}
 	if status == StatusOK {
 		resp.Result = result
 	}
@@ -472,4 +477,6 @@ type receiptDraft struct {
 	requestSHA256 string
 	approvalID    string
 	approval      ApprovalBinding // what approvalID approves
+	message       string          // a refusal's own text (grant_denied); "" for the code's fixed one
+	grantHeld     bool            // the call holds a place in its grant's max_calls
 }

@@ -67,13 +67,33 @@ type fixture struct {
 	approved  *counting
 	typed     *counting
 	capture   *captured
+	limited   *counting // under a grant with arguments and max_calls
+	gated     *counting // needs approval, under a grant
+	checked   *checking // a handler with its own grant check
 	approvals *Approvals
+}
+
+// grants of the fixture's capabilities; the others have {}.
+var fixtureGrants = map[string]string{
+	"limited": `{"arguments":{"properties":{"city":{"enum":["Paris","Oslo"]},"tags":{"items":{"maxLength":3}}}},"max_calls":2}`,
+	"gated":   `{"arguments":{"properties":{"text":{"maxLength":5}}},"max_calls":1}`,
+}
+
+// checking refuses {"key": "forbidden"} in its own grant check.
+type checking struct{ counting }
+
+func (c *checking) CheckGrant(args any) (string, bool) {
+	if m, _ := args.(map[string]any); m["key"] == "forbidden" {
+		return "/key", false
+	}
+	return "", true
 }
 
 func newFixture(t testing.TB, maxCalls int) *fixture {
 	t.Helper()
 	f := &fixture{
 		echo: &counting{}, writer: &counting{}, approved: &counting{}, typed: &counting{result: json.RawMessage(`{"n":"not a number"}`)},
+		limited: &counting{}, gated: &counting{}, checked: &checking{},
 		capture:  &captured{evidence: TransportEvidence{Kind: "http", Status: 200, MediaType: "application/json", BodyBytes: 17, BodySHA256: canonjson.PlainDigest([]byte(`{"body":"hello"}`))}},
 		handlers: NewHandlers(), approvals: NewApprovals(ApprovalOptions{}),
 	}
@@ -90,7 +110,14 @@ func newFixture(t testing.TB, maxCalls int) *fixture {
 			InputSchema: json.RawMessage(in), OutputSchema: json.RawMessage(out), Approval: approval}); err != nil {
 			t.Fatal(err)
 		}
-		g, _ := plan.NewGrant(json.RawMessage(`{}`))
+		policy := fixtureGrants[name]
+		if policy == "" {
+			policy = `{}`
+		}
+		g, err := plan.NewGrant(json.RawMessage(policy))
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := r.Bind(name, g); err != nil {
 			t.Fatal(err)
 		}
@@ -101,6 +128,10 @@ func newFixture(t testing.TB, maxCalls int) *fixture {
 	add("notes.put", plan.EffectWrite, plan.PlaybackLive, "approved", f.approved, obj, obj, &plan.Approval{LeaseSeconds: 60})
 	add("typed", plan.EffectRead, plan.PlaybackLive, "typed", f.typed, obj, `{"type":"object","properties":{"n":{"type":"integer"}}}`, nil)
 	add("web.get", plan.EffectExternal, plan.PlaybackCaptured, "capture", f.capture, obj, obj, nil)
+	add("limited", plan.EffectRead, plan.PlaybackLive, "limited", f.limited,
+		`{"type":"object","properties":{"city":{"type":"string"},"tags":{"type":"array"}},"additionalProperties":false}`, obj, nil)
+	add("gated", plan.EffectWrite, plan.PlaybackLive, "gated", f.gated, `{"type":"object","properties":{"text":{"type":"string"}}}`, obj, &plan.Approval{LeaseSeconds: 60})
+	add("checked", plan.EffectRead, plan.PlaybackLive, "checked", f.checked, obj, obj, nil)
 	if f.plan, err = r.Seal(); err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +148,8 @@ func (f *fixture) broker(t testing.TB, surface plan.Surface, parent string) *Bro
 }
 
 func (f *fixture) dispatches() int64 {
-	return f.echo.n.Load() + f.writer.n.Load() + f.approved.n.Load() + f.typed.n.Load() + f.capture.n.Load()
+	return f.echo.n.Load() + f.writer.n.Load() + f.approved.n.Load() + f.typed.n.Load() + f.capture.n.Load() +
+		f.limited.n.Load() + f.gated.n.Load() + f.checked.n.Load()
 }
 
 type decoded struct {
@@ -186,6 +218,10 @@ func TestAdmissionRefusalsDispatchNothing(t *testing.T) {
 		{"unknown capability", plan.SurfaceDirect, "", nil, frameOf("capability-1", "nope", `{}`), StatusDenied, CodeUnknownCapability},
 		{"schema violation", plan.SurfaceDirect, "", nil, frameOf("capability-1", "echo", `{"x":"one"}`), StatusDenied, CodeInputSchema},
 		{"schema extra field", plan.SurfaceDirect, "", nil, frameOf("capability-1", "echo", `{"y":1}`), StatusDenied, CodeInputSchema},
+		{"grant refuses an argument", plan.SurfaceDirect, "", nil, frameOf("capability-1", "limited", `{"city":"Berlin"}`), StatusDenied, CodeGrantDenied},
+		{"grant refuses an array item", plan.SurfaceDirect, "", nil, frameOf("capability-1", "limited", `{"tags":["abcd"]}`), StatusDenied, CodeGrantDenied},
+		{"grant refuses before approval", plan.SurfaceDirect, "", nil, frameOf("capability-1", "gated", `{"text":"too long"}`), StatusDenied, CodeGrantDenied},
+		{"handler's grant check", plan.SurfaceDirect, "", nil, frameOf("capability-1", "checked", `{"key":"forbidden"}`), StatusDenied, CodeGrantDenied},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

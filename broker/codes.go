@@ -15,6 +15,7 @@ const (
 	CodeUnknownCapability     = "unknown_capability"
 	CodeStreamingForbidsWrite = "streaming_forbids_workspace_write"
 	CodeInputSchema           = "input_schema_violation"
+	CodeGrantDenied           = "grant_denied"
 	CodeApprovalUnavailable   = "approval_unavailable"
 	CodeApprovalAuditFull     = "approval_audit_full"
 	CodeApprovalRejected      = "approval_rejected"
@@ -34,7 +35,9 @@ const (
 )
 
 // messages are fixed texts: a response never echoes guest input, grants or
-// handler internals.
+// handler internals. grant_denied alone says more (grant.go): which
+// argument the grant refused, by a path of names the host declared, or
+// that the grant's call budget is spent; never the policy.
 var messages = map[string]string{
 	CodeFrameEmpty:            "the call frame is empty",
 	CodeFrameTooLarge:         "the call frame is larger than 1 MiB",
@@ -49,6 +52,7 @@ var messages = map[string]string{
 	CodeUnknownCapability:     "no such capability in the plan",
 	CodeStreamingForbidsWrite: "streaming calls may not use workspace_write capabilities",
 	CodeInputSchema:           "the arguments do not match the capability's input schema",
+	CodeGrantDenied:           "the capability's grant does not allow this call",
 	CodeApprovalUnavailable:   "the capability needs approval and this run has no approver",
 	CodeApprovalAuditFull:     "the approval audit is full; no new approval requests are accepted",
 	CodeApprovalRejected:      "the approver rejected the call",

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/apysup/apysup/internal/canonjson"
@@ -18,10 +19,14 @@ func FuzzCall(f *testing.F) {
 		`{"call_id":"capability-1","capability":"notes.put","arguments":{}}`,
 		`{"call_id":"capability-2","capability":"web.get","arguments":{"a":[1,{"b":null}]}}`,
 		`{"call_id":"capability-1","call_id":"x"}`, `[]`, ``, "\xff",
+		`{"call_id":"capability-3","capability":"limited","arguments":{"city":"Rome","tags":["abcd"]}}`,
+		`{"call_id":"capability-4","capability":"gated","arguments":{"text":"a long one"}}`,
+		`{"call_id":"capability-5","capability":"checked","arguments":{"key":"forbidden"}}`,
 	} {
 		f.Add([]byte(s))
 	}
 	fx := newFixture(f, 256)
+	declared := map[string]bool{"city": true, "tags": true, "text": true, "key": true}
 	f.Fuzz(func(t *testing.T, frame []byte) {
 		// No approver: calls that need approval are denied at once, so no
 		// input blocks, and the context stays live so that the others
@@ -42,6 +47,16 @@ func FuzzCall(f *testing.F) {
 		}
 		if d.Status == StatusRefused && receipts != 0 {
 			t.Fatal("refusal wrote a receipt")
+		}
+		// A grant refusal names at most a path of declared names and
+		// indices: never a key or value the guest wrote.
+		if d.ErrorCode == CodeGrantDenied && d.Message != grantDeniedArguments && d.Message != grantDeniedBudget {
+			pointer, ok := strings.CutPrefix(d.Message, grantDeniedArgument)
+			for _, seg := range strings.Split(pointer, "/")[1:] {
+				if _, index := parseSeq(seg); !ok || !(seg == "0" || index || declared[seg]) {
+					t.Fatalf("grant_denied message %q", d.Message)
+				}
+			}
 		}
 	})
 }

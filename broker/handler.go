@@ -21,6 +21,17 @@ type EvidenceHandler interface {
 	CallWithEvidence(ctx context.Context, args json.RawMessage) (json.RawMessage, TransportEvidence, error)
 }
 
+// GrantChecker is implemented by a handler whose grant section constrains
+// each call's arguments in a way only the handler understands (kv's
+// key_prefix). The Broker asks it at admission, after the grant's
+// arguments schema and before approval: a refusal is grant_denied, and the
+// handler is never called. args are the canonical arguments decoded as for
+// the input schema; pointer is the JSON Pointer of the refused argument and
+// must be made of names the handler defines, never of guest input.
+type GrantChecker interface {
+	CheckGrant(args any) (pointer string, ok bool)
+}
+
 // HandlerFunc adapts a function to Handler.
 type HandlerFunc func(ctx context.Context, args json.RawMessage) (json.RawMessage, error)
 
