@@ -133,6 +133,7 @@ func runBroker(t testing.TB, opts Options, caps ...capability) *broker.Broker {
 type brokerResponse struct {
 	Status    string          `json:"status"`
 	ErrorCode string          `json:"error_code"`
+	Message   string          `json:"message"`
 	Result    json.RawMessage `json:"result"`
 }
 
