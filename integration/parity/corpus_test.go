@@ -47,6 +47,15 @@ var corpus = []corpusCase{
 	{script: "approvals.py"},
 	{script: "refusals.py"},
 	{script: "budget.py", plan: "budget"},
+	{script: "grants.py", plan: "grants", stdout: "granted ok {'echo': {'text': 'Paris'}}\n" +
+		"not granted refused grant_denied | the capability's grant does not allow the argument at /text\n" +
+		"schema first refused input_schema_violation | the arguments do not match the capability's input schema\n" +
+		"granted again ok {'echo': {'text': 'Oslo'}}\n" +
+		"third ok {'echo': {'text': 'Paris'}}\n" +
+		"budget spent refused grant_denied | the capability's grant allows no more calls in this run (its max_calls)\n" +
+		"long note, no approval asked refused grant_denied | the capability's grant does not allow the argument at /text\n" +
+		"note ok {'echo': {'text': 'buy milk'}}\n" +
+		"second note refused grant_denied | the capability's grant allows no more calls in this run (its max_calls)\n"},
 	{script: "malformed_frames.py"},
 	{script: "frame_limits.py"},
 	{script: "refused_frame_id.py"},

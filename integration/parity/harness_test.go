@@ -108,8 +108,9 @@ func (s *state) close() error {
 	return errors.Join(err, rerr, os.RemoveAll(s.stateDir))
 }
 
-// manifest is the Plan of every corpus run. Each capability has a handler
-// of its own identity, so that dispatch counts are per capability.
+// manifest is the Plan of every corpus run: max_calls, then the grant
+// policies of echo.say and notes.put. Each capability has a handler of its
+// own identity, so that dispatch counts are per capability.
 const manifest = `{"schema_version": "apysup.manifest.v1", "max_calls": %d,
  "capabilities": [
   {"name": "echo.say", "version": "1", "description": "Echo the arguments.", "effect": "read", "playback": "live",
@@ -136,16 +137,26 @@ const manifest = `{"schema_version": "apysup.manifest.v1", "max_calls": %d,
    "output_schema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
    "python": {"module": "shape", "function": "bad"}}
  ],
- "grants": [{"capability": "echo.say", "policy": {}}, {"capability": "notes.put", "policy": {}},
+ "grants": [{"capability": "echo.say", "policy": %s}, {"capability": "notes.put", "policy": %s},
             {"capability": "files.remove", "policy": {}}, {"capability": "fail.always", "policy": {}},
             {"capability": "shape.bad", "policy": {}}]}`
 
 // Plans by name: "main" grants 64 calls, "budget" 3, "bench" 256 (as many
-// as a run may have receipts).
+// as a run may have receipts), all with grants that restrict nothing;
+// "grants" restricts echo.say to two texts and three calls, and notes.put
+// to short notes, once.
 var plans = sync.OnceValues(func() (map[string]*plan.Plan, error) {
 	out := map[string]*plan.Plan{}
-	for name, maxCalls := range map[string]int{"main": 64, "budget": 3, "bench": broker.MaxReceipts} {
-		m, err := plan.ParseManifest([]byte(fmt.Sprintf(manifest, maxCalls)))
+	type planOf struct {
+		maxCalls          int
+		echoSay, notesPut string
+	}
+	for name, p := range map[string]planOf{
+		"main": {64, `{}`, `{}`}, "budget": {3, `{}`, `{}`}, "bench": {broker.MaxReceipts, `{}`, `{}`},
+		"grants": {64, `{"arguments": {"properties": {"text": {"enum": ["Paris", "Oslo"]}}}, "max_calls": 3}`,
+			`{"arguments": {"properties": {"text": {"maxLength": 16}}}, "max_calls": 1}`},
+	} {
+		m, err := plan.ParseManifest([]byte(fmt.Sprintf(manifest, p.maxCalls, p.echoSay, p.notesPut)))
 		if err != nil {
 			return nil, err
 		}
@@ -259,7 +270,7 @@ func approver(a *broker.Approvals) (stop func()) {
 type corpusCase struct {
 	name    string       // the subtest's name; default the script's
 	script  string       // file under corpus/
-	plan    string       // "main" (default) or "budget"
+	plan    string       // "main" (default), "budget" or "grants"
 	surface plan.Surface // default programmatic with parent "main"
 	parent  string
 	args    []string
@@ -268,6 +279,9 @@ type corpusCase struct {
 	// parity alone would accept two identical failures.
 	status sandbox.Status
 	exit   int
+	// stdout, when set, is what both backends must print: the script's
+	// point is its output (which refusals, which messages).
+	stdout string
 	// known lists the documented differences: field -> the exact value
 	// each backend gives (docs/parity.md says why).
 	known map[string]pinned
@@ -498,6 +512,9 @@ func compare(tc corpusCase, planID string, n, w observation) verdict {
 		}
 		if n.fields["exit_code"] == w.fields["exit_code"] && side.res.ExitCode != tc.exit {
 			fail("%s: exit code %d, want %d\nstderr: %s", side.backend, side.res.ExitCode, tc.exit, clip(side.res.Stderr, 4000))
+		}
+		if tc.stdout != "" && n.fields["stdout"] == w.fields["stdout"] && side.res.Stdout != tc.stdout {
+			fail("%s: stdout\n%s\nwant\n%s", side.backend, side.res.Stdout, tc.stdout)
 		}
 	}
 	return v
