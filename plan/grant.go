@@ -149,12 +149,93 @@ func (g *Grant) readArguments(f *Fields) {
 	if raw == nil {
 		return
 	}
-	doc, sch, err := compileSchemaDoc(raw)
+	doc, sch, err := compileSchemaDoc(raw, true)
 	if err != nil {
 		f.Problem("arguments"+schemaErrorPath(err), "is not valid here: arguments must be a JSON Schema (draft 2020-12) without external references")
 		return
 	}
+	if at, msg := unenforcedKeyword(doc, ""); msg != "" {
+		f.Problem("arguments"+at, msg)
+		return
+	}
 	g.arguments, g.argsDoc = sch, doc
+}
+
+// Keywords of a grant's arguments schema. JSON Schema ignores what it
+// does not know, and treats format and some other keywords as
+// annotations; a grant may hold only keywords that are enforced (or plain
+// documentation), so that no rule in it is silently ignored.
+var (
+	grantKeywords = map[string]bool{
+		"$ref": true, "$defs": true, "$anchor": true, "$comment": true, "$schema": true, "title": true, "description": true,
+		"type": true, "const": true, "enum": true, "multipleOf": true, "maximum": true, "exclusiveMaximum": true,
+		"minimum": true, "exclusiveMinimum": true, "maxLength": true, "minLength": true, "pattern": true, "format": true,
+		"maxItems": true, "minItems": true, "uniqueItems": true, "maxContains": true, "minContains": true,
+		"maxProperties": true, "minProperties": true, "required": true, "dependentRequired": true,
+		"properties": true, "patternProperties": true, "additionalProperties": true, "propertyNames": true,
+		"dependentSchemas": true, "unevaluatedProperties": true, "prefixItems": true, "items": true, "contains": true,
+		"unevaluatedItems": true, "allOf": true, "anyOf": true, "oneOf": true, "not": true, "if": true, "then": true, "else": true,
+	}
+	schemaMapKeywords   = map[string]bool{"$defs": true, "properties": true, "patternProperties": true, "dependentSchemas": true}
+	schemaListKeywords  = map[string]bool{"prefixItems": true, "allOf": true, "anyOf": true, "oneOf": true}
+	schemaValueKeywords = map[string]bool{"additionalProperties": true, "propertyNames": true, "unevaluatedProperties": true,
+		"items": true, "contains": true, "unevaluatedItems": true, "not": true, "if": true, "then": true, "else": true}
+	// grantFormats are the formats the validator checks (AssertFormat).
+	grantFormats = map[string]bool{
+		"date-time": true, "date": true, "time": true, "duration": true, "email": true, "hostname": true, "ipv4": true,
+		"ipv6": true, "uri": true, "uri-reference": true, "iri": true, "iri-reference": true, "uuid": true,
+		"uri-template": true, "json-pointer": true, "relative-json-pointer": true, "regex": true,
+	}
+)
+
+// unenforcedKeyword finds, in a deterministic order, the first keyword of
+// a compiled schema that the validator would not enforce, and returns its
+// Fields path suffix and a problem, or "" when there is none.
+func unenforcedKeyword(schema any, at string) (string, string) {
+	obj, ok := schema.(map[string]any)
+	if !ok {
+		return "", "" // a boolean schema
+	}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		v, here := obj[k], at+"."+k
+		switch {
+		case !grantKeywords[k]:
+			return here, "is not a keyword a grant enforces (JSON Schema 2020-12 validation and applicator keywords, $ref, $defs, $anchor, and title, description, $comment)"
+		case k == "$schema" && v != "https://json-schema.org/draft/2020-12/schema":
+			return here, "must be https://json-schema.org/draft/2020-12/schema, or left out"
+		case k == "format" && !grantFormats[fmt.Sprint(v)]:
+			return here, "is not a format a grant checks"
+		case schemaValueKeywords[k]:
+			if p, msg := unenforcedKeyword(v, here); msg != "" {
+				return p, msg
+			}
+		case schemaListKeywords[k]:
+			list, _ := v.([]any)
+			for i, sub := range list {
+				if p, msg := unenforcedKeyword(sub, fmt.Sprintf("%s[%d]", here, i)); msg != "" {
+					return p, msg
+				}
+			}
+		case schemaMapKeywords[k]:
+			m, _ := v.(map[string]any)
+			names := make([]string, 0, len(m))
+			for name := range m {
+				names = append(names, name)
+			}
+			slices.Sort(names)
+			for _, name := range names {
+				if p, msg := unenforcedKeyword(m[name], here+"."+name); msg != "" {
+					return p, msg
+				}
+			}
+		}
+	}
+	return "", ""
 }
 
 func readHTTPGrant(f *Fields) *HTTPGrant {

@@ -263,7 +263,7 @@ func compileSchema(raw json.RawMessage) (json.RawMessage, *jsonschema.Schema, er
 	if err != nil {
 		return nil, nil, fmt.Errorf("schema is not valid JSON: %v", err)
 	}
-	_, sch, err := compileSchemaDoc(canon)
+	_, sch, err := compileSchemaDoc(canon, false)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -271,9 +271,10 @@ func compileSchema(raw json.RawMessage) (json.RawMessage, *jsonschema.Schema, er
 }
 
 // compileSchemaDoc compiles raw (strict JSON, an object or a boolean) and
-// returns it decoded too. The compiler's error is wrapped, so that
+// returns it decoded too; assertFormat makes format a validation keyword
+// rather than an annotation. The compiler's error is wrapped, so that
 // schemaErrorPath can find where the schema fails.
-func compileSchemaDoc(raw json.RawMessage) (any, *jsonschema.Schema, error) {
+func compileSchemaDoc(raw json.RawMessage, assertFormat bool) (any, *jsonschema.Schema, error) {
 	if len(raw) > MaxSchemaBytes {
 		return nil, nil, fmt.Errorf("schema larger than %d bytes", MaxSchemaBytes)
 	}
@@ -287,6 +288,9 @@ func compileSchemaDoc(raw json.RawMessage) (any, *jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.UseLoader(refuseLoader{})
+	if assertFormat {
+		c.AssertFormat()
+	}
 	const loc = "apysup:///schema.json"
 	if err := c.AddResource(loc, doc); err != nil {
 		return nil, nil, err
