@@ -290,7 +290,8 @@ func RequestDigest(callID, capability string, canonicalArguments json.RawMessage
 }
 
 // dispatch performs admission steps 4-8 (and the grant between 6 and 7)
-// for an admitted call and always ends in exactly one receipt.
+// for an admitted call and ends in exactly one receipt, unless its grant
+// refuses it (grant_denied, receipt-free).
 func (b *Broker) dispatch(ctx context.Context, call *admittedCall, streaming bool) []byte {
 	canonArgs, err := canonjson.CanonicalValidated(call.arguments) // the frame passed DecodeStrict
 	if err != nil {
@@ -309,8 +310,11 @@ func (b *Broker) dispatch(ctx context.Context, call *admittedCall, streaming boo
 	if err != nil || capability.ValidateInput(args) != nil {
 		return b.finish(rc, StatusDenied, CodeInputSchema, nil)
 	}
-	if rc.message = b.admitGrant(rc, capability, args); rc.message != "" {
-		return b.finish(rc, StatusDenied, CodeGrantDenied, nil)
+	if message := b.admitGrant(rc, capability, args); message != "" {
+		// Receipt-free, like every admission refusal: the call never
+		// became an operation of the run. Its message names the refused
+		// argument, never the grant.
+		return encodeResponse(response{CallID: call.callID, Status: StatusRefused, ErrorCode: CodeGrantDenied, Message: message})
 	}
 	b.observe(Marker{Kind: MarkerIntent, CallID: call.callID, Capability: call.capability})
 
@@ -465,7 +469,7 @@ func (b *Broker) finish(rc *receiptDraft, status, code string, result json.RawMe
 	b.receipts = append(b.receipts, r)
 	b.releaseGrantLocked(rc, status)
 	b.mu.Unlock()
-	resp := response{CallID: rc.call.callID, Status: status, ErrorCode: code, Message: rc.message, ReceiptID: r.ReceiptID}
+	resp := response{CallID: rc.call.callID, Status: status, ErrorCode: code, ReceiptID: r.ReceiptID}
 	if status == StatusOK {
 		resp.Result = result
 	}
@@ -477,6 +481,5 @@ type receiptDraft struct {
 	requestSHA256 string
 	approvalID    string
 	approval      ApprovalBinding // what approvalID approves
-	message       string          // a refusal's own text (grant_denied); "" for the code's fixed one
 	grantHeld     bool            // the call holds a place in its grant's max_calls
 }

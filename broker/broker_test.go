@@ -218,10 +218,10 @@ func TestAdmissionRefusalsDispatchNothing(t *testing.T) {
 		{"unknown capability", plan.SurfaceDirect, "", nil, frameOf("capability-1", "nope", `{}`), StatusDenied, CodeUnknownCapability},
 		{"schema violation", plan.SurfaceDirect, "", nil, frameOf("capability-1", "echo", `{"x":"one"}`), StatusDenied, CodeInputSchema},
 		{"schema extra field", plan.SurfaceDirect, "", nil, frameOf("capability-1", "echo", `{"y":1}`), StatusDenied, CodeInputSchema},
-		{"grant refuses an argument", plan.SurfaceDirect, "", nil, frameOf("capability-1", "limited", `{"city":"Berlin"}`), StatusDenied, CodeGrantDenied},
-		{"grant refuses an array item", plan.SurfaceDirect, "", nil, frameOf("capability-1", "limited", `{"tags":["abcd"]}`), StatusDenied, CodeGrantDenied},
-		{"grant refuses before approval", plan.SurfaceDirect, "", nil, frameOf("capability-1", "gated", `{"text":"too long"}`), StatusDenied, CodeGrantDenied},
-		{"handler's grant check", plan.SurfaceDirect, "", nil, frameOf("capability-1", "checked", `{"key":"forbidden"}`), StatusDenied, CodeGrantDenied},
+		{"grant refuses an argument", plan.SurfaceDirect, "", nil, frameOf("capability-1", "limited", `{"city":"Berlin"}`), StatusRefused, CodeGrantDenied},
+		{"grant refuses an array item", plan.SurfaceDirect, "", nil, frameOf("capability-1", "limited", `{"tags":["abcd"]}`), StatusRefused, CodeGrantDenied},
+		{"grant refuses before approval", plan.SurfaceDirect, "", nil, frameOf("capability-1", "gated", `{"text":"too long"}`), StatusRefused, CodeGrantDenied},
+		{"handler's grant check", plan.SurfaceDirect, "", nil, frameOf("capability-1", "checked", `{"key":"forbidden"}`), StatusRefused, CodeGrantDenied},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

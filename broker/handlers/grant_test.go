@@ -34,13 +34,13 @@ func TestKVGrantKeyPrefix(t *testing.T) {
 	}{
 		{"admin.put", `{"key":"private","value":1}`, "ok", "", "", `{"key":"private","stored":true}`},
 		{"notes.put", `{"key":"team/a","value":2}`, "ok", "", "", `{"key":"team/a","stored":true}`},
-		{"notes.put", `{"key":"private","value":3}`, "denied", "grant_denied", "the capability's grant does not allow the argument at /key", ""},
-		{"notes.get", `{"key":"private"}`, "denied", "grant_denied", "the capability's grant does not allow the argument at /key", ""},
+		{"notes.put", `{"key":"private","value":3}`, "refused", "grant_denied", "the capability's grant does not allow the argument at /key", ""},
+		{"notes.get", `{"key":"private"}`, "refused", "grant_denied", "the capability's grant does not allow the argument at /key", ""},
 		{"notes.get", `{"key":"team/a"}`, "ok", "", "", `{"found":true,"key":"team/a","value":2}`},
 		{"notes.list", `{}`, "ok", "", "", `{"keys":["team/a"],"truncated":false}`},
 		{"notes.list", `{"prefix":"team/"}`, "ok", "", "", `{"keys":["team/a"],"truncated":false}`},
-		{"notes.list", `{"prefix":"te"}`, "denied", "grant_denied", "the capability's grant does not allow the argument at /prefix", ""},
-		{"notes.list", `{"prefix":""}`, "denied", "grant_denied", "the capability's grant does not allow the argument at /prefix", ""},
+		{"notes.list", `{"prefix":"te"}`, "refused", "grant_denied", "the capability's grant does not allow the argument at /prefix", ""},
+		{"notes.list", `{"prefix":""}`, "refused", "grant_denied", "the capability's grant does not allow the argument at /prefix", ""},
 		{"notes.get", `{"key":7}`, "error", "handler_error", "the handler reported an error", ""}, // not a key at all: the call's failure, not the grant's
 	}
 	for i, st := range steps {
