@@ -32,8 +32,9 @@ type Config struct {
 	// Approvals decides calls to capabilities that require approval. Nil
 	// means no approver: such calls are denied (approval_unavailable).
 	Approvals *Approvals
-	// Observers receive body-free lifecycle markers; they never gate work.
-	Observers []Observer
+	// Ledger records the run's events (the Broker appends each call's);
+	// nil gives the Broker a ledger of its own. Observers watch it.
+	Ledger *Ledger
 }
 
 // Broker admits, approves and dispatches the calls of one run.
@@ -78,6 +79,9 @@ func New(cfg Config) (*Broker, error) {
 		if _, isEvidence := h.(EvidenceHandler); c.Playback() == plan.PlaybackCaptured && !isEvidence {
 			return nil, fmt.Errorf("broker: capability %s is captured but handler %s returns no evidence", c.Name(), c.Handler())
 		}
+	}
+	if cfg.Ledger == nil {
+		cfg.Ledger = NewLedger()
 	}
 	return &Broker{cfg: cfg, used: make(map[string]bool), grantCalls: make(map[string]int), nextProg: 1}, nil
 }
@@ -177,12 +181,14 @@ type admittedCall struct {
 }
 
 func (b *Broker) call(ctx context.Context, raw []byte, streaming bool) []byte {
+	b.cfg.Ledger.Append(EventCallIntent, map[string]string{"frame_sha256": canonjson.PlainDigest(raw)})
 	call, code := b.admit(raw)
 	if code != "" {
 		id := ""
 		if call != nil {
 			id = call.callID
 		}
+		b.cfg.Ledger.Append(EventCallRefused, map[string]string{"call_id": id, "error_code": code})
 		return refused(id, code)
 	}
 	return b.dispatch(ctx, call, streaming)
@@ -298,6 +304,8 @@ func (b *Broker) dispatch(ctx context.Context, call *admittedCall, streaming boo
 		canonArgs = call.arguments
 	}
 	rc := &receiptDraft{call: call, requestSHA256: RequestDigest(call.callID, call.capability, canonArgs)}
+	b.cfg.Ledger.Append(EventCallAdmitted, map[string]string{
+		"call_id": call.callID, "parent_call_id": call.parent, "capability": call.capability, "request_sha256": rc.requestSHA256})
 
 	capability, ok := b.cfg.Plan.Lookup(call.capability)
 	if !ok {
@@ -313,10 +321,10 @@ func (b *Broker) dispatch(ctx context.Context, call *admittedCall, streaming boo
 	if message := b.admitGrant(rc, capability, args); message != "" {
 		// Receipt-free, like every admission refusal: the call never
 		// became an operation of the run. Its message names the refused
-		// argument, never the grant.
+		// argument, never the grant; the ledger records the refusal.
+		b.cfg.Ledger.Append(EventCallRefused, map[string]string{"call_id": call.callID, "error_code": CodeGrantDenied})
 		return encodeResponse(response{CallID: call.callID, Status: StatusRefused, ErrorCode: CodeGrantDenied, Message: message})
 	}
-	b.observe(Marker{Kind: MarkerIntent, CallID: call.callID, Capability: call.capability})
 
 	if req := capability.Approval(); req != nil {
 		if code := b.awaitApproval(ctx, rc, capability, canonArgs, time.Duration(req.LeaseSeconds)*time.Second); code != "" {
@@ -328,7 +336,7 @@ func (b *Broker) dispatch(ctx context.Context, call *admittedCall, streaming boo
 	}
 
 	h, _ := b.cfg.Handlers.lookup(capability.Handler())
-	b.observe(Marker{Kind: MarkerStarted, CallID: call.callID, Capability: call.capability})
+	b.cfg.Ledger.Append(EventCallDispatched, map[string]string{"call_id": call.callID, "approval_request_id": rc.approvalID})
 	result, evidence, status, code := b.invoke(ctx, h, capability, canonArgs)
 	if rc.approvalID != "" {
 		if err := b.cfg.Approvals.Complete(rc.approvalID, status); err != nil {
@@ -338,9 +346,7 @@ func (b *Broker) dispatch(ctx context.Context, call *admittedCall, streaming boo
 	if status == StatusOK && capability.Playback() == plan.PlaybackCaptured {
 		b.recordTranscript(call, canonArgs, result, evidence)
 	}
-	out := b.finish(rc, status, code, result)
-	b.observe(Marker{Kind: MarkerCompleted, CallID: call.callID, Capability: call.capability, Outcome: status})
-	return out
+	return b.finish(rc, status, code, result)
 }
 
 // awaitApproval blocks inside the guest's own call until a decision. It
@@ -362,6 +368,8 @@ func (b *Broker) awaitApproval(ctx context.Context, rc *receiptDraft, c *plan.Ca
 	}
 	rc.approvalID, rc.approval = rec.ID, binding
 	state, _ := b.cfg.Approvals.Wait(ctx, rec.ID)
+	b.cfg.Ledger.Append(EventApprovalDecided, map[string]string{
+		"call_id": rc.call.callID, "approval_request_id": rec.ID, "state": string(state)})
 	switch state {
 	case ApprovalApproved:
 		return ""
@@ -468,6 +476,9 @@ func (b *Broker) finish(rc *receiptDraft, status, code string, result json.RawMe
 	r.ReceiptID = r.computeID()
 	b.receipts = append(b.receipts, r)
 	b.releaseGrantLocked(rc, status)
+	// Under the Broker's lock: the ledger's receipts are in operation order.
+	b.cfg.Ledger.Append(EventCallReceipt, map[string]string{
+		"call_id": r.CallID, "receipt_id": r.ReceiptID, "outcome": r.Outcome, "error_code": r.ErrorCode})
 	b.mu.Unlock()
 	resp := response{CallID: rc.call.callID, Status: status, ErrorCode: code, ReceiptID: r.ReceiptID}
 	if status == StatusOK {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -388,39 +389,64 @@ func TestConcurrentDuplicateCallIDDispatchesOnce(t *testing.T) {
 	}
 }
 
+// TestObserversNeverGate: observers see every event of the ledger, in
+// order, off the call path. One that panics, fails or blocks for good
+// changes nothing and delays nothing; what a blocked one missed is counted.
 func TestObserversNeverGate(t *testing.T) {
 	f := newFixture(t, 4)
 	var kinds []string
 	var mu sync.Mutex
-	b, err := New(Config{Plan: f.plan, RunID: "run-1", Surface: plan.SurfaceDirect, Handlers: f.handlers, Observers: []Observer{
-		ObserverFunc(func(m Marker) error { panic("observer bug") }),
-		ObserverFunc(func(m Marker) error { return errors.New("observer down") }),
-		ObserverFunc(func(m Marker) error {
+	seen := make(chan struct{}, 64)
+	stuck := make(chan struct{})
+	defer close(stuck)
+	ledger := NewLedger(
+		ObserverFunc(func(Event) error { panic("observer bug") }),
+		ObserverFunc(func(Event) error { return errors.New("observer down") }),
+		ObserverFunc(func(Event) error { <-stuck; return nil }),
+		ObserverFunc(func(e Event) error {
 			mu.Lock()
 			defer mu.Unlock()
-			raw, _ := json.Marshal(m)
-			if strings.Contains(string(raw), "secretarg") {
-				t.Error("marker carries a body")
+			raw, _ := json.Marshal(e)
+			if strings.Contains(string(raw), "424242") {
+				t.Error("an event carries a body")
 			}
-			kinds = append(kinds, m.Kind)
+			kinds = append(kinds, e.Kind)
+			select {
+			case seen <- struct{}{}:
+			default:
+			}
 			return nil
 		}),
-	}})
+	)
+	defer ledger.Close()
+	b, err := New(Config{Plan: f.plan, RunID: "run-1", Surface: plan.SurfaceDirect, Handlers: f.handlers, Ledger: ledger})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := decode(t, b.Call(context.Background(), frameOf("capability-1", "echo", `{"x":1}`)))
-	if got.Status != StatusOK || f.echo.n.Load() != 1 {
-		t.Fatalf("%+v", got)
+	// A blocked observer on the call path would hang the first call here.
+	for i := 1; i <= ObserverQueue; i++ { // more events than the stuck observer's queue holds
+		got := decode(t, b.Call(context.Background(), frameOf(fmt.Sprintf("capability-%d", i), "echo", `{"x":424242}`)))
+		if got.Status != StatusOK && got.ErrorCode != CodeMaxCallsExhausted {
+			t.Fatalf("%+v", got)
+		}
 	}
-	if strings.Join(kinds, ",") != "intent,started,completed" {
-		t.Fatalf("markers %v", kinds)
+	for range 4 {
+		<-seen
+	}
+	mu.Lock()
+	first := strings.Join(kinds[:4], ",")
+	mu.Unlock()
+	if first != "call_intent,call_admitted,call_dispatched,call_receipt" {
+		t.Fatalf("events %v", first)
+	}
+	if f.echo.n.Load() != 4 || ledger.Missed() == 0 {
+		t.Fatalf("dispatches %d, missed %d (the blocked observer's queue overflowed)", f.echo.n.Load(), ledger.Missed())
 	}
 }
 
 // A call whose context has ended by the dispatch commit point is not
 // dispatched, approval or not: a denied receipt (call_cancelled), no
-// started marker, nothing ran. Admission refusals still come first.
+// call_dispatched event, nothing ran. Admission refusals still come first.
 func TestCancelledCallIsNotDispatched(t *testing.T) {
 	gone, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -436,17 +462,17 @@ func TestCancelledCallIsNotDispatched(t *testing.T) {
 		{"echo", `{"x":"one"}`, StatusDenied, CodeInputSchema},
 	} {
 		f := newFixture(t, 4)
-		var kinds []string
+		ledger := NewLedger()
 		b, err := New(Config{Plan: f.plan, RunID: "run-1", Surface: plan.SurfaceDirect, Handlers: f.handlers, Approvals: f.approvals,
-			Observers: []Observer{ObserverFunc(func(m Marker) error { kinds = append(kinds, m.Kind); return nil })}})
+			Ledger: ledger})
 		if err != nil {
 			t.Fatal(err)
 		}
 		got := decode(t, b.Call(gone, frameOf("capability-1", tc.capability, tc.args)))
 		rs := b.Receipts()
 		if got.Status != tc.status || got.ErrorCode != tc.code || f.dispatches() != 0 ||
-			len(rs) != 1 || rs[0].Outcome != tc.status || rs[0].ErrorCode != tc.code || slices.Contains(kinds, MarkerStarted) {
-			t.Errorf("%s: %+v, %d dispatches, receipts %+v, markers %v", tc.capability, got, f.dispatches(), rs, kinds)
+			len(rs) != 1 || rs[0].Outcome != tc.status || rs[0].ErrorCode != tc.code || slices.Contains(kindsOf(ledger.Events()), EventCallDispatched) {
+			t.Errorf("%s: %+v, %d dispatches, receipts %+v, events %v", tc.capability, got, f.dispatches(), rs, kindsOf(ledger.Events()))
 		}
 	}
 }
@@ -485,4 +511,12 @@ func TestEcho(t *testing.T) {
 	if EchoIdentity().String() != "builtin/echo@1" {
 		t.Fatal(EchoIdentity())
 	}
+}
+
+func kindsOf(events []Event) []string {
+	var kinds []string
+	for _, e := range events {
+		kinds = append(kinds, e.Kind)
+	}
+	return kinds
 }

@@ -40,6 +40,6 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		HideHelpCommand: true,
 		// main decides the exit status; the library must not call os.Exit.
 		ExitErrHandler: func(*cli.Context, error) {},
-		Commands:       []*cli.Command{runCommand(), planCommand(), doctorCommand(), seccompCommand(), receiptsCommand(), configCommand(), approvalsCommand()},
+		Commands:       []*cli.Command{runCommand(), planCommand(), doctorCommand(), seccompCommand(), receiptsCommand(), eventsCommand(), configCommand(), approvalsCommand()},
 	}
 }

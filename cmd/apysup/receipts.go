@@ -9,6 +9,7 @@ import (
 
 	"github.com/apysup/apysup/broker"
 	"github.com/apysup/apysup/internal/canonjson"
+	"github.com/apysup/apysup/plan"
 	"github.com/apysup/apysup/sandbox"
 )
 
@@ -22,7 +23,7 @@ func receiptsCommand() *cli.Command {
 			ArgsUsage: "RESULT.json",
 			Description: "Checks: the result's plan_sha256 is the identity of MANIFEST sealed now; every receipt is\n" +
 				"well-formed (no unknown fields), recomputes to its receipt_id, binds this run and this Plan, in\n" +
-				"operation order, with well-formed call ids (programmatic ids of a parent exactly 1..k); at most\n" +
+				"operation order, with well-formed call ids (a programmatic id names its parent); at most\n" +
 				"256 receipts; the workspace receipt recomputes. Prints every failure; exit status 1 if any.",
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "plan", Required: true, Usage: "the manifest `FILE` the run used"},
@@ -42,21 +43,31 @@ type runDocument struct {
 	Workspace  json.RawMessage   `json:"workspace_receipt"`
 }
 
-func verifyReceipts(c *cli.Context) error {
+// readRunResult is the common start of `receipts verify` and `events
+// verify`: the manifest sealed now, and RESULT.json decoded into doc.
+func readRunResult(c *cli.Context, doc any) (*plan.Plan, error) {
 	if c.NArg() != 1 {
-		return cli.Exit("expected exactly one RESULT.json argument (see --help)", 2)
+		return nil, cli.Exit("expected exactly one RESULT.json argument (see --help)", 2)
 	}
 	p, err := sealManifest(c.String("plan"))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	data, err := os.ReadFile(c.Args().First())
 	if err != nil {
-		return cli.Exit(err.Error(), 2)
+		return nil, cli.Exit(err.Error(), 2)
 	}
+	if err := json.Unmarshal(data, doc); err != nil {
+		return nil, cli.Exit(fmt.Sprintf("%s: not a RunResult: %v", c.Args().First(), err), 2)
+	}
+	return p, nil
+}
+
+func verifyReceipts(c *cli.Context) error {
 	var doc runDocument
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return cli.Exit(fmt.Sprintf("%s: not a RunResult: %v", c.Args().First(), err), 2)
+	p, err := readRunResult(c, &doc)
+	if err != nil {
+		return err
 	}
 	var problems []broker.VerifyProblem
 	if doc.PlanSHA256 != p.Identity() {

@@ -27,8 +27,14 @@ type Result struct {
 	Error           string                    `json:"error,omitempty"`
 	Limits          []Selected                `json:"limits,omitempty"`
 	Choices         []Selected                `json:"choices,omitempty"`
-	Timings         Timings                   `json:"timings"`
-	Usage           sandbox.Usage             `json:"usage"`
+	// Events is the run's hash-chained ledger (broker.Event), EventsHead
+	// the digest of its last event; EventsMissed counts the events that
+	// observers missed (their queue was full).
+	Events       []broker.Event `json:"events"`
+	EventsHead   string         `json:"events_head"`
+	EventsMissed int            `json:"events_missed,omitempty"`
+	Timings      Timings        `json:"timings"`
+	Usage        sandbox.Usage  `json:"usage"`
 }
 
 // GuestError is the script's uncaught exception, as the runner reported it.

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -139,6 +140,8 @@ func (s *Supervisor) Run(ctx context.Context, req Request) (*Result, error) {
 	res := &Result{RunID: runID, Backend: req.Backend, BackendSource: req.BackendSource, PlanSHA256: req.Plan.Identity(),
 		Receipts: []broker.Receipt{}, Limits: req.LimitSources, Choices: req.Choices, ExitCode: -1}
 	defer func() { res.Timings.TotalMs = ms(time.Since(began)) }()
+	ledger := broker.NewLedger(req.Observers...)
+	defer closeLedger(res, ledger) // last: after the workspace and the Broker
 	refuse := func(status sandbox.Status, code string, err error) (*Result, error) {
 		res.Status, res.ErrorCode = status, code
 		if err != nil {
@@ -155,10 +158,11 @@ func (s *Supervisor) Run(ctx context.Context, req Request) (*Result, error) {
 		return refuse(sandbox.StatusRefused, plan.CodeOf(err), err)
 	}
 	b, err := broker.New(broker.Config{Plan: req.Plan, RunID: runID, Surface: req.Surface, Parent: req.Parent,
-		Handlers: req.Handlers, Approvals: req.Approvals, Observers: req.Observers})
+		Handlers: req.Handlers, Approvals: req.Approvals, Ledger: ledger})
 	if err != nil {
 		return refuse(sandbox.StatusRefused, CodeInvalidRequest, err)
 	}
+	ledger.Append(broker.EventRunAdmitted, admittedBody(res, req))
 	defer b.Close()
 
 	s.sweepOnce.Do(func() { _ = sweepRunDirs(s.cfg.StateDir) })
@@ -207,8 +211,36 @@ func (s *Supervisor) Run(ctx context.Context, req Request) (*Result, error) {
 	}
 	if res.Status != sandbox.StatusRefused && res.Status != sandbox.StatusSetupFailed {
 		res.Workspace = s.disposeWorkspace(res, req, limits, initial, workspace)
+		ledger.Append(broker.EventWorkspace, map[string]string{"receipt_id": res.Workspace.ReceiptID,
+			"disposition": res.Workspace.Disposition, "error_code": res.Workspace.ErrorCode})
 	}
 	return res, nil
+}
+
+// admittedBody is the run_admitted event: the Plan and every choice with
+// where it came from.
+func admittedBody(res *Result, req Request) map[string]string {
+	body := map[string]string{"run_id": res.RunID, "plan_sha256": res.PlanSHA256,
+		"backend": res.Backend, "backend_source": res.BackendSource, "surface": string(req.Surface), "parent_call_id": req.Parent}
+	for _, group := range []struct {
+		prefix string
+		sel    []Selected
+	}{{"limit.", res.Limits}, {"choice.", res.Choices}} {
+		for _, s := range group.sel {
+			body[group.prefix+s.Name] = s.Value
+			body[group.prefix+s.Name+".source"] = s.Source
+		}
+	}
+	return body
+}
+
+// closeLedger ends the run's ledger with its status and puts it in the
+// result.
+func closeLedger(res *Result, ledger *broker.Ledger) {
+	ledger.Append(broker.EventRunEnded, map[string]string{"status": string(res.Status), "error_code": res.ErrorCode,
+		"exit_code": strconv.Itoa(res.ExitCode), "receipts": strconv.Itoa(len(res.Receipts))})
+	ledger.Close()
+	res.Events, res.EventsHead, res.EventsMissed = ledger.Events(), ledger.Head(), ledger.Missed()
 }
 
 func (s *Supervisor) nativeBackend() (*native.Backend, error) {
