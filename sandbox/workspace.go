@@ -192,6 +192,23 @@ func CopyTree(src, dst string) error {
 	return nil
 }
 
+// CheckPlainTree refuses a tree holding anything but regular files and
+// directories (workspace_input_invalid), without following symlinks: the
+// rule a seeded workspace meets by construction, for callers that bring a
+// directory of their own.
+func CheckPlainTree(dir string) error {
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() || d.IsDir() {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, path)
+		return &WorkspaceError{Code: CodeWorkspaceInputInvalid, Path: filepath.ToSlash(rel), Detail: "a workspace holds only regular files and directories"}
+	})
+}
+
 // copyFile copies src to a new file dst with exactly the permission bits
 // perm (fchmod: the umask does not apply).
 func copyFile(src, dst string, perm fs.FileMode) error {

@@ -110,6 +110,12 @@ func (b *Backend) Run(ctx context.Context, job sandbox.Job, limits sandbox.Limit
 	if fi, err := os.Stat(job.WorkspaceDir); err != nil || !fi.IsDir() {
 		return refused(fmt.Errorf("workspace %q is not a directory", job.WorkspaceDir))
 	}
+	// A symlink or a FIFO the caller left there could be reached by
+	// wazero's own reopen-by-path (directory rewind, append toggles),
+	// around confinedDir's checks: refuse the workspace instead.
+	if err := sandbox.CheckPlainTree(job.WorkspaceDir); err != nil {
+		return refused(err)
+	}
 	if uint64(limits.MemoryBytes) < b.in.minMemory {
 		// CPython cannot start below its initial memory; natively the
 		// cgroup would kill it just as early.

@@ -15,9 +15,12 @@ import (
 // guest cannot leave through symlinks. wazero resolves guest paths
 // lexically (".." cannot climb out) but the host kernel follows symlinks,
 // so a relative symlink such as "../../etc" would reach the host's files.
-// The guest therefore cannot create symlinks, and no operation goes through
-// a symlink that is already there (the caller's workspace may hold some): a
-// symlink can be listed, read with readlink and removed, nothing else.
+// The guest therefore cannot create symlinks, and Backend.Run refuses a
+// workspace that holds any (or a FIFO or device): wazero itself reopens
+// files by host path on a directory rewind or an append toggle, around
+// these checks. No operation goes through a symlink either, as a second
+// wall: a symlink can be listed, read with readlink and removed, nothing
+// else.
 // Natively the same tree is bind-mounted and symlinks resolve inside the
 // sandbox; this is a documented parity difference.
 //
