@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -210,7 +212,7 @@ func (s *Sandbox) Start() error {
 	s.process.Stdout, s.process.Stderr = outW, errW
 	s.stdout = startCapture(outR, s.limits.OutputBytes)
 	s.stderr = startCapture(errR, s.limits.OutputBytes)
-	err = s.container.Start(s.process)
+	err = startContainer(s.container, s.process)
 	outW.Close()
 	errW.Close()
 	if err != nil {
@@ -651,4 +653,28 @@ func signalledScript(out *sandbox.Outcome) syscall.Signal {
 		return 0
 	}
 	return syscall.Signal(o.Signal)
+}
+
+// firstStart serialises container starts until one has succeeded. The
+// cgroup v1 code caches which blkio weight file the host has in a
+// package-level value that the first start writes unsynchronised
+// (opencontainers/cgroups fs.BlkioGroup.detectWeightFilenames): two first
+// starts at once race on it (the race detector caught a pool filling while
+// a run started its own). Once one start has written it, it is only read.
+var firstStart struct {
+	mu   sync.Mutex
+	done atomic.Bool
+}
+
+func startContainer(c *libcontainer.Container, p *libcontainer.Process) error {
+	if firstStart.done.Load() {
+		return c.Start(p)
+	}
+	firstStart.mu.Lock()
+	defer firstStart.mu.Unlock()
+	err := c.Start(p)
+	if err == nil {
+		firstStart.done.Store(true)
+	}
+	return err
 }
