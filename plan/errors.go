@@ -78,6 +78,7 @@ func at(path string, err error) *Error {
 	}
 	out := *e
 	switch {
+	case path == "":
 	case out.Path == "":
 		out.Path = path
 	case strings.HasPrefix(out.Path, "["):

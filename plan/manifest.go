@@ -137,11 +137,14 @@ func parseCapability(f *Fields) ManifestCapability {
 // Seal registers every capability and grant and seals the Plan, reporting
 // every registration problem with its manifest path.
 func (m *Manifest) Seal() (*Plan, error) {
+	var problems Problems
 	r, err := NewRegistry(m.MaxCalls)
 	if err != nil {
-		return nil, Problems{at("", err)}
+		// Report it with every other problem: the rest is checked in a
+		// registry that is never sealed.
+		problems = appendProblems(problems, "", err)
+		r, _ = NewRegistry(MaxCallsLimit)
 	}
-	var problems Problems
 	failed := map[string]bool{} // capabilities that did not register
 	for i, c := range m.Capabilities {
 		if err := r.Register(c.Spec); err != nil {

@@ -201,6 +201,22 @@ func TestManifestReportsEveryProblemWithPath(t *testing.T) {
 		t.Fatalf("not Problems: %v", err)
 	}
 	want := []string{"capabilities[0].name", "capabilities[1].effect", "capabilities[1].approval.lease_seconds", "grants[1].capability"}
+	checkProblems(t, err, problems, want)
+
+	// A bad max_calls is one problem among the others, at its own path.
+	bad = mutate(t, bad, func(m map[string]any) { m["max_calls"] = 0 })
+	if m, err = ParseManifest(bad); err != nil {
+		t.Fatal(err)
+	}
+	_, err = m.Seal()
+	if !asProblems(err, &problems) {
+		t.Fatalf("not Problems: %v", err)
+	}
+	checkProblems(t, err, problems, append(want, "max_calls"))
+}
+
+func checkProblems(t *testing.T, err error, problems Problems, want []string) {
+	t.Helper()
 	for _, w := range want {
 		found := false
 		for _, p := range problems {
