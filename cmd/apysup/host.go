@@ -6,7 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/apysup/apysup/sandbox/doctor"
-	"github.com/apysup/apysup/seccomp"
+	"github.com/apysup/apysup/sandbox/native"
 )
 
 func doctorCommand() *cli.Command {
@@ -54,7 +54,7 @@ func seccompCommand() *cli.Command {
 			Name:  "export",
 			Usage: "print the seccomp allowlist as an OCI/Docker seccomp profile (JSON), to read and diff",
 			Action: func(c *cli.Context) error {
-				out, err := seccomp.Default().OCI()
+				out, err := native.SeccompProfile()
 				if err != nil {
 					return err
 				}

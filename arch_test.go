@@ -1,0 +1,70 @@
+package apysup_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/apysup/apysup"
+
+// layers is ARCHITECTURE.md's import rule: imports point one way, from a
+// higher layer to a lower one (or within one component, e.g. sandbox/native
+// to sandbox). python only embeds files: anyone may import it, it imports
+// nothing of the project's.
+var layers = map[string]int{
+	"internal": 0, "python": 0,
+	"plan":    1,
+	"broker":  2,
+	"rpc":     3,
+	"seccomp": 3, // used by sandbox only (below)
+	"sandbox": 4,
+	"":        5, // the root package
+	"cmd":     5,
+}
+
+// TestImportRules: every import between the project's packages follows
+// ARCHITECTURE.md (checked on the real import graph, test files excluded).
+func TestImportRules(t *testing.T) {
+	out, err := exec.Command("go", "list", "-tags", "seccomp", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	component := func(pkg string) string {
+		rel := strings.TrimPrefix(strings.TrimPrefix(pkg, module), "/")
+		top, _, _ := strings.Cut(rel, "/")
+		return top
+	}
+	checked := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		from := component(fields[0])
+		if from == "integration" {
+			continue // tests only
+		}
+		fromLayer, ok := layers[from]
+		if !ok {
+			t.Errorf("%s: a package outside ARCHITECTURE.md's layers", fields[0])
+			continue
+		}
+		for _, imp := range fields[1:] {
+			if imp != module && !strings.HasPrefix(imp, module+"/") {
+				continue
+			}
+			to := component(imp)
+			checked++
+			switch {
+			case from == "python" && to != "python":
+				t.Errorf("%s imports %s: python only embeds files", fields[0], imp)
+			case to == "seccomp" && from != "sandbox" && from != "seccomp":
+				t.Errorf("%s imports %s: seccomp is used by sandbox only", fields[0], imp)
+			case to == from:
+			case layers[to] >= fromLayer:
+				t.Errorf("%s imports %s: imports point one way (%s is not below %s)", fields[0], imp, to, from)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no project imports found: the check is broken")
+	}
+}
