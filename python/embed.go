@@ -16,6 +16,11 @@ var GuestFiles fs.FS = mustSub(guest, "guest")
 // Runner is the runner's file name inside GuestFiles.
 const Runner = "apysup_runner.py"
 
+// MaxOutcomeBytes bounds the runner's outcome.json wherever the host reads
+// it: a 1 MiB result, an error with its traceback, and the fields around
+// them.
+const MaxOutcomeBytes = (1 << 20) + (64 << 10)
+
 func mustSub(f fs.FS, dir string) fs.FS {
 	sub, err := fs.Sub(f, dir)
 	if err != nil {

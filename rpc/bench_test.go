@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 	"encoding/json"
+	"github.com/apysup/apysup/sandbox"
 	"slices"
 	"strconv"
 	"testing"
@@ -130,7 +131,7 @@ func benchRun(b *testing.B, backend, mode string, n int) ([]float64, float64) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	out, err := ParseOutcome(res.Outcome)
+	out, err := sandbox.ParseOutcome(res.Outcome)
 	if err != nil || out.ExitCode != 0 {
 		b.Fatalf("%v exit %d\n%s", err, res.ExitCode, res.Stderr)
 	}

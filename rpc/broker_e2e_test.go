@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"context"
+	"github.com/apysup/apysup/sandbox"
 	"strings"
 	"testing"
 
@@ -58,7 +59,7 @@ func newBrokerRun(t *testing.T, surface plan.Surface, parent string) *brokerRun 
 	}}
 }
 
-func (r *brokerRun) run(t *testing.T, script string) (*Result, *GuestOutcome) {
+func (r *brokerRun) run(t *testing.T, script string) (*Result, *sandbox.GuestOutcome) {
 	t.Helper()
 	job := r.job
 	job.Script = []byte(script)
@@ -66,7 +67,7 @@ func (r *brokerRun) run(t *testing.T, script string) (*Result, *GuestOutcome) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := ParseOutcome(res.Outcome)
+	out, err := sandbox.ParseOutcome(res.Outcome)
 	if err != nil {
 		t.Fatalf("%v\nstderr:\n%s", err, res.Stderr)
 	}
@@ -181,7 +182,7 @@ except agent_runtime.CapabilityError as e:
 			if got.err != nil {
 				t.Fatal(got.err)
 			}
-			out, err := ParseOutcome(got.res.Outcome)
+			out, err := sandbox.ParseOutcome(got.res.Outcome)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 	"errors"
+	"github.com/apysup/apysup/sandbox"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,7 +52,7 @@ func testPrelude(t *testing.T, surface plan.Surface, parent string) []byte {
 
 // run runs script on the direct surface unless job says otherwise, and
 // returns the result with its parsed outcome.
-func run(t *testing.T, b *fakeBroker, script string, job UnsandboxedJob) (*Result, *GuestOutcome) {
+func run(t *testing.T, b *fakeBroker, script string, job UnsandboxedJob) (*Result, *sandbox.GuestOutcome) {
 	t.Helper()
 	needPython(t)
 	job.Script = []byte(script)
@@ -72,14 +73,14 @@ func run(t *testing.T, b *fakeBroker, script string, job UnsandboxedJob) (*Resul
 	if res.Outcome == nil {
 		t.Fatalf("no outcome; exit %d\nstdout:\n%s\nstderr:\n%s", res.ExitCode, res.Stdout, res.Stderr)
 	}
-	out, err := ParseOutcome(res.Outcome)
+	out, err := sandbox.ParseOutcome(res.Outcome)
 	if err != nil {
 		t.Fatalf("%v: %s", err, res.Outcome)
 	}
 	return res, out
 }
 
-func wantOK(t *testing.T, res *Result, out *GuestOutcome) {
+func wantOK(t *testing.T, res *Result, out *sandbox.GuestOutcome) {
 	t.Helper()
 	if res.ExitCode != 0 || out.ExitCode != 0 || out.Error != nil {
 		t.Fatalf("exit %d, outcome %+v\nstdout:\n%s\nstderr:\n%s", res.ExitCode, out, res.Stdout, res.Stderr)
@@ -157,7 +158,7 @@ agent_runtime.set_result({"after": r})
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
-	out, err := ParseOutcome(r.res.Outcome)
+	out, err := sandbox.ParseOutcome(r.res.Outcome)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,28 +316,28 @@ func TestUnsandboxedRunner(t *testing.T) {
 		name, script string
 		args         []string
 		exit         int
-		check        func(t *testing.T, res *Result, out *GuestOutcome)
+		check        func(t *testing.T, res *Result, out *sandbox.GuestOutcome)
 	}{
 		{name: "argv and cwd", script: `
 import os, sys, agent_runtime
 agent_runtime.set_result({"argv": sys.argv[1:], "cwd_is_workdir": os.getcwd() == os.environ["WANT_CWD"], "name": __name__})
-`, args: []string{"a", "b c"}, check: func(t *testing.T, res *Result, out *GuestOutcome) {
+`, args: []string{"a", "b c"}, check: func(t *testing.T, res *Result, out *sandbox.GuestOutcome) {
 			if string(out.Result) != `{"argv":["a","b c"],"cwd_is_workdir":true,"name":"__main__"}` {
 				t.Fatalf("result %s", out.Result)
 			}
 		}},
-		{name: "exit status", script: "import sys\nprint('bye')\nsys.exit(3)\n", exit: 3, check: func(t *testing.T, res *Result, out *GuestOutcome) {
+		{name: "exit status", script: "import sys\nprint('bye')\nsys.exit(3)\n", exit: 3, check: func(t *testing.T, res *Result, out *sandbox.GuestOutcome) {
 			if out.ResultSet || out.Error != nil || string(res.Stdout) != "bye\n" {
 				t.Fatalf("outcome %+v stdout %q", out, res.Stdout)
 			}
 		}},
-		{name: "exit message", script: "import sys\nsys.exit('no way')\n", exit: 1, check: func(t *testing.T, res *Result, out *GuestOutcome) {
+		{name: "exit message", script: "import sys\nsys.exit('no way')\n", exit: 1, check: func(t *testing.T, res *Result, out *sandbox.GuestOutcome) {
 			if string(res.Stderr) != "no way\n" {
 				t.Fatalf("stderr %q", res.Stderr)
 			}
 		}},
 		{name: "uncaught exception", script: "import agent_runtime\nagent_runtime.set_result([1])\ndef f():\n    raise ValueError('bad value')\nf()\n", exit: 1,
-			check: func(t *testing.T, res *Result, out *GuestOutcome) {
+			check: func(t *testing.T, res *Result, out *sandbox.GuestOutcome) {
 				e := out.Error
 				if e == nil || e.Type != "ValueError" || e.Message != "bad value" || string(out.Result) != "[1]" {
 					t.Fatalf("outcome %s", res.Outcome)
@@ -346,7 +347,7 @@ agent_runtime.set_result({"argv": sys.argv[1:], "cwd_is_workdir": os.getcwd() ==
 					t.Fatalf("traceback %q\nstderr %q", e.Traceback, res.Stderr)
 				}
 			}},
-		{name: "huge traceback is bounded", script: "raise RuntimeError('x' * 100000)\n", exit: 1, check: func(t *testing.T, res *Result, out *GuestOutcome) {
+		{name: "huge traceback is bounded", script: "raise RuntimeError('x' * 100000)\n", exit: 1, check: func(t *testing.T, res *Result, out *sandbox.GuestOutcome) {
 			if len(out.Error.Traceback) > 16<<10 || len(out.Error.Message) > 4<<10 || out.Error.Type != "RuntimeError" {
 				t.Fatalf("traceback %d bytes, message %d bytes", len(out.Error.Traceback), len(out.Error.Message))
 			}
@@ -359,7 +360,7 @@ for v in ({1: 2}, float("nan"), object(), "x" * (1 << 20)):
     except agent_runtime.AgentRuntimeError as e:
         print(e.error_code)
 agent_runtime.set_result(None)
-`, check: func(t *testing.T, res *Result, out *GuestOutcome) {
+`, check: func(t *testing.T, res *Result, out *sandbox.GuestOutcome) {
 			if string(res.Stdout) != "result_not_json\nresult_not_json\nresult_not_json\nresult_too_large\n" || !out.ResultSet || string(out.Result) != "null" {
 				t.Fatalf("stdout %q outcome %s", res.Stdout, res.Outcome)
 			}
@@ -384,11 +385,11 @@ func TestParseOutcomeIsStrict(t *testing.T) {
 		`{"exit_code":0,"result_set":false,"extra":1}`,
 		`{"exit_code":0,"exit_code":1,"result_set":false}`,
 	} {
-		if _, err := ParseOutcome([]byte(bad)); err == nil {
+		if _, err := sandbox.ParseOutcome([]byte(bad)); err == nil {
 			t.Errorf("accepted %s", bad)
 		}
 	}
-	o, err := ParseOutcome([]byte(`{"exit_code":0,"result_set":true,"result":null}`))
+	o, err := sandbox.ParseOutcome([]byte(`{"exit_code":0,"result_set":true,"result":null}`))
 	if err != nil || string(o.Result) != "null" {
 		t.Fatalf("%v %+v", err, o)
 	}

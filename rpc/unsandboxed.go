@@ -16,7 +16,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/apysup/apysup/internal/canonjson"
 	"github.com/apysup/apysup/python"
 )
 
@@ -198,7 +197,7 @@ func runGuest(ctx context.Context, job UnsandboxedJob, l guestLayout, channelFil
 		StdoutTruncated: stdout.truncated,
 		StderrTruncated: stderr.truncated,
 	}
-	if out, err := readBounded(l.outcome, MaxOutcomeBytes); err == nil {
+	if out, err := readBounded(l.outcome, python.MaxOutcomeBytes); err == nil {
 		res.Outcome = out
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
@@ -243,39 +242,4 @@ func randomID() string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
-}
-
-// MaxOutcomeBytes bounds outcome.json: a 1 MiB result, an error with a
-// 16 KiB traceback, and the fields around them.
-const MaxOutcomeBytes = (1 << 20) + (64 << 10)
-
-// GuestOutcome is the runner's outcome.json.
-type GuestOutcome struct {
-	ExitCode  int             `json:"exit_code"`
-	ResultSet bool            `json:"result_set"`
-	Result    json.RawMessage `json:"result,omitempty"`
-	Error     *GuestError     `json:"error,omitempty"`
-	// Signal is set by the runner acting as init (native) when the script
-	// was killed by a signal; ExitCode is then 128+Signal.
-	Signal int `json:"signal,omitempty"`
-}
-
-// GuestError is an uncaught exception as the runner reports it.
-type GuestError struct {
-	Type      string `json:"type"`
-	Message   string `json:"message"`
-	Traceback string `json:"traceback"`
-}
-
-// ParseOutcome reads outcome.json strictly. It is guest output: bounded,
-// no duplicate keys, no unknown fields.
-func ParseOutcome(raw []byte) (*GuestOutcome, error) {
-	var o GuestOutcome
-	if err := canonjson.DecodeStrict(raw, MaxOutcomeBytes, &o); err != nil {
-		return nil, fmt.Errorf("rpc: outcome: %w", err)
-	}
-	if o.ResultSet != (o.Result != nil) {
-		return nil, fmt.Errorf("rpc: outcome: result_set disagrees with result")
-	}
-	return &o, nil
 }

@@ -1,16 +1,23 @@
 package sandbox
 
 import (
+	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/apysup/apysup/internal/canonjson"
+	"github.com/apysup/apysup/python"
 )
 
 // Bounds of the out directory (GuestOutDir), the same on both backends: the
 // runner's outcome.json, its temporary copy, and little else.
 const (
-	MaxGuestOutcome = 2 << 20                   // outcome.json read back by the host
+	// MaxGuestOutcome bounds outcome.json, read and parsed (the one
+	// bound, python.MaxOutcomeBytes).
+	MaxGuestOutcome = python.MaxOutcomeBytes
 	OutDirBytes     = 2*MaxGuestOutcome + 1<<20 // bytes the guest may keep in GuestOutDir
 	OutDirFiles     = 64                        // entries the guest may keep there
 )
@@ -39,4 +46,36 @@ func ReadOutcomeFile(path string) (data []byte, tooLarge bool) {
 		return nil, true
 	}
 	return b, false
+}
+
+// GuestOutcome is the runner's outcome.json.
+type GuestOutcome struct {
+	ExitCode  int             `json:"exit_code"`
+	ResultSet bool            `json:"result_set"`
+	Result    json.RawMessage `json:"result,omitempty"`
+	Error     *GuestError     `json:"error,omitempty"`
+	// Signal is set by the runner acting as init (native) when the script
+	// was killed by a signal; ExitCode is then 128+Signal.
+	Signal int `json:"signal,omitempty"`
+}
+
+// GuestError is an uncaught exception as the runner reports it.
+type GuestError struct {
+	Type      string `json:"type"`
+	Message   string `json:"message"`
+	Traceback string `json:"traceback"`
+}
+
+// ParseOutcome is the one parser of outcome.json, for both backends. It
+// is guest output: at most MaxGuestOutcome bytes, strict (no duplicate
+// keys, no unknown fields), and result_set agrees with result.
+func ParseOutcome(raw []byte) (*GuestOutcome, error) {
+	var o GuestOutcome
+	if err := canonjson.DecodeStrict(raw, MaxGuestOutcome, &o); err != nil {
+		return nil, fmt.Errorf("outcome: %w", err)
+	}
+	if o.ResultSet != (o.Result != nil) {
+		return nil, fmt.Errorf("outcome: result_set disagrees with result")
+	}
+	return &o, nil
 }

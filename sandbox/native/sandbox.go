@@ -2,7 +2,6 @@ package native
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -644,12 +643,8 @@ func signalledScript(out *sandbox.Outcome) syscall.Signal {
 	if out.Status != sandbox.StatusError || out.ErrorCode != "" || len(out.GuestOutcome) == 0 {
 		return 0
 	}
-	var o struct {
-		ExitCode  int  `json:"exit_code"`
-		ResultSet bool `json:"result_set"`
-		Signal    int  `json:"signal"`
-	}
-	if json.Unmarshal(out.GuestOutcome, &o) != nil || o.ResultSet || o.Signal <= 0 || o.Signal >= 65 || o.ExitCode != 128+o.Signal || out.ExitCode != o.ExitCode {
+	o, err := sandbox.ParseOutcome(out.GuestOutcome)
+	if err != nil || o.ResultSet || o.Signal <= 0 || o.Signal >= 65 || o.ExitCode != 128+o.Signal || out.ExitCode != o.ExitCode {
 		return 0
 	}
 	return syscall.Signal(o.Signal)

@@ -378,7 +378,7 @@ func (s *Supervisor) fill(res *Result, out *sandbox.Outcome, err error) {
 	if len(out.GuestOutcome) == 0 {
 		return
 	}
-	g, perr := rpc.ParseOutcome(out.GuestOutcome)
+	g, perr := sandbox.ParseOutcome(out.GuestOutcome)
 	if perr != nil {
 		if res.Status == sandbox.StatusOK {
 			res.Status, res.ErrorCode, res.Error = sandbox.StatusError, CodeOutcomeInvalid, perr.Error()

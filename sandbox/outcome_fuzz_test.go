@@ -1,4 +1,4 @@
-package rpc
+package sandbox
 
 import (
 	"encoding/json"
