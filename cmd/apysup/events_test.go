@@ -44,8 +44,10 @@ func TestEventsVerify(t *testing.T) {
 		t.Fatalf("events %v", kinds)
 	}
 	good := write("good.json", doc)
-	if out, errOut, code := run(t, "events", "verify", "--plan", m, good); code != 0 || !strings.HasPrefix(out, "ok: 11 events") {
-		t.Fatalf("verify: exit %d %s %s", code, out, errOut)
+	for _, args := range [][]string{{"--plan", m, good}, {good, "--plan", m}} { // flags before or after RESULT
+		if out, errOut, code := run(t, append([]string{"events", "verify"}, args...)...); code != 0 || !strings.HasPrefix(out, "ok: 11 events") {
+			t.Fatalf("verify %v: exit %d %s %s", args, code, out, errOut)
+		}
 	}
 
 	tampered := map[string]func(d map[string]any){

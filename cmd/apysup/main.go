@@ -12,12 +12,18 @@ import (
 
 func main() {
 	native.MaybeInit() // libcontainer re-executes this binary as the container's init
-	if err := newApp(os.Stdout, os.Stderr).Run(os.Args); err != nil {
+	if err := runApp(newApp(os.Stdout, os.Stderr), os.Args); err != nil {
 		if msg := err.Error(); msg != "" { // an exit status alone has already said everything
 			fmt.Fprintln(os.Stderr, "apysup:", msg)
 		}
 		os.Exit(exitCode(err))
 	}
+}
+
+// runApp runs the command line args, whose flags may follow positional
+// arguments where that is unambiguous (permuteArgs).
+func runApp(app *cli.App, args []string) error {
+	return app.Run(permuteArgs(app, args))
 }
 
 // exitCode maps an error to the process exit status; cli.ExitCoder wins.
@@ -34,7 +40,9 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Usage: "run untrusted, agent-written Python under a sealed capability Plan",
 		Description: "apysup confines real CPython (Debian's python3.11) with namespaces, seccomp, cgroups and\n" +
 			"rlimits, with no network and a read-only root. The guest's only door out is a credentialed\n" +
-			"channel to the Broker, which enforces the sealed Plan and writes host-authored receipts.",
+			"channel to the Broker, which enforces the sealed Plan and writes host-authored receipts.\n\n" +
+			"A command's flags may also follow its arguments (`apysup plan seal MANIFEST --json`), except\n" +
+			"run's: everything after run's SCRIPT is the script's. `--` ends the flags.",
 		Writer:          stdout,
 		ErrWriter:       stderr,
 		HideHelpCommand: true,

@@ -28,7 +28,7 @@ func run(t *testing.T, args ...string) (string, string, int) {
 	var out, errOut bytes.Buffer
 	app := newApp(&out, &errOut)
 	code := 0
-	if err := app.Run(append([]string{"apysup"}, args...)); err != nil {
+	if err := runApp(app, append([]string{"apysup"}, args...)); err != nil {
 		errOut.WriteString(err.Error())
 		code = exitCode(err)
 	}

@@ -23,8 +23,10 @@ func TestReceiptsVerify(t *testing.T) {
 		return p
 	}
 	good := write("good.json", out)
-	if got, errOut, code := run(t, "receipts", "verify", "--plan", "../../examples/plan.json", good); code != 0 || !strings.HasPrefix(got, "ok: 1 receipts") {
-		t.Fatalf("good result: exit %d %q %q", code, got, errOut)
+	for _, args := range [][]string{{"--plan", "../../examples/plan.json", good}, {good, "--plan", "../../examples/plan.json"}} { // flags before or after RESULT
+		if got, errOut, code := run(t, append([]string{"receipts", "verify"}, args...)...); code != 0 || !strings.HasPrefix(got, "ok: 1 receipts") {
+			t.Fatalf("good result %v: exit %d %q %q", args, code, got, errOut)
+		}
 	}
 	// The result's plan digest with its first hex digit changed.
 	planDigest := regexp.MustCompile(`"plan_sha256": "sha256:[0-9a-f]`).FindString(out)

@@ -34,6 +34,9 @@ func runCommand() *cli.Command {
 			"python3.11 under full confinement (native) or inside wazero, and prints a summary or, with\n" +
 			"--json, the RunResult. Selection: flag > APYSUP_* environment > config file > default; the\n" +
 			"result says where each value came from.\n\n" +
+			"apysup's flags come before SCRIPT: everything after SCRIPT is the script's own argv\n" +
+			"(`apysup run s.py --json` passes --json to s.py). `--` ends apysup's flags, for a SCRIPT\n" +
+			"whose name begins with a dash.\n\n" +
 			"Exit status: the script's own for ok and error; 124 timeout, 125 memory_limit, 137 killed,\n" +
 			"121 refused (an unavailable feature, never a weaker fallback), 122 setup_failed. Only the\n" +
 			"host decides these: a script's own exit with one of them becomes 1 (--json keeps it).",

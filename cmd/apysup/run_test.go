@@ -358,3 +358,16 @@ func TestExitStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestRunScriptKeepsItsArguments: after SCRIPT every argument is the
+// script's, flags included; before it, `--` ends apysup's flags.
+func TestRunScriptKeepsItsArguments(t *testing.T) {
+	needNative(t)
+	s := script(t, "import sys\nprint(sys.argv[1:])\n")
+	for _, args := range [][]string{{s, "--json", "-x"}, {"--", s, "--json", "-x"}} {
+		res, code, _ := runJSON(t, args...)
+		if code != 0 || res.Stdout != "['--json', '-x']\n" {
+			t.Fatalf("%v: exit %d, stdout %q", args, code, res.Stdout)
+		}
+	}
+}
