@@ -28,8 +28,13 @@ deps:
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 
+# `apysup version` reports the commit (and a release tag, if any) it was built from.
+COMMIT   := $(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo +modified)
+VERSION  := $(shell git describe --tags --exact-match 2>/dev/null)
+LDFLAGS  := -X main.commit=$(COMMIT) -X main.version=$(VERSION)
+
 build: deps
-	$(GO) build -tags $(TAGS) -o $(BIN) ./cmd/apysup
+	$(GO) build -tags $(TAGS) -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/apysup
 
 vet: deps
 	$(GO) vet -tags $(TAGS) ./...

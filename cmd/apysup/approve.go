@@ -445,14 +445,12 @@ const approvalsClientTimeout = 10 * time.Second
 func approvalsCommand() *cli.Command {
 	socket := &cli.StringFlag{Name: "socket", Usage: "the admin socket `PATH` of a run started with --approve socket:PATH (required)"}
 	asJSON := &cli.BoolFlag{Name: "json", Usage: "print the admin API's JSON answer (a refusal too, as {\"error_code\"})"}
-	usageError := func(_ *cli.Context, err error, _ bool) error { return cli.Exit(err.Error(), 2) }
 	decide := func(verb string) *cli.Command {
 		return &cli.Command{
-			Name:         verb,
-			Usage:        verb + " the waiting request ID",
-			ArgsUsage:    "ID",
-			Flags:        []cli.Flag{socket, asJSON},
-			OnUsageError: usageError,
+			Name:      verb,
+			Usage:     verb + " the waiting request ID",
+			ArgsUsage: "ID",
+			Flags:     []cli.Flag{socket, asJSON},
 			Action: func(c *cli.Context) error {
 				client, err := approvalsClient(c, 1)
 				if err != nil {
@@ -462,7 +460,7 @@ func approvalsCommand() *cli.Command {
 				if verb == "reject" {
 					call = client.Reject
 				}
-				return approvalsAnswer(c, func() (*rpc.ApprovalDecision, error) {
+				return approvalsAnswer(c, "apysup.approvals_decision.v1", func() (*rpc.ApprovalDecision, error) {
 					rec, err := call(c.Context, c.Args().First())
 					if err != nil {
 						return nil, err
@@ -490,8 +488,7 @@ func approvalsCommand() *cli.Command {
 						"and its outcome; no previews"},
 					&cli.DurationFlag{Name: "wait", Usage: "when nothing waits, hold up to `D` (at most 1m) for a request"},
 				},
-				OnUsageError: usageError,
-				Action:       approvalsList,
+				Action: approvalsList,
 			},
 			decide("approve"),
 			decide("reject"),
@@ -519,7 +516,7 @@ func approvalsRefusal(c *cli.Context, err error) error {
 		return cli.Exit("socket_unreachable: "+err.Error(), 1)
 	}
 	if c.Bool("json") {
-		if err := printJSON(c, ae); err != nil {
+		if err := printJSON(c, "apysup.approvals_error.v1", ae); err != nil {
 			return err
 		}
 	}
@@ -536,20 +533,20 @@ func approvalsList(c *cli.Context) error {
 		return cli.Exit(fmt.Sprintf("--wait must be 0..%s", rpc.MaxApprovalWait), 2)
 	}
 	if c.Bool("records") {
-		return approvalsAnswer(c, func() (*rpc.ApprovalRecords, error) { return client.Records(c.Context) }, printRecords)
+		return approvalsAnswer(c, "apysup.approvals_records.v1", func() (*rpc.ApprovalRecords, error) { return client.Records(c.Context) }, printRecords)
 	}
-	return approvalsAnswer(c, func() (*rpc.ApprovalList, error) { return client.List(c.Context, wait) }, printPending)
+	return approvalsAnswer(c, "apysup.approvals_list.v1", func() (*rpc.ApprovalList, error) { return client.List(c.Context, wait) }, printPending)
 }
 
 // approvalsAnswer asks, then prints the answer: as JSON with --json, else
 // for a person.
-func approvalsAnswer[T any](c *cli.Context, ask func() (T, error), print func(io.Writer, T)) error {
+func approvalsAnswer[T any](c *cli.Context, schema string, ask func() (T, error), print func(io.Writer, T)) error {
 	answer, err := ask()
 	if err != nil {
 		return approvalsRefusal(c, err)
 	}
 	if c.Bool("json") {
-		return printJSON(c, answer)
+		return printJSON(c, schema, answer)
 	}
 	print(c.App.Writer, answer)
 	return nil

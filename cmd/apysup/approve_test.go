@@ -507,7 +507,7 @@ func TestRunApprovalsOverSocket(t *testing.T) {
 	list := func() rpc.ApprovalList {
 		out, errOut, code := run(t, "approvals", "list", "--socket", sock, "--wait", "1m", "--json")
 		var l rpc.ApprovalList
-		if err := json.Unmarshal([]byte(out), &l); err != nil || code != 0 || len(l.Pending) != 1 {
+		if err := json.Unmarshal([]byte(out), &l); err != nil || code != 0 || len(l.Pending) != 1 || schemaOf(t, out) != "apysup.approvals_list.v1" {
 			t.Fatalf("list: exit %d %v: %s %s", code, err, out, errOut)
 		}
 		return l
@@ -553,7 +553,7 @@ func TestRunApprovalsOverSocket(t *testing.T) {
 		{[]string{"reject", "--socket", sock, "../../etc"}, 1, "malformed_request"},
 		{[]string{"approve", "--socket", sock}, 2, "expected 1 argument"},
 		{[]string{"approve", second.ID}, 2, "--socket PATH is required"},
-		{[]string{"list", "--socket", sock, "extra"}, 2, "expected 0 argument"},
+		{[]string{"list", "--socket", sock, "extra"}, 2, `unexpected argument "extra"`},
 		{[]string{"list", "--socket", sock, "--wait", "2m"}, 2, "--wait"},
 		{[]string{"list", "--socket", sock, "--bogus"}, 2, "bogus"},
 		{[]string{"list", "--socket", filepath.Join(t.TempDir(), "none.sock")}, 1, "socket_unreachable"},

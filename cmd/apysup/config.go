@@ -204,7 +204,7 @@ func configCommand() *cli.Command {
 					rows = append(rows, row{s.name, sel.values[s.name], sel.sources[s.name]})
 				}
 				if c.Bool("json") {
-					return printJSON(c, map[string]any{"config_file": sel.configFile, "settings": rows})
+					return printJSON(c, "apysup.config.v1", map[string]any{"config_file": sel.configFile, "settings": rows})
 				}
 				for _, r := range rows {
 					fmt.Fprintf(c.App.Writer, "%-8s %-14s (%s)\n", r.Name, r.Value, r.Source)

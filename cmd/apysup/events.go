@@ -23,7 +23,7 @@ func eventsCommand() *cli.Command {
 				"admitted call ended in a receipt or a grant refusal; the workspace event names the workspace\n" +
 				"receipt. Prints every failure; exit status 1 if any.",
 			Flags: []cli.Flag{
-				&cli.StringFlag{Name: "plan", Required: true, Usage: "the manifest `FILE` the run used"},
+				&cli.StringFlag{Name: "plan", Usage: "the manifest `FILE` the run used (required)"},
 				&cli.BoolFlag{Name: "json", Usage: "print the findings as JSON"},
 			},
 			Action: verifyEvents,
@@ -62,7 +62,7 @@ func verifyEvents(c *cli.Context) error {
 		problems = []broker.LedgerProblem{}
 	}
 	if c.Bool("json") {
-		if err := printJSON(c, map[string]any{"ok": len(problems) == 0, "events": len(doc.Events), "problems": problems}); err != nil {
+		if err := printJSON(c, "apysup.events_verify.v1", map[string]any{"ok": len(problems) == 0, "events": len(doc.Events), "problems": problems}); err != nil {
 			return err
 		}
 	} else if len(problems) == 0 {

@@ -20,7 +20,7 @@ func doctorCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			r := doctor.Run(c.Context)
 			if c.Bool("json") {
-				if err := printJSON(c, r); err != nil {
+				if err := printJSON(c, "apysup.doctor.v1", r); err != nil {
 					return err
 				}
 			} else {

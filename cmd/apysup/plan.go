@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/urfave/cli/v2"
 
@@ -23,7 +25,7 @@ func planCommand() *cli.Command {
 				Usage:     "validate MANIFEST and print the Plan digest",
 				ArgsUsage: "MANIFEST",
 				Flags: []cli.Flag{
-					&cli.BoolFlag{Name: "json", Usage: `print {"plan_sha256": ..., "evidence": {...}} (the evidence document whose digest is the identity)`},
+					&cli.BoolFlag{Name: "json", Usage: `print {"schema_version", "plan_sha256", "evidence": {...}} (the evidence document whose digest is the identity)`},
 				},
 				Action: func(c *cli.Context) error {
 					p, err := sealArg(c)
@@ -34,7 +36,7 @@ func planCommand() *cli.Command {
 						fmt.Fprintln(c.App.Writer, p.Identity())
 						return nil
 					}
-					return printJSON(c, struct {
+					return printJSON(c, "apysup.plan_seal.v1", struct {
 						PlanSHA256 string          `json:"plan_sha256"`
 						Evidence   json.RawMessage `json:"evidence"`
 					}{p.Identity(), p.EvidenceDocument()})
@@ -44,12 +46,27 @@ func planCommand() *cli.Command {
 				Name:      "tools",
 				Usage:     "print the tool schemas (name, description, input_schema) LLM tool-use APIs take",
 				ArgsUsage: "MANIFEST",
+				Description: "Lists each tool's name and description; --json prints the document whose tools array\n" +
+					"is what a tool-use API takes (`apysup plan tools --json MANIFEST | jq .tools`).",
+				Flags: []cli.Flag{
+					&cli.BoolFlag{Name: "json", Usage: `print {"schema_version", "plan_sha256", "tools": [{name, description, input_schema}...]}`},
+				},
 				Action: func(c *cli.Context) error {
 					p, err := sealArg(c)
 					if err != nil {
 						return err
 					}
-					return printJSON(c, p.ToolSchemas())
+					tools := p.ToolSchemas()
+					if c.Bool("json") {
+						return printJSON(c, "apysup.plan_tools.v1", struct {
+							PlanSHA256 string            `json:"plan_sha256"`
+							Tools      []plan.ToolSchema `json:"tools"`
+						}{p.Identity(), tools})
+					}
+					for _, t := range tools {
+						fmt.Fprintf(c.App.Writer, "%-24s %s\n", t.Name, t.Description)
+					}
+					return nil
 				},
 			},
 			{
@@ -104,9 +121,30 @@ func sealManifest(path string) (*plan.Plan, error) {
 	return p, nil
 }
 
-func printJSON(c *cli.Context, v any) error {
-	enc := json.NewEncoder(c.App.Writer)
-	enc.SetIndent("", "  ")
+// printJSON prints v, a JSON object, indented, with "schema_version":
+// schema as its first member: every JSON document the CLI prints names
+// its schema, apysup.<thing>.v<n>.
+func printJSON(c *cli.Context, schema string, v any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	body := bytes.TrimSpace(buf.Bytes())
+	if len(body) < 2 || body[0] != '{' {
+		return fmt.Errorf("printJSON: %T is not a JSON object", v)
+	}
+	doc := []byte(`{"schema_version":` + strconv.Quote(schema))
+	if rest := bytes.TrimSpace(body[1:]); rest[0] != '}' {
+		doc = append(doc, ',')
+	}
+	doc = append(doc, body[1:]...)
+	var out bytes.Buffer
+	if err := json.Indent(&out, doc, "", "  "); err != nil {
+		return err
+	}
+	out.WriteByte('\n')
+	_, err := c.App.Writer.Write(out.Bytes())
+	return err
 }

@@ -26,7 +26,7 @@ func receiptsCommand() *cli.Command {
 				"operation order, with well-formed call ids (a programmatic id names its parent); at most\n" +
 				"256 receipts; the workspace receipt recomputes. Prints every failure; exit status 1 if any.",
 			Flags: []cli.Flag{
-				&cli.StringFlag{Name: "plan", Required: true, Usage: "the manifest `FILE` the run used"},
+				&cli.StringFlag{Name: "plan", Usage: "the manifest `FILE` the run used (required)"},
 				&cli.BoolFlag{Name: "json", Usage: "print the findings as JSON"},
 			},
 			Action: verifyReceipts,
@@ -47,7 +47,10 @@ type runDocument struct {
 // verify`: the manifest sealed now, and RESULT.json decoded into doc.
 func readRunResult(c *cli.Context, doc any) (*plan.Plan, error) {
 	if c.NArg() != 1 {
-		return nil, cli.Exit("expected exactly one RESULT.json argument (see --help)", 2)
+		return nil, cli.Exit("expected exactly one RESULT.json argument (see --help)", ExitUsage)
+	}
+	if c.String("plan") == "" {
+		return nil, cli.Exit("--plan FILE is required (see --help)", ExitUsage)
 	}
 	p, err := sealManifest(c.String("plan"))
 	if err != nil {
@@ -83,8 +86,11 @@ func verifyReceipts(c *cli.Context) error {
 			problems = append(problems, broker.VerifyProblem{Index: -1, Code: "workspace_receipt_invalid", Detail: "the workspace receipt does not recompute or binds another run or plan"})
 		}
 	}
+	if problems == nil {
+		problems = []broker.VerifyProblem{} // the document says [], never null
+	}
 	if c.Bool("json") {
-		if err := printJSON(c, map[string]any{"ok": len(problems) == 0, "receipts": len(doc.Receipts), "problems": problems}); err != nil {
+		if err := printJSON(c, "apysup.receipts_verify.v1", map[string]any{"ok": len(problems) == 0, "receipts": len(doc.Receipts), "problems": problems}); err != nil {
 			return err
 		}
 	} else if len(problems) == 0 {

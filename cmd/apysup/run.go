@@ -39,7 +39,8 @@ func runCommand() *cli.Command {
 			"whose name begins with a dash.\n\n" +
 			"Exit status: the script's own for ok and error; 124 timeout, 125 memory_limit, 137 killed,\n" +
 			"121 refused (an unavailable feature, never a weaker fallback), 122 setup_failed. Only the\n" +
-			"host decides these: a script's own exit with one of them becomes 1 (--json keeps it).",
+			"host decides these: a script's own exit with one of them becomes 1 (--json keeps it).\n" +
+			"2: a usage error (a bad flag, a SCRIPT that does not exist), before anything starts.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "plan", Usage: "manifest `FILE`; without it an empty Plan (every call is denied)"},
 			&cli.StringFlag{Name: "backend", Usage: "native or wazero (default native)"},
@@ -59,7 +60,10 @@ func runCommand() *cli.Command {
 
 func runAction(c *cli.Context) error {
 	if c.NArg() < 1 {
-		return cli.Exit("expected SCRIPT [ARGS...] (see --help)", 2)
+		return cli.Exit("expected SCRIPT [ARGS...] (see --help)", ExitUsage)
+	}
+	if st, err := os.Stat(c.Args().First()); err != nil || !st.Mode().IsRegular() {
+		return cli.Exit(fmt.Sprintf("script %s: not a readable file (see --help)", c.Args().First()), ExitUsage)
 	}
 	sel, err := selectSettings(c)
 	if err != nil {
@@ -114,7 +118,7 @@ func runAction(c *cli.Context) error {
 		return cli.Exit(err.Error(), ExitSetupFailed)
 	}
 	if c.Bool("json") {
-		if err := printJSON(c, res); err != nil {
+		if err := printJSON(c, "apysup.run_result.v1", res); err != nil {
 			return err
 		}
 	} else {
