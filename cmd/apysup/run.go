@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -29,19 +30,23 @@ func runCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "run",
 		Usage:     "run SCRIPT in a fresh sandbox under a sealed Plan",
-		ArgsUsage: "SCRIPT [ARGS...]",
+		ArgsUsage: "SCRIPT [ARGS...] | -c CODE [ARGS...] | - [ARGS...]",
 		Description: "Seals the manifest (or an empty Plan), starts the run's Broker, runs SCRIPT with Debian's\n" +
 			"python3.11 under full confinement (native) or inside wazero, and prints a summary or, with\n" +
 			"--json, the RunResult. Selection: flag > APYSUP_* environment > config file > default; the\n" +
 			"result says where each value came from.\n\n" +
 			"apysup's flags come before SCRIPT: everything after SCRIPT is the script's own argv\n" +
 			"(`apysup run s.py --json` passes --json to s.py). `--` ends apysup's flags, for a SCRIPT\n" +
-			"whose name begins with a dash.\n\n" +
+			"whose name begins with a dash. As with python, -c CODE runs CODE and - runs the code read\n" +
+			"from standard input, and what follows is the code's argv; the code is written to a private\n" +
+			"temporary file, removed after the run, which the guest sees as sys.argv[0] =\n" +
+			"/run/apysup/job/-c (or /run/apysup/job/-), where CPython says -c (or -).\n\n" +
 			"Exit status: the script's own for ok and error; 124 timeout, 125 memory_limit, 137 killed,\n" +
 			"121 refused (an unavailable feature, never a weaker fallback), 122 setup_failed. Only the\n" +
 			"host decides these: a script's own exit with one of them becomes 1 (--json keeps it).\n" +
 			"2: a usage error (a bad flag, a SCRIPT that does not exist), before anything starts.",
 		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "c", Usage: "run `CODE`, a program passed as a string (as python -c); what follows is its argv"},
 			&cli.StringFlag{Name: "plan", Usage: "manifest `FILE`; without it an empty Plan (every call is denied)"},
 			&cli.StringFlag{Name: "backend", Usage: "native or wazero (default native)"},
 			&cli.StringFlag{Name: "surface", Usage: "direct, programmatic or both (default programmatic)"},
@@ -59,12 +64,11 @@ func runCommand() *cli.Command {
 }
 
 func runAction(c *cli.Context) error {
-	if c.NArg() < 1 {
-		return cli.Exit("expected SCRIPT [ARGS...] (see --help)", ExitUsage)
+	scriptPath, args, removeScript, err := scriptSource(c)
+	if err != nil {
+		return err
 	}
-	if st, err := os.Stat(c.Args().First()); err != nil || !st.Mode().IsRegular() {
-		return cli.Exit(fmt.Sprintf("script %s: not a readable file (see --help)", c.Args().First()), ExitUsage)
-	}
+	defer removeScript()
 	sel, err := selectSettings(c)
 	if err != nil {
 		return err
@@ -110,7 +114,7 @@ func runAction(c *cli.Context) error {
 	res, err := sup.Run(ctx, supervisor.Request{
 		Plan: p, Handlers: hs, Approvals: approvals, Surface: surface, Parent: parent,
 		Backend: sel.values["backend"], BackendSource: sel.sources["backend"],
-		ScriptPath: c.Args().First(), Args: c.Args().Tail(),
+		ScriptPath: scriptPath, Args: args,
 		WorkspaceSeed: c.String("workspace"), ExportDir: c.String("export"),
 		Limits: limits, LimitSources: sources, Choices: choices,
 	})
@@ -128,6 +132,50 @@ func runAction(c *cli.Context) error {
 		return cli.Exit("", code)
 	}
 	return nil
+}
+
+// scriptSource is the script a run runs and its arguments: SCRIPT, or
+// the code of -c CODE or of standard input (SCRIPT "-"), written to a
+// private temporary file named -c or - (removed by the returned func),
+// which the guest sees as /run/apysup/job/-c or /run/apysup/job/-.
+func scriptSource(c *cli.Context) (path string, args []string, remove func(), err error) {
+	usage := func(msg string) (string, []string, func(), error) {
+		return "", nil, nil, cli.Exit(msg+" (see --help)", ExitUsage)
+	}
+	var code []byte
+	name := ""
+	switch {
+	case c.IsSet("c"):
+		code, name, args = []byte(c.String("c")), "-c", c.Args().Slice()
+	case c.NArg() < 1:
+		return usage("expected SCRIPT [ARGS...], -c CODE [ARGS...] or - [ARGS...]")
+	case c.Args().First() == "-":
+		code, err = io.ReadAll(io.LimitReader(c.App.Reader, sandbox.MaxScriptBytes+1))
+		if err != nil {
+			return usage(fmt.Sprintf("reading the script from standard input: %v", err))
+		}
+		if len(code) > sandbox.MaxScriptBytes {
+			return usage(fmt.Sprintf("the script on standard input is larger than %d bytes", sandbox.MaxScriptBytes))
+		}
+		name, args = "-", c.Args().Tail()
+	default:
+		path := c.Args().First()
+		if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+			return usage(fmt.Sprintf("script %s: not a readable file", path))
+		}
+		return path, c.Args().Tail(), func() {}, nil
+	}
+	dir, err := os.MkdirTemp("", "apysup-code-") // mode 0700: the code is the user's
+	if err != nil {
+		return "", nil, nil, cli.Exit(err.Error(), ExitSetupFailed)
+	}
+	remove = func() { _ = os.RemoveAll(dir) }
+	path = filepath.Join(dir, name)
+	if err := os.WriteFile(path, code, 0o600); err != nil {
+		remove()
+		return "", nil, nil, cli.Exit(err.Error(), ExitSetupFailed)
+	}
+	return path, args, remove, nil
 }
 
 // fromFlag reads back a choice only a flag makes (its absence, "", is the

@@ -371,3 +371,30 @@ func TestRunScriptKeepsItsArguments(t *testing.T) {
 		}
 	}
 }
+
+// TestRunCodeFromFlagOrStdin: run -c CODE and run - run code like python
+// -c and python -: what follows is the code's argv, and the temporary
+// file that holds the code is gone after the run.
+func TestRunCodeFromFlagOrStdin(t *testing.T) {
+	needNative(t)
+	codeFiles := func() []string { m, _ := filepath.Glob(filepath.Join(os.TempDir(), "apysup-code-*")); return m }
+	before := len(codeFiles())
+	const code = "import sys\nprint(sys.argv)\n"
+	res, exit, _ := runJSON(t, "-c", code, "a", "--json")
+	if exit != 0 || res.Stdout != "['/run/apysup/job/-c', 'a', '--json']\n" {
+		t.Fatalf("-c: exit %d, stdout %q", exit, res.Stdout)
+	}
+	var out, errOut strings.Builder
+	app := newApp(&out, &errOut)
+	app.Reader = strings.NewReader(code)
+	if err := runApp(app, []string{"apysup", "run", "--json", "-", "b"}); err != nil {
+		t.Fatalf("-: %v %s", err, errOut.String())
+	}
+	var fromStdin supervisor.Result
+	if err := json.Unmarshal([]byte(out.String()), &fromStdin); err != nil || fromStdin.Stdout != "['/run/apysup/job/-', 'b']\n" {
+		t.Fatalf("-: %v %q", err, fromStdin.Stdout)
+	}
+	if left := codeFiles(); len(left) != before {
+		t.Fatalf("the code's temporary files are left: %v", left)
+	}
+}

@@ -33,6 +33,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{[]string{"run"}, "expected SCRIPT"},
 		{[]string{"run", "--bogus", "x.py"}, "bogus"},
 		{[]string{"run", "--timeout"}, "flag needs an argument"},
+		{[]string{"run", "-c"}, "flag needs an argument"},
 		{[]string{"run", "--plan", m, "/nonexistent/script.py"}, "script /nonexistent/script.py"},
 		{[]string{"run", "--timeout", "forever", "../../examples/hello.py"}, "timeout (from flag)"},
 	}
