@@ -289,6 +289,10 @@ func printSummary(w io.Writer, r *supervisor.Result, export string, terminal boo
 		}
 		fmt.Fprintf(w, "call      %-24s %-22s %-10s receipt %s\n", rc.CallID, rc.Capability, line, shortDigest(rc.ReceiptID))
 	}
+	if n := deniedUnasked(r); n > 0 {
+		fmt.Fprintf(w, "approval  %d call(s) needing approval were denied: nobody could be asked (no terminal, no --approve);\n"+
+			"          choose with --approve auto|prompt|socket:PATH or APYSUP_APPROVE\n", n)
+	}
 	if ws := r.Workspace; ws != nil {
 		where := "discarded"
 		if ws.Disposition == "exported" {
@@ -301,6 +305,22 @@ func printSummary(w io.Writer, r *supervisor.Result, export string, terminal boo
 	if r.StderrTruncated || (r.Status != sandbox.StatusOK && r.Stderr != "") {
 		fmt.Fprintf(w, "stderr    %s\n", terminalSafe(truncate(lastLine(r.Stderr), 300)))
 	}
+}
+
+// deniedUnasked counts the calls the default approval mode denied because
+// there was no terminal to ask on (the default is deny then).
+func deniedUnasked(r *supervisor.Result) int {
+	defaultDeny := false
+	for _, c := range r.Choices {
+		defaultDeny = defaultDeny || (c.Name == "approve" && c.Value == approveDeny && c.Source == SourceDefault)
+	}
+	n := 0
+	for _, rc := range r.Receipts {
+		if defaultDeny && rc.ErrorCode == broker.CodeApprovalRejected {
+			n++
+		}
+	}
+	return n
 }
 
 // guestLines makes guest text safe for a terminal line by line, keeping

@@ -104,6 +104,14 @@ func TestRunApprovalModes(t *testing.T) {
 	if got := choice(t, res, "approve"); got != [2]string{"deny", SourceDefault} || !strings.Contains(res.Stdout, "refused: approval_rejected") {
 		t.Errorf("default approval mode read back as %v: %s", got, res.Stdout)
 	}
+	// The summary says why, and how to choose; an explicit deny needs no such note.
+	if out, _, _ := run(t, "run", "--plan", m, s); !strings.Contains(out, "1 call(s) needing approval were denied: nobody could be asked") ||
+		!strings.Contains(out, "--approve auto|prompt|socket:PATH or APYSUP_APPROVE") {
+		t.Errorf("summary without a terminal:\n%s", out)
+	}
+	if out, _, _ := run(t, "run", "--approve", "deny", "--plan", m, s); strings.Contains(out, "nobody could be asked") {
+		t.Errorf("summary with --approve deny:\n%s", out)
+	}
 	cfg := filepath.Join(t.TempDir(), "config.json")
 	os.WriteFile(cfg, []byte(`{"approve": "auto"}`), 0o644)
 	t.Setenv("APYSUP_CONFIG", cfg)
@@ -396,5 +404,25 @@ func TestRunCodeFromFlagOrStdin(t *testing.T) {
 	}
 	if left := codeFiles(); len(left) != before {
 		t.Fatalf("the code's temporary files are left: %v", left)
+	}
+}
+
+// TestGuestSeesAgentRuntimeCapabilityError: the exception a refused call
+// raises is agent_runtime.CapabilityError by type(e), in a traceback and
+// in the result's guest_error (the parity corpus runs it on wazero too).
+func TestGuestSeesAgentRuntimeCapabilityError(t *testing.T) {
+	needNative(t)
+	s := script(t, `
+import agent_runtime
+try:
+    agent_runtime._capability_call("x.y", {})
+except agent_runtime.CapabilityError as e:
+    print(type(e).__module__, type(e).__qualname__, repr(type(e)))
+agent_runtime._capability_call("x.y", {})
+`)
+	res, _, _ := runJSON(t, s)
+	if res.Stdout != "agent_runtime CapabilityError <class 'agent_runtime.CapabilityError'>\n" || res.GuestError == nil ||
+		res.GuestError.Type != "agent_runtime.CapabilityError" || !strings.Contains(res.GuestError.Traceback, "\nagent_runtime.CapabilityError: unknown_capability") {
+		t.Fatalf("stdout %q, guest error %+v", res.Stdout, res.GuestError)
 	}
 }

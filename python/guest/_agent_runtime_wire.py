@@ -20,11 +20,20 @@ __all__ = [
 MAX_FRAME_BYTES = 1 << 20
 
 
+# The exception types are defined here, where both bridges decode, but
+# their documented home is agent_runtime (which re-exports them): that is
+# the module a script imports, and the one a traceback, type(e) and
+# pickle name.
+_HOME = "agent_runtime"
+
+
 class AgentRuntimeError(Exception):
     """Base of every typed refusal the runtime raises.
 
     error_code is a stable machine-readable string; message is the host's
     fixed text for that code (never guest input)."""
+
+    __module__ = _HOME
 
     def __init__(self, error_code, message=""):
         super().__init__(error_code, message)
@@ -40,10 +49,14 @@ class AgentRuntimeError(Exception):
 class CapabilityError(AgentRuntimeError):
     """The call was refused, denied or failed; the outcome is known."""
 
+    __module__ = _HOME
+
 
 class AmbiguousOutcome(AgentRuntimeError):
     """The host cannot say whether the handler acted. Never retried
     automatically: the guest decides what a second attempt would mean."""
+
+    __module__ = _HOME
 
 
 def _no_duplicates(pairs):
