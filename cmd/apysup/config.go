@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/apysup/apysup/internal/canonjson"
+	"github.com/apysup/apysup/sandbox/supervisor"
 )
 
 // Sources of a selected value, in precedence order (SPEC.md section 10).
@@ -29,15 +30,23 @@ type fileConfig struct {
 	Timeout string `json:"timeout,omitempty"`
 	Memory  string `json:"memory,omitempty"`
 	Pids    string `json:"pids,omitempty"`
+	CPUs    string `json:"cpus,omitempty"`
 	Surface string `json:"surface,omitempty"`
 	Approve string `json:"approve,omitempty"`
 }
 
-// configPaths lists the config files in the order they are consulted:
+// configFlag names the config file: --config FILE > APYSUP_CONFIG > the search path.
+var configFlag = &cli.StringFlag{Name: "config", Usage: "read settings from the config `FILE` (default: APYSUP_CONFIG, else the search path of config show)"}
+
+// configPaths lists the config files in the order they are consulted, and
+// where that list came from: --config alone when given, else
 // APYSUP_CONFIG alone when set, else the user's, then the system's.
-func configPaths() []string {
+func configPaths(c *cli.Context) ([]string, string) {
+	if c != nil && c.IsSet("config") {
+		return []string{c.String("config")}, SourceFlag
+	}
 	if p := os.Getenv("APYSUP_CONFIG"); p != "" {
-		return []string{p}
+		return []string{p}, SourceEnv
 	}
 	home := os.Getenv("XDG_CONFIG_HOME")
 	if home == "" {
@@ -49,14 +58,15 @@ func configPaths() []string {
 	if home != "" {
 		out = append(out, filepath.Join(home, "apysup", "config.json"))
 	}
-	return append(out, "/etc/apysup/config.json")
+	return append(out, "/etc/apysup/config.json"), SourceDefault
 }
 
-// loadConfig reads the first config file that exists, strictly.
-func loadConfig() (fileConfig, string, error) {
-	for _, p := range configPaths() {
+// loadConfig reads the first of paths that exists, strictly. A file named
+// by --config or APYSUP_CONFIG must exist (required).
+func loadConfig(paths []string, required bool) (fileConfig, string, error) {
+	for _, p := range paths {
 		data, err := os.ReadFile(p)
-		if errors.Is(err, fs.ErrNotExist) {
+		if errors.Is(err, fs.ErrNotExist) && !required {
 			continue
 		}
 		if err != nil {
@@ -89,6 +99,7 @@ var settings = []setting{
 	{"timeout", "APYSUP_TIMEOUT", func(c fileConfig) string { return c.Timeout }, "30s", func(s string) error { _, err := parseDuration(s); return err }, nil},
 	{"memory", "APYSUP_MEMORY", func(c fileConfig) string { return c.Memory }, "512MiB", func(s string) error { _, err := parseBytes(s); return err }, nil},
 	{"pids", "APYSUP_PIDS", func(c fileConfig) string { return c.Pids }, "128", func(s string) error { _, err := parsePositive(s); return err }, nil},
+	{"cpus", "APYSUP_CPUS", func(c fileConfig) string { return c.CPUs }, "1", func(s string) error { _, err := parseCPUs(s); return err }, nil},
 	{"approve", "APYSUP_APPROVE", func(c fileConfig) string { return c.Approve }, "", func(s string) error { _, err := parseApproveMode(s); return err },
 		func(c *cli.Context) string { return defaultApproveMode(c.App.Reader, c.App.ErrWriter).kind }},
 }
@@ -104,20 +115,24 @@ func checkBackend(s string) error {
 type selection struct {
 	values       map[string]string
 	sources      map[string]string
-	configFile   string // the file read, or ""
-	configSource string // env (APYSUP_CONFIG) or default (the search path)
+	configFile   string   // the file read, or ""
+	configSource string   // flag (--config), env (APYSUP_CONFIG) or default (the search path)
+	searched     []string // the config files looked for, in order
+}
+
+// selected is one setting as a run reads it back.
+func (s *selection) selected(name string) supervisor.Selected {
+	return supervisor.Selected{Name: name, Value: s.values[name], Source: s.sources[name]}
 }
 
 // selectSettings applies flag > environment > config file > default.
 func selectSettings(c *cli.Context) (*selection, error) {
-	cfg, path, err := loadConfig()
+	paths, pathsSource := configPaths(c)
+	cfg, path, err := loadConfig(paths, pathsSource != SourceDefault)
 	if err != nil {
-		return nil, cli.Exit(fmt.Sprintf("config: %v", err), 2)
+		return nil, cli.Exit(fmt.Sprintf("config: %v", err), ExitUsage)
 	}
-	sel := &selection{values: map[string]string{}, sources: map[string]string{}, configFile: path, configSource: SourceDefault}
-	if os.Getenv("APYSUP_CONFIG") != "" {
-		sel.configSource = SourceEnv
-	}
+	sel := &selection{values: map[string]string{}, sources: map[string]string{}, configFile: path, configSource: pathsSource, searched: paths}
 	for _, s := range settings {
 		v, src := s.def, SourceDefault
 		if s.defaultFor != nil && c != nil {
@@ -169,6 +184,15 @@ func parseBytes(s string) (int64, error) {
 	return n * mult, nil
 }
 
+// parseCPUs accepts a CPU quota in cores: 0.5, 1, 2.
+func parseCPUs(s string) (float64, error) {
+	n, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(n >= 0.01 && n <= 1024) {
+		return 0, fmt.Errorf("want a number of cores in [0.01, 1024] like 0.5 or 2, got %q", s)
+	}
+	return n, nil
+}
+
 func parsePositive(s string) (int64, error) {
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || n <= 0 || n > 1<<22 {
@@ -184,11 +208,12 @@ func configCommand() *cli.Command {
 		Subcommands: []*cli.Command{{
 			Name:  "show",
 			Usage: "print every setting with its value and source (flag > env > config > default)",
-			Description: "Environment: APYSUP_BACKEND, APYSUP_SURFACE, APYSUP_TIMEOUT, APYSUP_MEMORY, APYSUP_PIDS, APYSUP_APPROVE.\n" +
-				"Config file: APYSUP_CONFIG when set, else $XDG_CONFIG_HOME/apysup/config.json, then /etc/apysup/config.json, e.g.\n" +
-				`{"backend": "native", "timeout": "30s", "memory": "512MiB", "pids": "128", "surface": "programmatic", "approve": "deny"}` + "\n" +
+			Description: "Environment: APYSUP_BACKEND, APYSUP_SURFACE, APYSUP_TIMEOUT, APYSUP_MEMORY, APYSUP_PIDS, APYSUP_CPUS,\n" +
+				"APYSUP_APPROVE. Config file: --config FILE, else APYSUP_CONFIG when set (either must exist), else the first of\n" +
+				"$XDG_CONFIG_HOME/apysup/config.json and /etc/apysup/config.json that exists, e.g.\n" +
+				`{"backend": "native", "timeout": "30s", "memory": "512MiB", "pids": "128", "cpus": "1", "surface": "programmatic", "approve": "deny"}` + "\n" +
 				"The approval mode's default is prompt when stdin and stderr are both terminals, deny otherwise.",
-			Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
+			Flags: []cli.Flag{configFlag, &cli.BoolFlag{Name: "json", Usage: "print JSON"}},
 			Action: func(c *cli.Context) error {
 				sel, err := selectSettings(c)
 				if err != nil {
@@ -204,14 +229,17 @@ func configCommand() *cli.Command {
 					rows = append(rows, row{s.name, sel.values[s.name], sel.sources[s.name]})
 				}
 				if c.Bool("json") {
-					return printJSON(c, "apysup.config.v1", map[string]any{"config_file": sel.configFile, "settings": rows})
+					return printJSON(c, "apysup.config.v1", map[string]any{"config_file": sel.configFile, "config_file_source": sel.configSource,
+						"searched": sel.searched, "settings": rows})
 				}
 				for _, r := range rows {
 					fmt.Fprintf(c.App.Writer, "%-8s %-14s (%s)\n", r.Name, r.Value, r.Source)
 				}
-				if sel.configFile != "" {
-					fmt.Fprintf(c.App.Writer, "config file: %s\n", sel.configFile)
+				file := sel.configFile
+				if file == "" {
+					file = "none found"
 				}
+				fmt.Fprintf(c.App.Writer, "config file: %s (%s); searched: %s\n", file, sel.configSource, strings.Join(sel.searched, ", "))
 				return nil
 			},
 		}},

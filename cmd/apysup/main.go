@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 
 	"github.com/urfave/cli/v2"
 
@@ -90,10 +91,30 @@ func refuseMisuse(cmd *cli.Command) {
 			return cli.Exit(fmt.Sprintf("unexpected argument %q (see --help)", c.Args().First()), ExitUsage)
 		}
 		err := action(c)
-		if _, ok := err.(cli.ExitCoder); err != nil && !ok {
-			return cli.Exit(err.Error(), 1)
+		if err == nil {
+			return nil
 		}
-		return err
+		status := 1
+		if ec, ok := err.(cli.ExitCoder); ok {
+			status = ec.ExitCode()
+		}
+		return cli.Exit(userMessage(err.Error()), status)
+	}
+}
+
+// goPrefix is a Go package's name at the start of an error message or
+// of a wrapped one ("native: refused (invalid_job): ...").
+var goPrefix = regexp.MustCompile(`(^|: )(?:native|wazero|supervisor|sandbox|broker|handlers|rpc|plan|doctor|seccomp|libcontainer): `)
+
+// userMessage is an error message as a user reads it: without the Go
+// package names that prefix it for the programmer.
+func userMessage(s string) string {
+	for {
+		t := goPrefix.ReplaceAllString(s, "$1")
+		if t == s {
+			return s
+		}
+		s = t
 	}
 }
 

@@ -54,6 +54,8 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "timeout", Usage: "wall-clock limit, e.g. 30s (default 30s)"},
 			&cli.StringFlag{Name: "memory", Usage: "memory limit, e.g. 256MiB (default 512MiB)"},
 			&cli.StringFlag{Name: "pids", Usage: "process limit (native; default 128)"},
+			&cli.StringFlag{Name: "cpus", Usage: "CPU quota in cores, e.g. 0.5 or 2 (native; default 1)"},
+			configFlag,
 			&cli.StringFlag{Name: "workspace", Usage: "copy `DIR` into the run's workspace (never mounted writable from the host)"},
 			&cli.StringFlag{Name: "export", Usage: "publish the final workspace to `DIR` (must not exist) if the run is ok"},
 			&cli.StringFlag{Name: "approve", Usage: approveUsage},
@@ -90,6 +92,7 @@ func runAction(c *cli.Context) error {
 	limits.Timeout, _ = parseDuration(sel.values["timeout"])
 	limits.MemoryBytes, _ = parseBytes(sel.values["memory"])
 	limits.Pids, _ = parsePositive(sel.values["pids"])
+	limits.CPUs, _ = parseCPUs(sel.values["cpus"])
 
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -102,11 +105,12 @@ func runAction(c *cli.Context) error {
 	sup := supervisor.New(supervisor.Config{Progress: func(s string) { fmt.Fprintln(c.App.ErrWriter, "apysup:", s) }})
 	defer sup.Close()
 	var sources []supervisor.Selected
-	for _, name := range []string{"timeout", "memory", "pids", "surface"} {
-		sources = append(sources, supervisor.Selected{Name: name, Value: sel.values[name], Source: sel.sources[name]})
+	for _, name := range []string{"timeout", "memory", "pids", "cpus"} {
+		sources = append(sources, sel.selected(name))
 	}
 	choices := []supervisor.Selected{
-		{Name: "approve", Value: sel.values["approve"], Source: sel.sources["approve"]},
+		sel.selected("surface"),
+		sel.selected("approve"),
 		{Name: "config_file", Value: sel.configFile, Source: sel.configSource},
 		fromFlag(c, "workspace"),
 		fromFlag(c, "export"),
@@ -267,7 +271,7 @@ func printSummary(w io.Writer, r *supervisor.Result, export string, terminal boo
 	}
 	fmt.Fprintf(w, "status    %s, exit %d, %.0f ms, backend %s (%s)\n", status, r.ExitCode, r.Timings.TotalMs, r.Backend, r.BackendSource)
 	if r.Error != "" {
-		fmt.Fprintf(w, "reason    %s\n", r.Error)
+		fmt.Fprintf(w, "reason    %s\n", terminalSafe(userMessage(r.Error)))
 	}
 	if r.Usage.PeakMemoryBytes > 0 || r.Usage.CPUTimeNs > 0 {
 		fmt.Fprintf(w, "usage     peak memory %.1f MiB, cpu %.0f ms\n", float64(r.Usage.PeakMemoryBytes)/(1<<20), float64(r.Usage.CPUTimeNs)/1e6)

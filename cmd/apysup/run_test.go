@@ -426,3 +426,26 @@ agent_runtime._capability_call("x.y", {})
 		t.Fatalf("stdout %q, guest error %+v", res.Stdout, res.GuestError)
 	}
 }
+
+// TestRunReadsBackChoices: the surface is a choice, not a limit; --cpus is
+// a limit; a refusal's reason is said without Go package names.
+func TestRunReadsBackChoices(t *testing.T) {
+	needNative(t)
+	res, code, _ := runJSON(t, "--cpus", "0.5", "../../examples/hello.py")
+	if code != 1 || choice(t, res, "surface") != [2]string{"programmatic", SourceDefault} {
+		t.Fatalf("exit %d, choices %+v", code, res.Choices)
+	}
+	limits := map[string][2]string{}
+	for _, l := range res.Limits {
+		limits[l.Name] = [2]string{l.Value, l.Source}
+	}
+	if _, ok := limits["surface"]; ok || limits["cpus"] != [2]string{"0.5", SourceFlag} {
+		t.Fatalf("limits %+v", res.Limits)
+	}
+	s := filepath.Join(t.TempDir(), ".hidden.py")
+	os.WriteFile(s, []byte("print(1)\n"), 0o644)
+	out, _, code := run(t, "run", s)
+	if code != ExitRefused || !strings.Contains(out, "reason    refused (invalid_job)") || strings.Contains(out, "native:") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}

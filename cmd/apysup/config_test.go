@@ -1,0 +1,83 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestConfigFlag: --config FILE > APYSUP_CONFIG > the search path, a named
+// file must exist, and config show lists the files it looked for.
+func TestConfigFlag(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", home)
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(body), 0o644)
+		return p
+	}
+	type doc struct {
+		ConfigFile       string   `json:"config_file"`
+		ConfigFileSource string   `json:"config_file_source"`
+		Searched         []string `json:"searched"`
+		Settings         []struct{ Name, Value, Source string }
+	}
+	show := func(args ...string) doc {
+		t.Helper()
+		out, errOut, code := run(t, append([]string{"config", "show", "--json"}, args...)...)
+		var d doc
+		if err := json.Unmarshal([]byte(out), &d); err != nil || code != 0 {
+			t.Fatalf("%v: exit %d %v: %s", args, code, err, errOut)
+		}
+		return d
+	}
+	value := func(d doc, name string) string {
+		for _, s := range d.Settings {
+			if s.Name == name {
+				return s.Value + "/" + s.Source
+			}
+		}
+		return ""
+	}
+	d := show()
+	if d.ConfigFile != "" || d.ConfigFileSource != SourceDefault ||
+		strings.Join(d.Searched, ",") != filepath.Join(home, "apysup", "config.json")+",/etc/apysup/config.json" {
+		t.Fatalf("search path: %+v", d)
+	}
+	out, _, _ := run(t, "config", "show")
+	if !strings.Contains(out, "config file: none found (default); searched: "+filepath.Join(home, "apysup", "config.json")) {
+		t.Errorf("human: %s", out)
+	}
+	env := write("env.json", `{"cpus": "2"}`)
+	flag := write("flag.json", `{"cpus": "0.5"}`)
+	t.Setenv("APYSUP_CONFIG", env)
+	if d := show(); d.ConfigFile != env || d.ConfigFileSource != SourceEnv || value(d, "cpus") != "2/config" {
+		t.Fatalf("env: %+v", d)
+	}
+	if d := show("--config", flag); d.ConfigFile != flag || d.ConfigFileSource != SourceFlag || value(d, "cpus") != "0.5/config" ||
+		strings.Join(d.Searched, ",") != flag {
+		t.Fatalf("flag: %+v", d)
+	}
+	if _, errOut, code := run(t, "config", "show", "--config", filepath.Join(dir, "none.json")); code != ExitUsage || !strings.Contains(errOut, "none.json") {
+		t.Fatalf("missing --config file: exit %d %s", code, errOut)
+	}
+	if _, errOut, code := run(t, "config", "show", "--config", write("bad.json", `{"cpus": "0"}`)); code != ExitUsage || !strings.Contains(errOut, "cpus (from config)") {
+		t.Fatalf("bad cpus: exit %d %s", code, errOut)
+	}
+}
+
+func TestUserMessage(t *testing.T) {
+	for in, want := range map[string]string{
+		"native: refused (invalid_job): script: open /x: no such file": "refused (invalid_job): script: open /x: no such file",
+		"supervisor: native: create container: denied":                 "create container: denied",
+		"the run names plan sha256:1, the manifest seals to sha256:2":  "the run names plan sha256:1, the manifest seals to sha256:2",
+		"config: /etc/apysup/config.json: json_unknown_field":          "config: /etc/apysup/config.json: json_unknown_field",
+	} {
+		if got := userMessage(in); got != want {
+			t.Errorf("%q: got %q, want %q", in, got, want)
+		}
+	}
+}
