@@ -270,8 +270,8 @@ func Export(dir, target string, want Tree) error {
 	if err := os.Chmod(stage, 0o755); err != nil {
 		return err
 	}
-	// renameat2(RENAME_NOREPLACE): never replace a target that appeared meanwhile.
-	if err := unix.Renameat2(unix.AT_FDCWD, stage, unix.AT_FDCWD, target, unix.RENAME_NOREPLACE); err != nil {
+	// Never replace a target that appeared meanwhile.
+	if err := renameNoReplace(stage, target); err != nil {
 		if errors.Is(err, unix.EEXIST) {
 			return &WorkspaceError{Code: CodeWorkspaceTargetExists, Path: target, Detail: "the export target appeared during export"}
 		}
