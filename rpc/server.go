@@ -11,8 +11,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // CallsPath is the one path the server answers.
@@ -168,9 +166,8 @@ func peerOf(c net.Conn) peer {
 	}
 	var p peer
 	cerr := raw.Control(func(fd uintptr) {
-		cred, err := unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-		if err == nil {
-			p = peer{uid: cred.Uid, ok: true}
+		if uid, err := peerUID(int(fd)); err == nil {
+			p = peer{uid: uid, ok: true}
 		}
 	})
 	if cerr != nil {
