@@ -1,9 +1,6 @@
 package doctor
 
-import (
-	"context"
-	"time"
-)
+import "time"
 
 // Reason codes. They are stable: callers and users match on them.
 const (
@@ -18,6 +15,9 @@ const (
 	CodeOverlayUnavailable   = "overlayfs_unavailable"
 	CodePythonMissing        = "python_missing"
 	CodePythonVersion        = "python_version_mismatch"
+	// CodeUnsupportedOS: the native backend is Linux's (namespaces,
+	// cgroups, seccomp, libcontainer); elsewhere it is always refused.
+	CodeUnsupportedOS = "native_unsupported_os"
 )
 
 // Check is the result of one host feature check.
@@ -53,46 +53,6 @@ func (r Report) FirstFailure() *Check {
 		}
 	}
 	return nil
-}
-
-// Run performs every check. It takes tens of milliseconds (it creates the
-// namespaces of a run in a probe process and starts the interpreter once);
-// cache the Report. `apysup doctor` shows it.
-func Run(ctx context.Context) Report {
-	start := time.Now()
-	checks := []Check{
-		checkRoot(),
-		checkUserns(ctx),
-		checkMountns(ctx),
-		checkPivotRoot(),
-		checkMountSetattr(),
-		checkSeccompKernel(),
-		checkLibseccomp(),
-	}
-	checks = append(checks, checkCgroups()...)
-	checks = append(checks, checkOverlay(), checkPython(ctx))
-	return report(checks, start)
-}
-
-// Quick performs the checks that need no process: the same as Run except
-// that user and mount namespaces are judged from sysctls and /proc, and the
-// interpreter from the file system, not by creating and running them. It
-// takes well under a millisecond, so a backend can call it before every run
-// and keep Run for when a run fails to start (to name the reason).
-func Quick() Report {
-	start := time.Now()
-	checks := []Check{
-		checkRoot(),
-		quickUserns(),
-		quickMountns(),
-		checkPivotRoot(),
-		checkMountSetattr(),
-		checkSeccompKernel(),
-		checkLibseccomp(),
-	}
-	checks = append(checks, checkCgroups()...)
-	checks = append(checks, checkOverlay(), quickPython())
-	return report(checks, start)
 }
 
 func report(checks []Check, start time.Time) Report {

@@ -1,0 +1,23 @@
+//go:build !linux
+
+package doctor
+
+import (
+	"context"
+	"runtime"
+	"time"
+)
+
+// Run reports the one check that matters off Linux: the native backend
+// needs Linux's namespaces, cgroups and seccomp, so it is unavailable.
+func Run(context.Context) Report { return Quick() }
+
+// Quick is Run: off Linux there is nothing to probe.
+func Quick() Report {
+	return report([]Check{unsupportedOS()}, time.Now())
+}
+
+func unsupportedOS() Check {
+	return fail("os", CodeUnsupportedOS, "the native backend needs Linux; this is "+runtime.GOOS,
+		"use the wazero backend here, or run apysup on Linux for native confinement")
+}
