@@ -23,6 +23,10 @@
 // kills every other process of the run, and signals it has no handler for
 // are ignored when they come from inside the sandbox.
 //
+// The backend is Linux's (every file but this and errors.go is _linux.go):
+// elsewhere only its codes and Error build, and the supervisor refuses the
+// native backend with the doctor's native_unsupported_os.
+//
 // This package must never fall back to weaker confinement, never pass the
 // host environment or host file descriptors to a guest, and never leave a
 // process, mount, cgroup or directory behind, however a run ends.

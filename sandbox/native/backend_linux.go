@@ -32,7 +32,7 @@ type Config struct {
 	// DefaultUIDAllocator(). Two Backends in one process may share one.
 	UIDs *UIDAllocator
 	// CacheDir holds the skeleton root and the compiled guest files, shared
-	// by every Backend on the host and kept across processes (see cache.go).
+	// by every Backend on the host and kept across processes (see cache_linux.go).
 	// It must belong to root and be writable by no one else. Default:
 	// /var/cache/apysup-native.
 	CacheDir string
