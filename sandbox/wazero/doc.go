@@ -38,7 +38,8 @@
 // What the guest sees of the host: the in-memory stdlib, guest and job
 // files; the host's /usr/share/zoneinfo, read-only and resolved beneath
 // itself by the kernel (openat2 RESOLVE_BENEATH: a symlink that leaves it
-// dangles); the run's out directory (made in Job.RunDir, or in a locked
+// dangles; Linux only: elsewhere the guest gets no zoneinfo); the run's
+// out directory (made in Job.RunDir, or in a locked
 // directory under os.TempDir that Load sweeps once its process died) and
 // the workspace, both writable and refusing symlinks.
 //

@@ -97,7 +97,7 @@ func Load(ctx context.Context, cfg Config) (*Interpreter, error) {
 	if in.guestFiles == nil {
 		in.guestFiles = python.GuestFiles
 	}
-	if fi, err := os.Stat(zoneinfoDir); err == nil && fi.IsDir() {
+	if fi, err := os.Stat(zoneinfoDir); resolvesBeneath && err == nil && fi.IsDir() {
 		if in.zoneinfo, err = openHostDir(zoneinfoDir); err != nil {
 			_ = in.Close(ctx)
 			return nil, fmt.Errorf("wazero: %w", err)

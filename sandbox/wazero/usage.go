@@ -1,10 +1,6 @@
 package wazero
 
-import (
-	"runtime"
-
-	"golang.org/x/sys/unix"
-)
+import "runtime"
 
 // onThread runs f locked to its OS thread and returns the CPU time the
 // thread spent in it: the guest runs synchronously on the calling
@@ -15,12 +11,4 @@ func onThread(f func()) (cpuNs int64) {
 	before := threadCPU()
 	f()
 	return threadCPU() - before
-}
-
-func threadCPU() int64 {
-	var ru unix.Rusage
-	if unix.Getrusage(unix.RUSAGE_THREAD, &ru) != nil {
-		return 0
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
 }

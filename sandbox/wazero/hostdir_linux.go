@@ -12,6 +12,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// resolvesBeneath: Linux resolves a path beneath a directory (openat2), so
+// the host's zoneinfo can be mounted.
+const resolvesBeneath = true
+
 // hostDir is a host directory the guest reads, never writes, and cannot
 // leave. wazero's own WithReadOnlyDirMount joins guest paths to the host
 // path and lets the kernel follow whatever symlinks it meets:
