@@ -2,15 +2,12 @@ package supervisor
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/apysup/apysup/sandbox"
 )
 
 // Run directories are named apysup-run-<id>-<random> in the state directory
@@ -74,7 +71,7 @@ func sweepRunDirs(stateDir string) error {
 		if stale, err := abandoned(path); err != nil {
 			errs = append(errs, err)
 		} else if stale {
-			_ = unix.Unmount(filepath.Join(path, workspaceName), unix.MNT_DETACH) // EINVAL when not mounted
+			unmountStale(filepath.Join(path, workspaceName))
 			errs = append(errs, os.RemoveAll(path))
 		}
 	}
@@ -101,24 +98,4 @@ func abandoned(path string) (bool, error) {
 		return false, nil // held: its supervisor is alive
 	}
 	return true, nil
-}
-
-// mountWorkspace makes dir and, when the supervisor runs as root, mounts a
-// tmpfs on it bounded by limits.WorkspaceBytes and WorkspaceFiles, so a
-// guest can neither fill the host's disk nor see its free space. Pages a
-// native guest writes are charged to its own memory cgroup. Without root
-// (possible only for the wazero backend) the workspace is a plain directory
-// and the bounds apply to the final snapshot only.
-func mountWorkspace(dir string, limits sandbox.Limits) (unmount func() error, err error) {
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		return nil, err
-	}
-	if os.Geteuid() != 0 {
-		return func() error { return nil }, nil
-	}
-	opts := fmt.Sprintf("size=%d,nr_inodes=%d,mode=0755", limits.WorkspaceBytes, limits.WorkspaceFiles)
-	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
-		return nil, fmt.Errorf("workspace tmpfs: %w", err)
-	}
-	return func() error { return unix.Unmount(dir, unix.MNT_DETACH) }, nil
 }

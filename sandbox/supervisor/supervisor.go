@@ -63,10 +63,7 @@ type Supervisor struct {
 	channels  *rpc.Registry
 	sweepOnce sync.Once // run directories of dead supervisors are removed once
 
-	nativeOnce sync.Once
-	native     *native.Backend
-	nativePool *native.Pool
-	nativeErr  error
+	native nativeState // the backend and its pool, built on first use (Linux)
 
 	wazeroMu sync.Mutex
 	wazero   *wazero.Interpreter
@@ -89,12 +86,7 @@ func New(cfg Config) *Supervisor {
 // Close releases the backends. Runs must have ended.
 func (s *Supervisor) Close() error {
 	var errs []error
-	if s.nativePool != nil {
-		errs = append(errs, s.nativePool.Close())
-	}
-	if s.native != nil {
-		errs = append(errs, s.native.Close())
-	}
+	errs = append(errs, s.native.close())
 	if s.wazero != nil {
 		errs = append(errs, s.wazero.Close(context.Background()))
 	}
@@ -243,19 +235,6 @@ func closeLedger(res *Result, ledger *broker.Ledger) {
 	res.Events, res.EventsHead, res.EventsMissed = ledger.Events(), ledger.Head(), ledger.Missed()
 }
 
-func (s *Supervisor) nativeBackend() (*native.Backend, error) {
-	s.nativeOnce.Do(func() {
-		s.native, s.nativeErr = native.New(native.Config{GuestFiles: s.cfg.GuestFiles, StateDir: s.cfg.StateDir})
-		if s.nativeErr == nil && s.cfg.NativePool > 0 {
-			if s.nativePool, s.nativeErr = s.native.NewPool(s.cfg.NativePoolLimits, s.cfg.NativePool); s.nativeErr != nil {
-				s.native.Close()
-				s.native = nil
-			}
-		}
-	})
-	return s.native, s.nativeErr
-}
-
 func (s *Supervisor) wazeroInterpreter(ctx context.Context) (*wazero.Interpreter, error) {
 	s.wazeroMu.Lock()
 	defer s.wazeroMu.Unlock()
@@ -276,70 +255,6 @@ func (s *Supervisor) wazeroInterpreter(ctx context.Context) (*wazero.Interpreter
 	}
 	s.wazero = in
 	return in, nil
-}
-
-// runNative prepares and starts the sandbox while it opens the run's
-// channel on a socket owned by the run's host uid, then assigns the job,
-// waits for the guest and destroys the sandbox.
-func (s *Supervisor) runNative(ctx context.Context, b *broker.Broker, runID string, req Request, job sandbox.Job, runDir string) (*sandbox.Outcome, error) {
-	be, err := s.nativeBackend()
-	if err != nil {
-		return failedOutcome(sandbox.StatusSetupFailed, native.CodeSetupFailed), err
-	}
-	var startErr error
-	startDone := make(chan struct{})
-	var sb *native.Sandbox
-	if s.nativePool != nil {
-		sb = s.nativePool.Take(req.Limits)
-	}
-	if sb != nil {
-		close(startDone) // started ahead
-	} else {
-		if sb, err = be.Prepare(ctx, req.Limits); err != nil {
-			return outcomeOf(err), err
-		}
-		// Nothing of the container depends on the job: it starts while
-		// the channel opens.
-		go func() { defer close(startDone); startErr = sb.Start() }()
-	}
-	defer func() { <-startDone; sb.Destroy() }()
-	ids := sb.HostIDs()
-	sock, err := rpc.ListenRunSocket(runDir, &rpc.Owner{UID: int(ids.Guest), GID: int(ids.Guest)})
-	if err != nil {
-		return failedOutcome(sandbox.StatusSetupFailed, native.CodeSetupFailed), err
-	}
-	defer sock.Close()
-	channelID, _ := newID("chn-")
-	invocationID, _ := newID("inv-")
-	limits := withDefaults(req.Limits)
-	ch, credential, err := s.channels.Open(rpc.ChannelConfig{
-		ChannelID: channelID, InvocationID: invocationID, ExecutionID: runID, PlanSHA256: req.Plan.Identity(),
-		Expiry: time.Now().Add(limits.Timeout + time.Minute), PeerUID: ids.Guest, Dispatcher: b,
-	})
-	if err != nil {
-		return failedOutcome(sandbox.StatusSetupFailed, native.CodeSetupFailed), err
-	}
-	defer s.channels.Close(ch.ID())
-	if err := sock.WriteChannelFile(rpc.NewChannelFile(ch, sandbox.GuestRunDir+"/"+rpc.SocketName, credential)); err != nil {
-		return failedOutcome(sandbox.StatusSetupFailed, native.CodeSetupFailed), err
-	}
-	srv := rpc.NewServer(s.channels, rpc.DefaultServerConfig())
-	served := make(chan struct{})
-	go func() { defer close(served); srv.Serve(sock.Listener) }()
-	defer func() { srv.Close(); <-served }()
-
-	job.RunDir = sock.Dir
-	if <-startDone; startErr != nil {
-		return outcomeOf(startErr), startErr
-	}
-	if err := sb.Assign(job); err != nil {
-		return outcomeOf(err), err
-	}
-	out, err := sb.Wait(ctx)
-	if derr := sb.Destroy(); derr != nil && err == nil {
-		err = derr
-	}
-	return out, err
 }
 
 // runWazero runs the job in-process. The backend makes the guest's out

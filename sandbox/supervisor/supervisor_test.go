@@ -9,14 +9,8 @@ import (
 	"github.com/apysup/apysup/broker"
 	"github.com/apysup/apysup/plan"
 	"github.com/apysup/apysup/sandbox"
-	"github.com/apysup/apysup/sandbox/native"
 	"github.com/apysup/apysup/sandbox/wazero"
 )
-
-func TestMain(m *testing.M) {
-	native.MaybeInit()
-	os.Exit(m.Run())
-}
 
 func emptyPlan(t *testing.T) *plan.Plan {
 	r, _ := plan.NewRegistry(4)

@@ -48,12 +48,12 @@ func TestNativePoolRuns(t *testing.T) {
 		}
 		if i < 2 {
 			deadline := time.Now().Add(30 * time.Second)
-			for s.nativePool.Ready() < 1 && time.Now().Before(deadline) {
+			for s.native.pool.Ready() < 1 && time.Now().Before(deadline) {
 				time.Sleep(5 * time.Millisecond)
 			}
 		}
 	}
-	if st := s.nativePool.Stats(); st.Pooled < 2 || st.Pooled+st.Cold != 3 {
+	if st := s.native.pool.Stats(); st.Pooled < 2 || st.Pooled+st.Cold != 3 {
 		t.Errorf("pool stats %+v: the runs after the first should be pooled", st)
 	}
 	if err := s.Close(); err != nil {
