@@ -18,8 +18,8 @@ const (
 	// MaxGuestOutcome bounds outcome.json, read and parsed (the one
 	// bound, python.MaxOutcomeBytes).
 	MaxGuestOutcome = python.MaxOutcomeBytes
-	OutDirBytes     = 2*MaxGuestOutcome + 1<<20 // bytes the guest may keep in GuestOutDir
-	OutDirFiles     = 64                        // entries the guest may keep there
+	OutDirBytes     = 5 << 20 // bytes the guest may keep in GuestOutDir (two outcomes, with room)
+	OutDirFiles     = 64      // entries the guest may keep there
 )
 
 // ReadOutcomeFile reads the runner's outcome file for both backends. The
