@@ -163,7 +163,7 @@ func (s *Supervisor) Run(ctx context.Context, req Request) (*Result, error) {
 		return refuse(sandbox.StatusSetupFailed, native.CodeSetupFailed, err)
 	}
 	defer dir.Remove()
-	runDir := dir.path
+	runDir := dir.Path
 	limits := withDefaults(req.Limits)
 	workspace := filepath.Join(runDir, workspaceName)
 	unmount, err := mountWorkspace(workspace, limits)

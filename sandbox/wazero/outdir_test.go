@@ -16,14 +16,14 @@ import (
 
 func TestSweepRemovesOnlyAbandonedTempDirs(t *testing.T) {
 	tmp := t.TempDir()
-	old := time.Now().Add(-2 * tempLockGrace)
+	old := time.Now().Add(-2 * sandbox.LockGrace)
 	mk := func(name string, lock string, mtime time.Time) string {
 		dir := filepath.Join(tmp, name)
 		if err := os.MkdirAll(filepath.Join(dir, tempOutName), 0o700); err != nil {
 			t.Fatal(err)
 		}
 		if lock != "" {
-			if err := os.WriteFile(filepath.Join(dir, tempLockName), nil, 0o600); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, ".lock"), nil, 0o600); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -37,7 +37,7 @@ func TestSweepRemovesOnlyAbandonedTempDirs(t *testing.T) {
 	mk(tempDirPrefix+"young", "unlocked", time.Now())
 	mk("other-dir", "", old)
 	live := mk(tempDirPrefix+"live", "locked", old)
-	lock, err := os.OpenFile(filepath.Join(live, tempLockName), os.O_RDWR, 0)
+	lock, err := os.OpenFile(filepath.Join(live, ".lock"), os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,8 +68,15 @@ func TestMakeOutDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Dir(out)
-	if os.Chtimes(dir, time.Time{}, time.Now().Add(-2*tempLockGrace)) != nil || abandonedTempDir(dir) {
-		t.Fatal("a live run's directory is abandoned")
+	past := time.Now().Add(-2 * sandbox.LockGrace)
+	if err := os.Chtimes(dir, past, past); err != nil {
+		t.Fatal(err)
+	}
+	if err := sweepTempDirs(tmp); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Fatalf("a sweep removed a live run's directory: %v", err)
 	}
 	remove()
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
@@ -137,7 +144,7 @@ func TestStandaloneOutDir(t *testing.T) {
 	if out.Status != sandbox.StatusOK || out.GuestOutcome == nil {
 		t.Fatalf("status %s outcome %s stderr %s", out.Status, out.GuestOutcome, out.Stderr)
 	}
-	if strings.Join(during, " ") != tempLockName+" "+tempOutName {
+	if strings.Join(during, " ") != ".lock"+" "+tempOutName {
 		t.Fatalf("the run's directory held %v during the run", during)
 	}
 	if after := runDirs(); after != nil {
