@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apysup/apysup/internal/canonjson"
 	"github.com/apysup/apysup/plan"
 )
 
@@ -138,5 +139,23 @@ func TestLedgerBounded(t *testing.T) {
 	}
 	if events := l.Events(); len(events) != MaxLedgerEvents || len(VerifyLedger(events, l.Head())) != 0 {
 		t.Fatalf("%d events, problems %+v", len(events), VerifyLedger(events, l.Head()))
+	}
+}
+
+// TestEventCanonical: the event's hand-written canonical form is exactly
+// RFC 8785's (canonjson.Canonical) of {"body","kind","prev","seq"}.
+func TestEventCanonical(t *testing.T) {
+	for _, e := range []Event{
+		{Seq: 1, Kind: EventRunAdmitted, Body: map[string]string{}},
+		{Seq: 42, Prev: "sha256:ab", Kind: EventCallRefused, Body: map[string]string{"call_id": "p:program:7", "error_code": "grant_denied"}},
+		{Seq: 3, Kind: EventCallAdmitted, Body: map[string]string{"call_id": "q\"uote\\back\nline\x01ctl\u2028é😀</>&", "z": "", "a": "1"}},
+	} {
+		want, err := canonjson.Canonical(canonjson.MustMarshal(map[string]any{"body": e.Body, "kind": e.Kind, "prev": e.Prev, "seq": e.Seq}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := e.canonical(); string(got) != string(want) {
+			t.Errorf("canonical\n got %s\nwant %s", got, want)
+		}
 	}
 }
