@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 
 	"github.com/apysup/apysup/broker"
+	"github.com/apysup/apysup/internal/sandbox"
+	"github.com/apysup/apysup/internal/sandbox/supervisor"
 	"github.com/apysup/apysup/plan"
-	"github.com/apysup/apysup/sandbox"
-	"github.com/apysup/apysup/sandbox/supervisor"
 )
 
 // Backends.

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/apysup/apysup"
+	"github.com/apysup/apysup/internal/sandbox/doctor"
 	"github.com/apysup/apysup/internal/testenv"
-	"github.com/apysup/apysup/sandbox/doctor"
 )
 
 // The examples run real native guests and cannot skip: on a machine that

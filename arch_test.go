@@ -9,11 +9,11 @@ import (
 const module = "github.com/apysup/apysup"
 
 // layers is ARCHITECTURE.md's import rule: imports point one way, from a
-// higher layer to a lower one (or within one component, e.g. sandbox/native
+// higher layer to a lower one (or within one component, e.g. internal/sandbox/native
 // to sandbox). python only embeds files: anyone may import it, it imports
 // nothing of the project's.
 var layers = map[string]int{
-	"internal": 0, "python": 0,
+	"canonjson": 0, "testenv": 0, "python": 0,
 	"plan":    1,
 	"broker":  2,
 	"rpc":     3,
@@ -32,6 +32,7 @@ func TestImportRules(t *testing.T) {
 	}
 	component := func(pkg string) string {
 		rel := strings.TrimPrefix(strings.TrimPrefix(pkg, module), "/")
+		rel = strings.TrimPrefix(rel, "internal/") // a component's place, public or not, is not its layer
 		top, _, _ := strings.Cut(rel, "/")
 		return top
 	}
@@ -66,5 +67,51 @@ func TestImportRules(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Fatal("no project imports found: the check is broken")
+	}
+}
+
+// publicPackages are the packages whose exported names are promises
+// (RATIONALE.md, "What is public"). Everything else lives under internal/,
+// cmd/ or integration/.
+var publicPackages = map[string]bool{
+	module: true, module + "/plan": true, module + "/broker": true,
+	module + "/broker/handlers": true, module + "/python": true, module + "/python/wasi": true,
+}
+
+// TestPublicSurface: no package outside internal/ is public by accident, and
+// nothing that runs a guest without confinement is importable from outside.
+func TestPublicSurface(t *testing.T) {
+	out, err := exec.Command("go", "list", "-tags", "seccomp", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	seen := map[string]bool{}
+	for _, pkg := range strings.Fields(string(out)) {
+		rel := strings.TrimPrefix(pkg, module+"/")
+		switch {
+		case strings.HasPrefix(rel, "internal/"), strings.HasPrefix(rel, "cmd/"), strings.HasPrefix(rel, "integration"):
+		case publicPackages[pkg]:
+			seen[pkg] = true
+		default:
+			t.Errorf("%s is public but not in publicPackages: move it under internal/ or decide to promise it", pkg)
+		}
+	}
+	for pkg := range publicPackages {
+		if !seen[pkg] {
+			t.Errorf("%s is listed as public but does not exist", pkg)
+		}
+	}
+	doc, err := exec.Command("go", "list", "-tags", "seccomp", "-f", "{{.Dir}}", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, dir := range strings.Fields(string(doc)) {
+		if strings.Contains(dir, "/internal/") || strings.Contains(dir, "/cmd/") || strings.Contains(dir, "/integration") {
+			continue
+		}
+		out, err := exec.Command("go", "doc", "-short", dir).Output()
+		if err == nil && strings.Contains(string(out), "Unsandboxed") {
+			t.Errorf("%s exports a way to run a guest without confinement", dir)
+		}
 	}
 }

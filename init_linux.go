@@ -1,6 +1,6 @@
 package apysup
 
-import "github.com/apysup/apysup/sandbox/native"
+import "github.com/apysup/apysup/internal/sandbox/native"
 
 // Init must be the first call in main of a program that runs native
 // guests. The native backend starts every container by re-executing the

@@ -13,8 +13,8 @@ import (
 // native backend builds off Linux only as its refusal
 // (native_unsupported_os); seccomp and cmd/apysup are Linux's.
 var portablePackages = []string{
-	"./", "./plan/...", "./broker/...", "./rpc/", "./sandbox/", "./sandbox/wazero/",
-	"./sandbox/supervisor/", "./sandbox/doctor/", "./sandbox/native/", "./python/...", "./internal/...",
+	"./", "./plan/...", "./broker/...", "./python/...", "./internal/canonjson/", "./internal/testenv/",
+	"./internal/rpc/", "./internal/sandbox/...",
 }
 
 // The portable packages build and vet for macOS on Apple silicon, tests

@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/apysup/apysup/broker"
+	"github.com/apysup/apysup/internal/rpc"
+	"github.com/apysup/apysup/internal/sandbox"
+	"github.com/apysup/apysup/internal/sandbox/supervisor"
 	"github.com/apysup/apysup/plan"
-	"github.com/apysup/apysup/rpc"
-	"github.com/apysup/apysup/sandbox"
-	"github.com/apysup/apysup/sandbox/supervisor"
 )
 
 // onePlan seals a Plan of one capability, name = module.function, taking

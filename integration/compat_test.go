@@ -5,9 +5,9 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/apysup/apysup/internal/sandbox"
+	"github.com/apysup/apysup/internal/sandbox/supervisor"
 	"github.com/apysup/apysup/internal/testenv"
-	"github.com/apysup/apysup/sandbox"
-	"github.com/apysup/apysup/sandbox/supervisor"
 )
 
 // TestOtherSyscallABIs: on x86_64 the x32 ABI and the i386 ABI (int 0x80)

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apysup/apysup/internal/rpc"
+	"github.com/apysup/apysup/internal/sandbox"
+	"github.com/apysup/apysup/internal/sandbox/supervisor"
 	"github.com/apysup/apysup/plan"
-	"github.com/apysup/apysup/rpc"
-	"github.com/apysup/apysup/sandbox"
-	"github.com/apysup/apysup/sandbox/supervisor"
 )
 
 // barrier is the host side of peers.meet: each of n guests calls it once

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apysup/apysup/rpc"
-	"github.com/apysup/apysup/sandbox"
-	"github.com/apysup/apysup/sandbox/supervisor"
+	"github.com/apysup/apysup/internal/rpc"
+	"github.com/apysup/apysup/internal/sandbox"
+	"github.com/apysup/apysup/internal/sandbox/supervisor"
 )
 
 // TestHostSecretsAreInvisible plants a secret in the host's /root and /tmp;

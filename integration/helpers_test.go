@@ -15,12 +15,12 @@ import (
 	"testing"
 
 	"github.com/apysup/apysup/broker"
+	"github.com/apysup/apysup/internal/sandbox"
+	"github.com/apysup/apysup/internal/sandbox/doctor"
+	"github.com/apysup/apysup/internal/sandbox/native"
+	"github.com/apysup/apysup/internal/sandbox/supervisor"
 	"github.com/apysup/apysup/internal/testenv"
 	"github.com/apysup/apysup/plan"
-	"github.com/apysup/apysup/sandbox"
-	"github.com/apysup/apysup/sandbox/doctor"
-	"github.com/apysup/apysup/sandbox/native"
-	"github.com/apysup/apysup/sandbox/supervisor"
 )
 
 // hostEnvName is set in this process before any run; no guest may see it.

@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/apysup/apysup/sandbox"
+	"github.com/apysup/apysup/internal/sandbox"
 )
 
 // guestDevices are the only device nodes a guest may have, by type and number.

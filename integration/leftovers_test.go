@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/apysup/apysup/sandbox"
+	"github.com/apysup/apysup/internal/sandbox"
 )
 
 // hostSnapshot is what this process holds before the suite, so that the

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apysup/apysup/sandbox"
+	"github.com/apysup/apysup/internal/sandbox"
 )
 
 // processesOf lists this process's descendants that run as host uid: what

@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/apysup/apysup/sandbox"
+	"github.com/apysup/apysup/internal/sandbox"
 )
 
 // TestNoNetwork: every socket family but AF_UNIX is refused, the host's

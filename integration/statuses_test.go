@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apysup/apysup/internal/sandbox"
+	"github.com/apysup/apysup/internal/sandbox/native"
+	"github.com/apysup/apysup/internal/sandbox/supervisor"
 	"github.com/apysup/apysup/plan"
-	"github.com/apysup/apysup/sandbox"
-	"github.com/apysup/apysup/sandbox/native"
-	"github.com/apysup/apysup/sandbox/supervisor"
 )
 
 // TestStatuses produces each RunResult status of SPEC.md section 10 with

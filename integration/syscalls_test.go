@@ -5,8 +5,8 @@ import (
 
 	libseccomp "github.com/seccomp/libseccomp-golang"
 
-	"github.com/apysup/apysup/sandbox"
-	"github.com/apysup/apysup/seccomp"
+	"github.com/apysup/apysup/internal/sandbox"
+	"github.com/apysup/apysup/internal/seccomp"
 )
 
 // TestRefusedSyscalls makes every call of seccomp.Refused() from inside a

@@ -3,7 +3,7 @@ package integration
 import (
 	"testing"
 
-	"github.com/apysup/apysup/sandbox"
+	"github.com/apysup/apysup/internal/sandbox"
 )
 
 // TestGuestRunsHostTools: what a guest script commonly runs works under

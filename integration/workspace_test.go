@@ -6,8 +6,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/apysup/apysup/sandbox"
-	"github.com/apysup/apysup/sandbox/supervisor"
+	"github.com/apysup/apysup/internal/sandbox"
+	"github.com/apysup/apysup/internal/sandbox/supervisor"
 )
 
 // TestWorkspaceTrapsStayInside: what a guest leaves in /workspace and in

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apysup/apysup/rpc"
-	"github.com/apysup/apysup/sandbox"
+	"github.com/apysup/apysup/internal/rpc"
+	"github.com/apysup/apysup/internal/sandbox"
 )
 
 // TestWritesOutsideWorkspaceAndTmpFail: the root, the system binds, the

@@ -21,7 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/apysup/apysup/broker"
-	"github.com/apysup/apysup/rpc"
+	"github.com/apysup/apysup/internal/rpc"
 )
 
 // Approval modes of `apysup run --approve`.

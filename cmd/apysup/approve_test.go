@@ -23,9 +23,9 @@ import (
 
 	"github.com/apysup/apysup/broker"
 	"github.com/apysup/apysup/internal/canonjson"
+	"github.com/apysup/apysup/internal/rpc"
+	"github.com/apysup/apysup/internal/sandbox/supervisor"
 	"github.com/apysup/apysup/internal/testenv"
-	"github.com/apysup/apysup/rpc"
-	"github.com/apysup/apysup/sandbox/supervisor"
 )
 
 func TestParseApproveMode(t *testing.T) {

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apysup/apysup/internal/sandbox"
 	"github.com/apysup/apysup/internal/testenv"
-	"github.com/apysup/apysup/sandbox"
 )
 
 // cliEnv makes the test binary act as the apysup command (see TestMain),

@@ -13,7 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/apysup/apysup/internal/canonjson"
-	"github.com/apysup/apysup/sandbox/supervisor"
+	"github.com/apysup/apysup/internal/sandbox/supervisor"
 )
 
 // Sources of a selected value, in precedence order (SPEC.md section 10).

@@ -5,8 +5,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/apysup/apysup/sandbox/doctor"
-	"github.com/apysup/apysup/sandbox/native"
+	"github.com/apysup/apysup/internal/sandbox/doctor"
+	"github.com/apysup/apysup/internal/sandbox/native"
 )
 
 func doctorCommand() *cli.Command {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/apysup/apysup/sandbox/native"
+	"github.com/apysup/apysup/internal/sandbox/native"
 )
 
 func main() {

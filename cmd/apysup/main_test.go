@@ -9,7 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/apysup/apysup/sandbox/native"
+	"github.com/apysup/apysup/internal/sandbox/native"
 )
 
 func TestMain(m *testing.M) {

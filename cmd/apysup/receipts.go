@@ -9,8 +9,8 @@ import (
 
 	"github.com/apysup/apysup/broker"
 	"github.com/apysup/apysup/internal/canonjson"
+	"github.com/apysup/apysup/internal/sandbox"
 	"github.com/apysup/apysup/plan"
-	"github.com/apysup/apysup/sandbox"
 )
 
 func receiptsCommand() *cli.Command {

@@ -8,10 +8,10 @@ import (
 	"testing"
 
 	"github.com/apysup/apysup/internal/canonjson"
+	"github.com/apysup/apysup/internal/sandbox"
+	"github.com/apysup/apysup/internal/sandbox/doctor"
+	"github.com/apysup/apysup/internal/sandbox/supervisor"
 	"github.com/apysup/apysup/internal/testenv"
-	"github.com/apysup/apysup/sandbox"
-	"github.com/apysup/apysup/sandbox/doctor"
-	"github.com/apysup/apysup/sandbox/supervisor"
 )
 
 // needNative stops a test unless the native backend can run here.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apysup/apysup/sandbox/doctor"
+	"github.com/apysup/apysup/internal/sandbox/doctor"
 )
 
 // TestUsageErrorsExit2: a command line apysup cannot run exits 2, says

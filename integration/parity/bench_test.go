@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apysup/apysup/internal/sandbox"
+	"github.com/apysup/apysup/internal/sandbox/supervisor"
+	"github.com/apysup/apysup/internal/sandbox/wazero"
 	"github.com/apysup/apysup/internal/testenv"
 	"github.com/apysup/apysup/plan"
-	"github.com/apysup/apysup/sandbox"
-	"github.com/apysup/apysup/sandbox/supervisor"
-	"github.com/apysup/apysup/sandbox/wazero"
 )
 
 // BenchmarkWazeroFirstCompile compiles python.wasm into an empty

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/apysup/apysup/broker"
-	"github.com/apysup/apysup/sandbox"
-	"github.com/apysup/apysup/sandbox/supervisor"
+	"github.com/apysup/apysup/internal/sandbox"
+	"github.com/apysup/apysup/internal/sandbox/supervisor"
 )
 
 // TestCompare checks the comparison itself, without any backend: what

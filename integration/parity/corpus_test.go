@@ -5,8 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apysup/apysup/internal/sandbox"
 	"github.com/apysup/apysup/plan"
-	"github.com/apysup/apysup/sandbox"
 )
 
 // corpus is every script the suite runs on both backends. Scripts named

@@ -15,13 +15,13 @@ import (
 	"time"
 
 	"github.com/apysup/apysup/broker"
+	"github.com/apysup/apysup/internal/sandbox"
+	"github.com/apysup/apysup/internal/sandbox/doctor"
+	"github.com/apysup/apysup/internal/sandbox/native"
+	"github.com/apysup/apysup/internal/sandbox/supervisor"
+	"github.com/apysup/apysup/internal/sandbox/wazero"
 	"github.com/apysup/apysup/internal/testenv"
 	"github.com/apysup/apysup/plan"
-	"github.com/apysup/apysup/sandbox"
-	"github.com/apysup/apysup/sandbox/doctor"
-	"github.com/apysup/apysup/sandbox/native"
-	"github.com/apysup/apysup/sandbox/supervisor"
-	"github.com/apysup/apysup/sandbox/wazero"
 )
 
 func TestMain(m *testing.M) {

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/apysup/apysup/sandbox/supervisor"
+	"github.com/apysup/apysup/internal/sandbox/supervisor"
 )
 
 // TestParity runs every script of the corpus on both backends, compares

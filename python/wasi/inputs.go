@@ -2,13 +2,13 @@
 // built-in C module, the stdlib packer) so that the wazero backend can
 // compute the build's cache key without the source tree at run time.
 //
-// It only embeds files; build.sh builds, sandbox/wazero runs.
+// It only embeds files; build.sh builds, internal/sandbox/wazero runs.
 package wasi
 
 import "embed"
 
 // Inputs holds every file build.sh hashes into its key: build.sh, *.c, *.py
-// and patches/*.patch in this directory. A test in sandbox/wazero checks
+// and patches/*.patch in this directory. A test in internal/sandbox/wazero checks
 // that the Go key equals `build.sh --print-key`, so a new kind of input
 // must be added to both this list and build.sh's input_files.
 //

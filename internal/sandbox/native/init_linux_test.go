@@ -1,0 +1,154 @@
+package native
+
+import (
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/apysup/apysup/internal/testenv"
+)
+
+func TestIsContainerInit(t *testing.T) {
+	socks, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(socks[0])
+	defer syscall.Close(socks[1])
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	defer pw.Close()
+	sock, sync, pipe := strconv.Itoa(socks[0]), strconv.Itoa(socks[1]), strconv.Itoa(int(pr.Fd()))
+	genuine := map[string]string{"_LIBCONTAINER_INITTYPE": "standard", "_LIBCONTAINER_INITPIPE": sock,
+		"_LIBCONTAINER_SYNCPIPE": sync, "_LIBCONTAINER_LOGPIPE": pipe}
+	with := func(k, v string) map[string]string {
+		m := map[string]string{}
+		for a, b := range genuine {
+			m[a] = b
+		}
+		m[k] = v
+		return m
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		want bool
+	}{
+		{"started by libcontainer", []string{"prog", "init"}, genuine, true},
+		{"setns init", []string{"prog", "init"}, with("_LIBCONTAINER_INITTYPE", "setns"), true},
+		{"argument init alone", []string{"prog", "init"}, nil, false},
+		{"more arguments", []string{"prog", "init", "x"}, genuine, false},
+		{"another argument", []string{"prog", "run"}, genuine, false},
+		{"unknown init type", []string{"prog", "init"}, with("_LIBCONTAINER_INITTYPE", "other"), false},
+		{"no sync pipe", []string{"prog", "init"}, with("_LIBCONTAINER_SYNCPIPE", ""), false},
+		{"sync pipe not a number", []string{"prog", "init"}, with("_LIBCONTAINER_SYNCPIPE", "x"), false},
+		{"sync pipe is stdin", []string{"prog", "init"}, with("_LIBCONTAINER_SYNCPIPE", "0"), false},
+		{"sync pipe closed", []string{"prog", "init"}, with("_LIBCONTAINER_SYNCPIPE", "1000000"), false},
+		{"init pipe not a socket", []string{"prog", "init"}, with("_LIBCONTAINER_INITPIPE", pipe), false},
+		{"log pipe not a pipe", []string{"prog", "init"}, with("_LIBCONTAINER_LOGPIPE", sock), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			saved := os.Args
+			defer func() { os.Args = saved }()
+			os.Args = tc.args
+			for _, k := range []string{"_LIBCONTAINER_INITTYPE", "_LIBCONTAINER_INITPIPE", "_LIBCONTAINER_SYNCPIPE", "_LIBCONTAINER_LOGPIPE"} {
+				t.Setenv(k, tc.env[k])
+			}
+			if got := IsContainerInit(); got != tc.want {
+				t.Errorf("IsContainerInit() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// probeProgram prints its arguments and whether its main goroutine ever
+// ran on another thread than the main one. It sleeps in a system call
+// while other goroutines keep every P busy: the runtime hands the main
+// thread's P to another thread meanwhile, and an unlocked main goroutine
+// then resumes on whichever thread has a P; a locked one only on the main
+// thread.
+const probeProgram = `package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"syscall"
+	"time"
+	IMPORT
+)
+
+EXTRA
+
+func main() {
+	fmt.Println("own output", os.Args[1:])
+	fmt.Println("main goroutine moved off the main thread:", moved())
+}
+
+func moved() bool {
+	stop := make(chan struct{})
+	defer close(stop)
+	for i := 0; i < runtime.GOMAXPROCS(0)+1; i++ {
+		go func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+			}
+		}()
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		ts := syscall.NsecToTimespec(int64(2 * time.Millisecond))
+		syscall.Nanosleep(&ts, nil) // a blocking system call: the runtime hands its P to another thread
+		if syscall.Gettid() != os.Getpid() {
+			return true
+		}
+	}
+	return false
+}
+`
+
+// TestImportDoesNotHijack: a program that imports the supervisor (and with
+// it this package) behaves, run as "prog init", exactly as without the
+// import: its own output, exit 0, its main goroutine free to move between
+// threads. The locked build shows that the probe sees a lock.
+func TestImportDoesNotHijack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds three programs")
+	}
+	run := func(name, imports, extra string) string {
+		t.Helper()
+		src := strings.NewReplacer("IMPORT", imports, "EXTRA", extra).Replace(probeProgram)
+		bin := testenv.BuildProgram(t, src, "-tags", "seccomp")
+		cmd := exec.Command(bin, "init")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: %v (stdout %q)", name, err, out)
+		}
+		return string(out)
+	}
+	plain := run("plain", "", "")
+	imported := run("imported", `_ "github.com/apysup/apysup/internal/sandbox/supervisor"`, "")
+	// What this package's init used to do.
+	locked := run("locked", "", "func init() { runtime.LockOSThread() }")
+	const free = "own output [init]\nmain goroutine moved off the main thread: true\n"
+	if plain != free {
+		t.Fatalf("plain program: %q, want %q", plain, free)
+	}
+	if imported != plain {
+		t.Errorf("with the import: %q, without: %q", imported, plain)
+	}
+	if want := strings.Replace(free, "true", "false", 1); locked != want {
+		t.Errorf("probe does not see a locked main goroutine: %q, want %q", locked, want)
+	}
+}

@@ -1,0 +1,314 @@
+package wazero
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing/fstest"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
+	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
+	"github.com/tetratelabs/wazero/experimental/sysfs"
+	wsys "github.com/tetratelabs/wazero/sys"
+
+	"github.com/apysup/apysup/internal/sandbox"
+)
+
+// Name is the backend's name in RunResult.backend.
+const Name = "wazero"
+
+// Codes of Outcome.ErrorCode. Those the native backend also reports come
+// from package sandbox, for parity.
+const (
+	ErrorCodeInvalidJob      = sandbox.CodeInvalidJob
+	ErrorCodeSetupFailed     = sandbox.CodeSetupFailed
+	ErrorCodeCanceled        = sandbox.CodeCanceled
+	ErrorCodeOutcomeTooLarge = sandbox.CodeOutcomeTooLarge
+	// ErrorCodeTrap: the guest trapped (CPython aborted, or a wasm fault),
+	// a status error; natively such a death is an error
+	// killed_by_signal:SIGABRT or SIGSEGV.
+	ErrorCodeTrap = "wasm_trap"
+)
+
+const (
+	stdlibMount  = "/usr/lib" // python3.11/ is on the default sys.path of prefix /usr
+	zoneinfoDir  = "/usr/share/zoneinfo"
+	noExitStatus = -1 // the guest did not exit by itself
+)
+
+// guestEnv is the whole environment the guest sees, identical to the
+// native backend's. The guest runs with -I, so CPython itself ignores the
+// PYTHON* variables: they are there so os.environ reads the same on both
+// backends, and hashes are randomised on both (the seed comes from
+// random_get, backed by crypto/rand here, getrandom natively).
+var guestEnv = [][2]string{
+	{"PYTHONHASHSEED", "0"},
+	{"PYTHONDONTWRITEBYTECODE", "1"},
+	{"PYTHONUTF8", "1"},
+	{"PATH", "/usr/bin:/bin"},
+	{"HOME", sandbox.GuestWorkDir},
+	{"LANG", "C.UTF-8"},
+}
+
+// Backend runs jobs on an Interpreter, answering host calls with one
+// Dispatcher (the run's Broker). It implements sandbox.Backend.
+type Backend struct {
+	in         *Interpreter
+	dispatcher Dispatcher
+}
+
+var _ sandbox.Backend = (*Backend)(nil)
+
+// Backend returns a sandbox.Backend whose guests' host calls go to d. A nil
+// d answers every call as the native bridge does without a channel
+// (channel_unavailable), for runs whose Plan grants nothing.
+func (in *Interpreter) Backend(d Dispatcher) *Backend {
+	return &Backend{in: in, dispatcher: d}
+}
+
+// Name implements sandbox.Backend.
+func (b *Backend) Name() string { return Name }
+
+// Run implements sandbox.Backend: a fresh module instance with its own
+// memory (capped at limits.MemoryBytes), files and clocks, ended by
+// limits.Timeout or ctx. Guest behaviour, whatever it is, is an Outcome
+// with a nil error. A job it cannot run is an Outcome with StatusRefused
+// (invalid_job), a host-side failure one with StatusSetupFailed; both come
+// with the error that caused them.
+func (b *Backend) Run(ctx context.Context, job sandbox.Job, limits sandbox.Limits) (*sandbox.Outcome, error) {
+	began := time.Now()
+	limits = withDefaults(limits)
+	out := &sandbox.Outcome{ExitCode: noExitStatus}
+	fail := func(status sandbox.Status, code string, err error) (*sandbox.Outcome, error) {
+		out.Status, out.ErrorCode = status, code
+		return out, fmt.Errorf("wazero: %s (%s): %w", status, code, err)
+	}
+	refused := func(err error) (*sandbox.Outcome, error) {
+		return fail(sandbox.StatusRefused, ErrorCodeInvalidJob, err)
+	}
+	setupFailed := func(err error) (*sandbox.Outcome, error) {
+		return fail(sandbox.StatusSetupFailed, ErrorCodeSetupFailed, err)
+	}
+
+	script, err := job.ReadScript()
+	if err != nil {
+		return refused(fmt.Errorf("script: %w", err))
+	}
+	scriptName, err := job.ScriptName()
+	if err != nil {
+		return refused(err)
+	}
+	argv, err := job.ArgvFileData()
+	if err != nil {
+		return refused(err)
+	}
+	if fi, err := os.Stat(job.WorkspaceDir); err != nil || !fi.IsDir() {
+		return refused(fmt.Errorf("workspace %q is not a directory", job.WorkspaceDir))
+	}
+	// A symlink or a FIFO the caller left there could be reached by
+	// wazero's own reopen-by-path (directory rewind, append toggles),
+	// around confinedDir's checks: refuse the workspace instead.
+	if err := sandbox.CheckPlainTree(job.WorkspaceDir); err != nil {
+		return refused(err)
+	}
+	if uint64(limits.MemoryBytes) < b.in.minMemory {
+		// CPython cannot start below its initial memory; natively the
+		// cgroup would kill it just as early.
+		out.Status = sandbox.StatusMemoryLimit
+		return out, nil
+	}
+	outDir, removeOutDir, err := makeOutDir(job.RunDir)
+	if err != nil {
+		return setupFailed(err)
+	}
+	defer removeOutDir()
+
+	jobFiles := fstest.MapFS{
+		scriptName:          &fstest.MapFile{Data: script, Mode: 0o444},
+		sandbox.PreludeFile: &fstest.MapFile{Data: job.Prelude, Mode: 0o444},
+		sandbox.ArgvFile:    &fstest.MapFile{Data: argv, Mode: 0o444},
+	}
+	// Exactly these paths exist in the guest; "/" itself is not mounted.
+	// Every file the guest opens on any of them counts against one budget.
+	files := &openFiles{max: int(min(limits.OpenFiles, 1<<20))}
+	fsc := wazero.NewFSConfig()
+	mount := func(fsys experimentalsys.FS, guestPath string) {
+		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(&countedFS{FS: fsys, q: files}, guestPath)
+	}
+	mount(&sysfs.AdaptFS{FS: b.in.stdlib}, stdlibMount)
+	mount(&sysfs.AdaptFS{FS: b.in.guestFiles}, sandbox.GuestFilesDir)
+	mount(&sysfs.AdaptFS{FS: jobFiles}, sandbox.GuestJobDir)
+	// IANA time zones, read-only, where the native guest finds them too
+	// (its /usr is the host's, read-only): zoneinfo works on both.
+	if b.in.zoneinfo != nil {
+		mount(b.in.zoneinfo.FS(), zoneinfoDir)
+	}
+	// The writable mounts are bounded tmpfs natively; here budgets bound them.
+	outFS, err := newBudgetDir(newConfinedDir(outDir, limits.FileSizeBytes), outDir, sandbox.OutDirBytes, sandbox.OutDirFiles)
+	if err != nil {
+		return setupFailed(err)
+	}
+	mount(outFS, sandbox.GuestOutDir)
+	workFS, err := newBudgetDir(newConfinedDir(job.WorkspaceDir, limits.FileSizeBytes), job.WorkspaceDir, limits.WorkspaceBytes, limits.WorkspaceFiles)
+	if err != nil {
+		return refused(fmt.Errorf("workspace: %w", err))
+	}
+	mount(workFS, sandbox.GuestWorkDir)
+
+	args := sandbox.RunnerArgv()
+	mem := &linearMemory{limit: uint64(limits.MemoryBytes)}
+	runCtx, cancel := context.WithTimeout(ctx, limits.Timeout)
+	defer cancel()
+	runCtx = experimental.WithMemoryAllocator(runCtx, mem)
+	runCtx = context.WithValue(runCtx, runKey{}, b.dispatcher)
+
+	stdout := &cappedBuffer{limit: limits.OutputBytes}
+	stderr := &cappedBuffer{limit: limits.OutputBytes}
+	cfg := wazero.NewModuleConfig().
+		WithName(""). // anonymous: concurrent runs share one runtime
+		WithStartFunctions().
+		WithArgs(args...).
+		WithFSConfig(fsc).
+		WithStdout(stdout).
+		WithStderr(stderr).
+		// wazero's defaults are fake clocks and a fixed random seed.
+		WithSysWalltime().
+		WithSysNanotime().
+		WithNanosleep(sleeper(runCtx)).
+		WithRandSource(rand.Reader)
+	for _, kv := range guestEnv {
+		cfg = cfg.WithEnv(kv[0], kv[1])
+	}
+
+	prepared := time.Now()
+	out.Timings.Prepare = prepared.Sub(began)
+	mod, err := b.in.runtime.InstantiateModule(runCtx, b.in.module, cfg)
+	started := time.Now()
+	out.Timings.Start = started.Sub(prepared)
+	if err != nil && ctx.Err() != nil {
+		// The caller gave up: not the host's failure.
+		return fail(sandbox.StatusKilled, ErrorCodeCanceled, err)
+	}
+	if err != nil {
+		return setupFailed(err)
+	}
+	var runErr error
+	var how ending
+	out.Usage.CPUTimeNs = onThread(func() {
+		_, runErr = mod.ExportedFunction("_start").Call(runCtx)
+		// Read at once. A guest that returned from _start finished by
+		// itself whatever happens next; one that exited or trapped while
+		// a context ended is counted as ended by it (an exit code cannot
+		// tell, the guest chooses it).
+		how = ending{canceled: ctx.Err() != nil, timedOut: runCtx.Err() != nil, memoryRefused: mem.refused}
+	})
+	finished := time.Now()
+	out.Timings.Run = finished.Sub(started)
+	_ = mod.Close(context.Background())
+
+	classify(out, runErr, how)
+	out.Stdout, out.StdoutTruncated = stdout.buf, stdout.truncated
+	out.Stderr, out.StderrTruncated = stderr.buf, stderr.truncated
+	out.Usage.PeakMemoryBytes = int64(mem.high)
+	var tooLarge bool
+	out.GuestOutcome, tooLarge = sandbox.ReadOutcomeFile(filepath.Join(outDir, sandbox.OutcomeFile))
+	if tooLarge && out.ErrorCode == "" {
+		out.ErrorCode = ErrorCodeOutcomeTooLarge
+	}
+	out.Timings.Destroy = time.Since(finished)
+	return out, nil
+}
+
+// sleeper is the guest's nanosleep. wazero's own blocks for the whole
+// duration, and a guest inside a host call cannot be closed: time.sleep(3600)
+// would outlive the run's timeout. This one returns when ctx ends, and
+// wazero then closes the module.
+func sleeper(ctx context.Context) wsys.Nanosleep {
+	return func(ns int64) {
+		t := time.NewTimer(time.Duration(ns))
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	}
+}
+
+// ending is what the host knows of how a run ended besides what _start
+// returned: whether the caller's context or the run's timer had ended.
+type ending struct {
+	canceled, timedOut bool
+	memoryRefused      bool // the allocator refused a grow
+}
+
+// classify maps how _start ended to a status from host evidence only, as
+// the native backend does: timeout only when the run's timer fired,
+// killed (canceled) only when the caller's context ended, memory_limit
+// only when the allocator refused a grow and the guest then failed (a
+// guest that caught its MemoryError and exited 0 is ok). Everything the
+// guest chooses is evidence about the guest, making a run ok or error and
+// nothing else: proc_exit takes any code, wazero's own codes for a closed
+// context included (os._exit(-1) is sys.ExitCodeContextCanceled), and its
+// status is what the kernel makes of an exit status natively, the low 8
+// bits. A trap (CPython aborted, the stack overflowed) is the guest's own
+// failure too: error, wasm_trap, with no exit status; natively such a
+// script dies of SIGABRT or SIGSEGV, an error killed_by_signal.
+func classify(out *sandbox.Outcome, err error, how ending) {
+	var exit *wsys.ExitError
+	switch {
+	case err == nil: // _start returned: main returned 0
+		out.Status, out.ExitCode = sandbox.StatusOK, 0
+		return
+	case how.canceled:
+		out.Status, out.ErrorCode = sandbox.StatusKilled, ErrorCodeCanceled
+		return
+	case how.timedOut:
+		out.Status = sandbox.StatusTimeout
+		return
+	case errors.As(err, &exit):
+		out.ExitCode = int(exit.ExitCode() & 0xff)
+		out.Status = sandbox.StatusError
+		if out.ExitCode == 0 {
+			out.Status = sandbox.StatusOK
+		}
+	default:
+		out.Status, out.ErrorCode = sandbox.StatusError, ErrorCodeTrap
+	}
+	if how.memoryRefused && out.Status != sandbox.StatusOK {
+		out.Status, out.ErrorCode = sandbox.StatusMemoryLimit, ""
+	}
+}
+
+// withDefaults fills the zero fields this backend uses from
+// sandbox.DefaultLimits. Pids, CPUs and TmpBytes are native-only: the guest
+// has one thread, no processes and no /tmp.
+func withDefaults(l sandbox.Limits) sandbox.Limits {
+	d := sandbox.DefaultLimits()
+	if l.Timeout <= 0 {
+		l.Timeout = d.Timeout
+	}
+	if l.MemoryBytes <= 0 {
+		l.MemoryBytes = d.MemoryBytes
+	}
+	if l.OutputBytes <= 0 {
+		l.OutputBytes = d.OutputBytes
+	}
+	if l.OpenFiles == 0 {
+		l.OpenFiles = d.OpenFiles
+	}
+	if l.FileSizeBytes <= 0 {
+		l.FileSizeBytes = d.FileSizeBytes
+	}
+	if l.WorkspaceBytes <= 0 {
+		l.WorkspaceBytes = d.WorkspaceBytes
+	}
+	if l.WorkspaceFiles <= 0 {
+		l.WorkspaceFiles = d.WorkspaceFiles
+	}
+	return l
+}

@@ -1,0 +1,236 @@
+package wazero
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
+
+	"github.com/apysup/apysup/internal/sandbox"
+)
+
+func TestDirBudget(t *testing.T) {
+	dir := t.TempDir()
+	d, err := newBudgetDir(newConfinedDir(dir, 1<<20), dir, 100, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect := func(what string, bytes, files int64) {
+		t.Helper()
+		if b, f := d.b.used(); b != bytes || f != files {
+			t.Fatalf("%s: %d bytes %d files, want %d and %d", what, b, f, bytes, files)
+		}
+	}
+	create := func(name string) experimentalsys.File {
+		t.Helper()
+		f, errno := d.OpenFile(name, experimentalsys.O_CREAT|experimentalsys.O_RDWR, 0o644)
+		if errno != 0 {
+			t.Fatalf("create %s: %v", name, errno)
+		}
+		return f
+	}
+	write := func(f experimentalsys.File, n int) (int, experimentalsys.Errno) {
+		return f.Write(make([]byte, n))
+	}
+	expect("empty", 0, 1)
+
+	a := create("a")
+	if n, errno := write(a, 60); n != 60 || errno != 0 {
+		t.Fatalf("write: %d %v", n, errno)
+	}
+	expect("a", 60, 2)
+	b := create("b")
+	if n, errno := write(b, 60); n != 40 || errno != 0 {
+		t.Fatalf("write past the budget: %d %v, want 40 (a short write)", n, errno)
+	}
+	if _, errno := write(b, 1); errno != experimentalsys.EIO {
+		t.Fatalf("write at the budget: %v, want EIO", errno)
+	}
+	if _, errno := b.Pwrite([]byte("z"), 1000); errno != experimentalsys.EIO {
+		t.Fatalf("a hole costs what it spans: %v", errno)
+	}
+	if errno := b.Truncate(41); errno != experimentalsys.EIO {
+		t.Fatalf("truncate up: %v", errno)
+	}
+	if _, errno := b.Pwrite([]byte("rewrite"), 0); errno != 0 {
+		t.Fatalf("rewriting within the file costs nothing: %v", errno)
+	}
+	expect("a and b", 100, 3)
+	if errno := b.Truncate(10); errno != 0 {
+		t.Fatal(errno)
+	}
+	expect("b truncated", 70, 3)
+
+	// Names: one file each, hard links too; a directory one.
+	if errno := d.Mkdir("dir", 0o755); errno != 0 {
+		t.Fatal(errno)
+	}
+	expect("dir", 70, 4)
+	if errno := d.Link("a", "a2"); errno != experimentalsys.EIO {
+		t.Fatalf("link past the files: %v", errno)
+	}
+	if _, errno := d.OpenFile("c", experimentalsys.O_CREAT|experimentalsys.O_RDWR, 0o644); errno != experimentalsys.EIO {
+		t.Fatalf("create past the files: %v", errno)
+	}
+	if errno := d.Mkdir("dir2", 0o755); errno != experimentalsys.EIO {
+		t.Fatalf("mkdir past the files: %v", errno)
+	}
+	if _, errno := d.Lstat("c"); errno != experimentalsys.ENOENT {
+		t.Fatalf("a refused create left a file: %v", errno)
+	}
+	if errno := d.Rmdir("dir"); errno != 0 {
+		t.Fatal(errno)
+	}
+	if errno := d.Link("a", "a2"); errno != 0 {
+		t.Fatal(errno)
+	}
+	expect("a linked", 70, 4)
+	if errno := d.Unlink("a2"); errno != 0 {
+		t.Fatal(errno)
+	}
+	expect("a unlinked once", 70, 3)
+
+	// An unlinked file keeps its bytes while open.
+	if errno := d.Unlink("a"); errno != 0 {
+		t.Fatal(errno)
+	}
+	expect("a unlinked, open", 70, 3)
+	if _, errno := write(a, 31); errno != experimentalsys.EIO && errno != 0 {
+		t.Fatal(errno)
+	}
+	a.Close()
+	a.Close()
+	expect("a closed", 10, 2)
+
+	// Renaming over a file frees it; O_TRUNC frees what it cuts.
+	c := create("c")
+	write(c, 50)
+	c.Close()
+	expect("c", 60, 3)
+	if errno := d.Rename("c", "b"); errno != 0 {
+		t.Fatal(errno)
+	}
+	expect("c over b (b open)", 60, 3)
+	b.Close()
+	expect("b closed", 50, 2)
+	f, errno := d.OpenFile("b", experimentalsys.O_RDWR|experimentalsys.O_TRUNC, 0)
+	if errno != 0 {
+		t.Fatal(errno)
+	}
+	expect("b truncated on open", 0, 2)
+	f.Close()
+}
+
+// What the tree holds already is counted: by name for files, once per
+// inode for bytes.
+func TestDirBudgetCountsWhatIsThere(t *testing.T) {
+	dir := t.TempDir()
+	for name, size := range map[string]int{"a": 30, "sub/b": 50} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), make([]byte, size), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Link(filepath.Join(dir, "sub/b"), filepath.Join(dir, "b2")); err != nil {
+		t.Fatal(err)
+	}
+	d, err := newBudgetDir(newConfinedDir(dir, 1<<20), dir, 100, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The root, sub, a, and b's two names.
+	if b, f := d.b.used(); b != 80 || f != 5 {
+		t.Fatalf("%d bytes %d files, want 80 and 5", b, f)
+	}
+	f, errno := d.OpenFile("c", experimentalsys.O_CREAT|experimentalsys.O_RDWR, 0o644)
+	if errno != 0 {
+		t.Fatal(errno)
+	}
+	if n, _ := f.Write(make([]byte, 50)); n != 20 {
+		t.Fatalf("wrote %d, want 20", n)
+	}
+	if _, errno := d.OpenFile("d", experimentalsys.O_CREAT|experimentalsys.O_RDWR, 0o644); errno != experimentalsys.EIO {
+		t.Fatalf("create past the files: %v", errno)
+	}
+	if errno := d.Unlink("b2"); errno != 0 {
+		t.Fatal(errno)
+	}
+	if errno := d.Unlink("a"); errno != 0 {
+		t.Fatal(errno)
+	}
+	if n, _ := f.Write(make([]byte, 50)); n != 30 {
+		t.Fatalf("wrote %d after a was removed, want 30", n)
+	}
+	f.Close()
+	if b, f := d.b.used(); b != 100 || f != 4 {
+		t.Fatalf("%d bytes %d files, want 100 and 4", b, f)
+	}
+}
+
+// The out directory is bounded as natively by its tmpfs: bytes and files,
+// credited back when freed.
+func TestOutDirIsBounded(t *testing.T) {
+	out := run(t, probePy+`out = "/run/apysup/out/"
+n = 0
+try:
+    with open(out + "big", "wb", buffering=0) as f:
+        for _ in range(64):
+            n += f.write(b"x" * (1 << 20))
+    print("bytes: no limit")
+except OSError as e:
+    print("bytes stopped", n, code(e))
+os.remove(out + "big")
+made = 0
+try:
+    for i in range(1000):
+        open(out + "f%d" % i, "wb").close()
+        made += 1
+    print("files: no limit")
+except OSError as e:
+    print("files stopped", made, code(e))
+for i in range(made):
+    os.remove(out + "f%d" % i)
+with open(out + "again", "wb") as f:
+    f.write(b"y" * (4 << 20))
+os.remove(out + "again")
+print("room again")
+`, runOpts{})
+	want := "bytes stopped 5242880 OSError EIO\nfiles stopped 63 OSError EIO\nroom again\n"
+	if out.Status != sandbox.StatusOK || string(out.Stdout) != want || out.GuestOutcome == nil {
+		t.Fatalf("status %s stdout %q, want %q; outcome %s stderr %s", out.Status, out.Stdout, want, out.GuestOutcome, out.Stderr)
+	}
+}
+
+// The workspace is bounded as its tmpfs bounds it natively, whether or not
+// the supervisor could mount one: what the caller put there counts.
+func TestWorkspaceIsBounded(t *testing.T) {
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "seed"), make([]byte, 100<<10), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := run(t, probePy+`n = 0
+try:
+    with open("big", "wb", buffering=0) as f:
+        for _ in range(64):
+            n += f.write(b"x" * (64 << 10))
+    print("bytes: no limit")
+except OSError as e:
+    print("bytes stopped", n, code(e))
+made = 0
+try:
+    for i in range(100):
+        open("f%d" % i, "wb").close()
+        made += 1
+    print("files: no limit")
+except OSError as e:
+    print("files stopped", made, code(e))
+`, runOpts{workspace: ws, limits: sandbox.Limits{WorkspaceBytes: 1 << 20, WorkspaceFiles: 10}})
+	// 1 MiB less the seed; 10 files less the root, the seed and big.
+	want := "bytes stopped 946176 OSError EIO\nfiles stopped 7 OSError EIO\n"
+	if out.Status != sandbox.StatusOK || string(out.Stdout) != want {
+		t.Fatalf("status %s stdout %q, want %q; stderr %s", out.Status, out.Stdout, want, out.Stderr)
+	}
+}

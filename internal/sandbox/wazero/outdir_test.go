@@ -1,0 +1,153 @@
+package wazero
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/apysup/apysup/internal/sandbox"
+)
+
+func TestSweepRemovesOnlyAbandonedTempDirs(t *testing.T) {
+	tmp := t.TempDir()
+	old := time.Now().Add(-2 * sandbox.LockGrace)
+	mk := func(name string, lock string, mtime time.Time) string {
+		dir := filepath.Join(tmp, name)
+		if err := os.MkdirAll(filepath.Join(dir, tempOutName), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if lock != "" {
+			if err := os.WriteFile(filepath.Join(dir, ".lock"), nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.Chtimes(dir, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	mk(tempDirPrefix+"dead", "unlocked", old)
+	mk(tempDirPrefix+"nolock", "", old)
+	mk(tempDirPrefix+"young", "unlocked", time.Now())
+	mk("other-dir", "", old)
+	live := mk(tempDirPrefix+"live", "locked", old)
+	lock, err := os.OpenFile(filepath.Join(live, ".lock"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	if err := sweepTempDirs(tmp); err != nil {
+		t.Fatal(err)
+	}
+	ents, _ := os.ReadDir(tmp)
+	var left []string
+	for _, e := range ents {
+		left = append(left, strings.TrimPrefix(e.Name(), tempDirPrefix))
+	}
+	sort.Strings(left)
+	if strings.Join(left, " ") != "live other-dir young" {
+		t.Fatalf("left %v", left)
+	}
+}
+
+// A run's own directory is locked while it lasts, and gone after.
+func TestMakeOutDir(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	out, remove, err := makeOutDir("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Dir(out)
+	past := time.Now().Add(-2 * sandbox.LockGrace)
+	if err := os.Chtimes(dir, past, past); err != nil {
+		t.Fatal(err)
+	}
+	if err := sweepTempDirs(tmp); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Fatalf("a sweep removed a live run's directory: %v", err)
+	}
+	remove()
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("after removal: %v", err)
+	}
+	runDir := t.TempDir()
+	out, remove, err = makeOutDir(runDir)
+	if err != nil || filepath.Dir(out) != runDir {
+		t.Fatalf("%s %v", out, err)
+	}
+	remove()
+	if ents, _ := os.ReadDir(runDir); len(ents) != 0 {
+		t.Fatalf("left %v", ents)
+	}
+}
+
+// With a RunDir (the supervisor's, swept when its supervisor dies) the out
+// directory is made there, and removed with the run.
+func TestOutDirInRunDir(t *testing.T) {
+	runDir := t.TempDir()
+	var during []string
+	d := DispatcherFunc(func(ctx context.Context, frame []byte) []byte {
+		ents, _ := os.ReadDir(runDir)
+		for _, e := range ents {
+			during = append(during, e.Name())
+		}
+		return []byte(`{"status":"ok","result":null}`)
+	})
+	out := run(t, callScript(`b'{"call_id":"capability-1","capability":"echo","arguments":{}}'`), runOpts{d: d, runDir: runDir})
+	if out.Status != sandbox.StatusOK || out.GuestOutcome == nil {
+		t.Fatalf("status %s outcome %s stderr %s", out.Status, out.GuestOutcome, out.Stderr)
+	}
+	if len(during) != 1 || !strings.HasPrefix(during[0], "wazero-out-") {
+		t.Fatalf("run dir during the run: %v", during)
+	}
+	if ents, _ := os.ReadDir(runDir); len(ents) != 0 {
+		t.Fatalf("left in the run dir: %v", ents)
+	}
+}
+
+// Without one it is made in a locked directory of its own under TMPDIR,
+// removed with the run.
+func TestStandaloneOutDir(t *testing.T) {
+	interpreter(t) // loaded (and swept) before TMPDIR changes
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	runDirs := func() (found []string) {
+		ents, _ := os.ReadDir(tmp)
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), tempDirPrefix) {
+				inside, _ := os.ReadDir(filepath.Join(tmp, e.Name()))
+				for _, i := range inside {
+					found = append(found, i.Name())
+				}
+			}
+		}
+		return found
+	}
+	var during []string
+	d := DispatcherFunc(func(ctx context.Context, frame []byte) []byte {
+		during = runDirs()
+		return []byte(`{"status":"ok","result":null}`)
+	})
+	out := run(t, callScript(`b'{"call_id":"capability-1","capability":"echo","arguments":{}}'`), runOpts{d: d})
+	if out.Status != sandbox.StatusOK || out.GuestOutcome == nil {
+		t.Fatalf("status %s outcome %s stderr %s", out.Status, out.GuestOutcome, out.Stderr)
+	}
+	if strings.Join(during, " ") != ".lock"+" "+tempOutName {
+		t.Fatalf("the run's directory held %v during the run", during)
+	}
+	if after := runDirs(); after != nil {
+		t.Fatalf("left in TMPDIR: %v", after)
+	}
+}

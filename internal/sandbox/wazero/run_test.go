@@ -1,0 +1,609 @@
+package wazero
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/apysup/apysup/internal/sandbox"
+	"github.com/apysup/apysup/internal/testenv"
+)
+
+// The interpreter is loaded once per test binary, as a process would.
+var loaded = sync.OnceValues(func() (*Interpreter, error) {
+	return Load(context.Background(), Config{})
+})
+
+func interpreter(t testing.TB) *Interpreter {
+	t.Helper()
+	in, err := loaded()
+	var u *UnavailableError
+	testenv.Need(t, !errors.As(err, &u), "the WASI CPython build (make wasi-python)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+type runOpts struct {
+	limits    sandbox.Limits
+	d         Dispatcher
+	args      []string
+	workspace string
+	runDir    string
+	ctx       context.Context
+	in        *Interpreter // default: the test binary's
+}
+
+func run(t testing.TB, script string, o runOpts) *sandbox.Outcome {
+	t.Helper()
+	in := o.in
+	if in == nil {
+		in = interpreter(t)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "main.py")
+	if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if o.workspace == "" {
+		o.workspace = filepath.Join(dir, "workspace")
+		if err := os.Mkdir(o.workspace, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if o.ctx == nil {
+		o.ctx = context.Background()
+	}
+	out, err := in.Backend(o.d).Run(o.ctx, sandbox.Job{
+		ScriptPath:   path,
+		Args:         o.args,
+		Prelude:      []byte("import agent_runtime\nagent_runtime._bind(None)\n"),
+		WorkspaceDir: o.workspace,
+		RunDir:       o.runDir,
+	}, o.limits)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return out
+}
+
+func lastLine(b []byte) string {
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return lines[len(lines)-1]
+}
+
+func TestHelloWorld(t *testing.T) {
+	out := run(t, "import sys\nprint('hello', sys.argv[1:])\n", runOpts{args: []string{"a", "b c"}})
+	if out.Status != sandbox.StatusOK || out.ExitCode != 0 {
+		t.Fatalf("status %s exit %d stderr %s", out.Status, out.ExitCode, out.Stderr)
+	}
+	if got := string(out.Stdout); got != "hello ['a', 'b c']\n" || len(out.Stderr) != 0 {
+		t.Fatalf("stdout %q stderr %q", got, out.Stderr)
+	}
+	if out.Usage.CPUTimeNs <= 0 || out.Usage.PeakMemoryBytes <= 0 {
+		t.Fatalf("usage %+v", out.Usage)
+	}
+	var outcome struct {
+		ExitCode  int  `json:"exit_code"`
+		ResultSet bool `json:"result_set"`
+	}
+	if err := json.Unmarshal(out.GuestOutcome, &outcome); err != nil || outcome.ExitCode != 0 || outcome.ResultSet {
+		t.Fatalf("outcome %s: %v", out.GuestOutcome, err)
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	for _, tc := range []struct {
+		name, script string
+		status       sandbox.Status
+		exit         int
+		stderr       string
+	}{
+		{"exit 0", "import sys; sys.exit(0)", sandbox.StatusOK, 0, ""},
+		{"exit 3", "import sys; sys.exit(3)", sandbox.StatusError, 3, ""},
+		{"exit 256 wraps", "import sys; sys.exit(256)", sandbox.StatusOK, 0, ""},
+		{"exit message", "import sys; sys.exit('bye')", sandbox.StatusError, 1, "bye"},
+		{"exception", "raise ValueError('boom')", sandbox.StatusError, 1, "ValueError: boom"},
+		{"recursion", "def f(): f()\nf()", sandbox.StatusError, 1, "RecursionError: maximum recursion depth exceeded"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := run(t, tc.script, runOpts{})
+			if out.Status != tc.status || out.ExitCode != tc.exit {
+				t.Fatalf("status %s exit %d, want %s %d; stderr %s", out.Status, out.ExitCode, tc.status, tc.exit, out.Stderr)
+			}
+			if tc.stderr != "" && lastLine(out.Stderr) != tc.stderr {
+				t.Fatalf("last stderr line %q, want %q", lastLine(out.Stderr), tc.stderr)
+			}
+		})
+	}
+}
+
+// Native's recursion limit, with enough stack that recursion through C
+// (map calling back into Python) ends in RecursionError, never in a trap.
+func TestRecursionThroughC(t *testing.T) {
+	out := run(t, `import sys
+def f(n): return list(map(f, [n - 1])) if n else 0
+f(sys.getrecursionlimit() - 10)
+print("deep ok")
+f(10**6)
+`, runOpts{})
+	if out.Status != sandbox.StatusError || string(out.Stdout) != "deep ok\n" ||
+		!strings.HasPrefix(lastLine(out.Stderr), "RecursionError: maximum recursion depth exceeded") {
+		t.Fatalf("status %s code %q stdout %q stderr %s", out.Status, out.ErrorCode, out.Stdout, out.Stderr)
+	}
+}
+
+func TestTimeout(t *testing.T) {
+	out := run(t, "while True:\n    pass\n", runOpts{limits: sandbox.Limits{Timeout: 300 * time.Millisecond}})
+	if out.Status != sandbox.StatusTimeout {
+		t.Fatalf("status %s exit %d", out.Status, out.ExitCode)
+	}
+}
+
+// A guest asleep in a host function still ends at the timeout.
+func TestTimeoutWhileSleeping(t *testing.T) {
+	out := run(t, "import time\ntime.sleep(3600)\n", runOpts{limits: sandbox.Limits{Timeout: 300 * time.Millisecond}})
+	if out.Status != sandbox.StatusTimeout {
+		t.Fatalf("status %s exit %d stderr %s", out.Status, out.ExitCode, out.Stderr)
+	}
+}
+
+func TestCancelDuringHostCall(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	d := DispatcherFunc(func(ctx context.Context, frame []byte) []byte {
+		cancel() // the supervisor gives up while the Broker waits (e.g. for approval)
+		<-ctx.Done()
+		return nil
+	})
+	out := run(t, callScript(`b'{"call_id":"capability-1","capability":"wait","arguments":{}}'`), runOpts{d: d, ctx: ctx})
+	if out.Status != sandbox.StatusKilled || out.ErrorCode != ErrorCodeCanceled {
+		t.Fatalf("status %s code %q stdout %s stderr %s", out.Status, out.ErrorCode, out.Stdout, out.Stderr)
+	}
+}
+
+func TestMemoryLimit(t *testing.T) {
+	limits := sandbox.Limits{MemoryBytes: 64 << 20}
+	out := run(t, "x = bytearray(200 << 20)\n", runOpts{limits: limits})
+	if out.Status != sandbox.StatusMemoryLimit {
+		t.Fatalf("status %s exit %d stderr %s", out.Status, out.ExitCode, out.Stderr)
+	}
+	if out.Usage.PeakMemoryBytes > 64<<20 {
+		t.Fatalf("peak %d over the limit", out.Usage.PeakMemoryBytes)
+	}
+	// The limit is a MemoryError the guest may handle, as a malloc failure.
+	out = run(t, "try:\n    x = bytearray(200 << 20)\nexcept MemoryError:\n    print('caught')\n", runOpts{limits: limits})
+	if out.Status != sandbox.StatusOK || string(out.Stdout) != "caught\n" {
+		t.Fatalf("status %s stdout %q stderr %s", out.Status, out.Stdout, out.Stderr)
+	}
+	// Below what CPython needs to start at all.
+	out = run(t, "pass", runOpts{limits: sandbox.Limits{MemoryBytes: 1 << 20}})
+	if out.Status != sandbox.StatusMemoryLimit {
+		t.Fatalf("status %s", out.Status)
+	}
+}
+
+func TestOutputTruncation(t *testing.T) {
+	out := run(t, "import sys\nprint('x' * 10000)\nsys.stderr.write('e' * 5000)\n", runOpts{limits: sandbox.Limits{OutputBytes: 100}})
+	if out.Status != sandbox.StatusOK {
+		t.Fatalf("status %s", out.Status)
+	}
+	if !out.StdoutTruncated || !out.StderrTruncated || len(out.Stdout) != 100 || len(out.Stderr) != 100 {
+		t.Fatalf("stdout %d %v stderr %d %v", len(out.Stdout), out.StdoutTruncated, len(out.Stderr), out.StderrTruncated)
+	}
+	out = run(t, "print('short')", runOpts{limits: sandbox.Limits{OutputBytes: 100}})
+	if out.StdoutTruncated || out.StderrTruncated {
+		t.Fatal("truncated below the cap")
+	}
+}
+
+// callScript calls _agent_runtime_host.call(frame) and prints the result or
+// the exception's type and code.
+func callScript(frame string) string {
+	return `import _agent_runtime_host, _agent_runtime_wire as w
+frame = ` + frame + `
+try:
+    print(_agent_runtime_host.call(frame).decode())
+except w.AgentRuntimeError as e:
+    print(type(e).__name__, e.error_code)
+except TypeError:
+    print("TypeError")
+`
+}
+
+// frameOfSize is a Python expression: a valid call frame of exactly n bytes.
+func frameOfSize(n int) string {
+	return `(lambda h, t: h + b"x" * (` + strconv.Itoa(n) + ` - len(h) - len(t)) + t)(b'{"call_id":"capability-1","capability":"echo","arguments":{"p":"', b'"}}')`
+}
+
+func TestHostCall(t *testing.T) {
+	frame := `{"call_id":"capability-1","capability":"echo","arguments":{"b":2,"a":1}}`
+	big := `{"schema_version":"apysup.broker.v1","status":"ok","result":"` + strings.Repeat("x", MaxMessageBytes) + `"}`
+	for _, tc := range []struct {
+		name   string
+		frame  string // Python expression
+		answer string // broker response; "" answers nothing
+		want   string
+		calls  int
+	}{
+		{"ok", "b'" + frame + "'", `{"schema_version":"apysup.broker.v1","call_id":"capability-1","status":"ok","result":{"z":[1,2.5],"a":"\u00e9"},"receipt_id":"sha256:00"}`,
+			`{"a":"é","z":[1,2.5]}`, 1},
+		{"bytearray", "bytearray(b'" + frame + "')", `{"status":"ok","result":null}`, "null", 1},
+		{"denied", "b'" + frame + "'", `{"status":"denied","error_code":"capability_unknown","message":"m"}`, "CapabilityError capability_unknown", 1},
+		{"ambiguous", "b'" + frame + "'", `{"status":"ambiguous","error_code":"approval_audit_failed"}`, "AmbiguousOutcome approval_audit_failed", 1},
+		{"empty request", "b''", `{"status":"ok","result":1}`, "CapabilityError frame_empty", 0},
+		{"malformed request", "b'{\"call_id\": 1}'", `{"status":"ok","result":1}`, "CapabilityError frame_malformed", 0},
+		{"oversized request", "b'x' * ((1 << 20) + 1)", `{"status":"ok","result":1}`, "CapabilityError frame_too_large", 0},
+		{"request at the limit", frameOfSize(MaxMessageBytes), `{"status":"ok","result":1}`, "1", 1},
+		{"request type", "'" + frame + "'", `{"status":"ok","result":1}`, "TypeError", 0},
+		{"oversized response", "b'" + frame + "'", big, "AmbiguousOutcome dispatch_outcome_unknown", 1},
+		{"no answer", "b'" + frame + "'", "", "AmbiguousOutcome dispatch_outcome_unknown", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var frames [][]byte
+			d := DispatcherFunc(func(ctx context.Context, f []byte) []byte {
+				frames = append(frames, f)
+				return []byte(tc.answer)
+			})
+			out := run(t, callScript(tc.frame), runOpts{d: d})
+			if out.Status != sandbox.StatusOK {
+				t.Fatalf("status %s stderr %s", out.Status, out.Stderr)
+			}
+			if got := strings.TrimSpace(string(out.Stdout)); got != tc.want {
+				t.Fatalf("got %q, want %q", got, tc.want)
+			}
+			if len(frames) != tc.calls {
+				t.Fatalf("dispatched %d times, want %d", len(frames), tc.calls)
+			}
+			if tc.calls == 1 && strings.HasPrefix(tc.frame, "b'{") && string(frames[0]) != frame {
+				t.Fatalf("frame %q, want %q", frames[0], frame)
+			}
+			if tc.name == "request at the limit" && len(frames[0]) != MaxMessageBytes {
+				t.Fatalf("frame of %d bytes, want %d", len(frames[0]), MaxMessageBytes)
+			}
+		})
+	}
+	t.Run("no dispatcher", func(t *testing.T) {
+		out := run(t, callScript("b'"+frame+"'"), runOpts{})
+		if got := strings.TrimSpace(string(out.Stdout)); got != "CapabilityError channel_unavailable" {
+			t.Fatalf("got %q", got)
+		}
+	})
+}
+
+func TestEnvironmentIsScrubbed(t *testing.T) {
+	t.Setenv("APYSUP_SECRET", "leak")
+	out := run(t, `import os, sys, json
+print(json.dumps({"env": dict(os.environ), "argv0": sys.orig_argv[0], "isolated": sys.flags.isolated,
+    "no_site": sys.flags.no_site, "cwd": os.getcwd(), "path": sys.path, "recursion": sys.getrecursionlimit()}))
+`, runOpts{})
+	var got struct {
+		Env       map[string]string
+		Argv0     string
+		Isolated  int
+		NoSite    int `json:"no_site"`
+		Cwd       string
+		Path      []string
+		Recursion int
+	}
+	if err := json.Unmarshal(out.Stdout, &got); err != nil {
+		t.Fatalf("%v: stdout %s stderr %s", err, out.Stdout, out.Stderr)
+	}
+	want := map[string]string{}
+	for _, kv := range guestEnv {
+		want[kv[0]] = kv[1]
+	}
+	if len(got.Env) != len(want) {
+		t.Fatalf("env %v, want %v", got.Env, want)
+	}
+	for k, v := range want {
+		if got.Env[k] != v {
+			t.Fatalf("env %v, want %v", got.Env, want)
+		}
+	}
+	if got.Argv0 != sandbox.GuestPython || got.Isolated != 1 || got.NoSite != 1 || got.Cwd != sandbox.GuestWorkDir || got.Recursion != 1000 {
+		t.Fatalf("%+v", got)
+	}
+	if got.Path[0] != sandbox.GuestFilesDir || got.Path[1] != "/usr/lib/python311.zip" {
+		t.Fatalf("sys.path %v", got.Path)
+	}
+}
+
+func TestFilesystemShowsNothingElse(t *testing.T) {
+	ws := t.TempDir()
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte("host"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "in.txt"), []byte("input"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := run(t, `import os, json
+def probe(f):
+    try:
+        return f()
+    except OSError as e:
+        return "errno %d" % e.errno
+r = {}
+for p in ["/", "/etc", "/etc/passwd", "/usr/bin/python3.11", "/proc/self", "/tmp", "/root", "/usr", "/run/apysup/channel.json", "/run/apysup/out/x/../../../../etc"]:
+    r["exists " + p] = os.path.exists(p)
+r["ls /usr/lib"] = sorted(os.listdir("/usr/lib"))
+r["ls job"] = sorted(os.listdir("/run/apysup/job"))
+r["ls opt"] = sorted(os.listdir("/opt/apysup"))
+r["ls workspace"] = sorted(os.listdir("."))
+r["read in"] = open("in.txt").read()
+r["write workspace"] = probe(lambda: open("out.txt", "w").write("ok"))
+r["write job"] = probe(lambda: open("/run/apysup/job/x", "w"))
+r["write opt"] = probe(lambda: open("/opt/apysup/x", "w"))
+r["write stdlib"] = probe(lambda: open("/usr/lib/x", "w"))
+r["make symlink"] = probe(lambda: os.symlink("../..", "up"))
+r["dotdot"] = probe(lambda: open("../" * 8 + "etc/passwd").read())
+print(json.dumps(r, sort_keys=True))
+`, runOpts{workspace: ws})
+	var got map[string]any
+	if err := json.Unmarshal(out.Stdout, &got); err != nil {
+		t.Fatalf("%v: stdout %s stderr %s", err, out.Stdout, out.Stderr)
+	}
+	for k, v := range got {
+		if strings.HasPrefix(k, "exists ") && v != false {
+			t.Errorf("%s: %v", k, v)
+		}
+	}
+	for k, want := range map[string]string{
+		"ls /usr/lib":     `["python3.11"]`,
+		"ls job":          `[".argv","main.py","prelude.py"]`,
+		"ls opt":          `["_agent_runtime_host.py","_agent_runtime_wire.py","agent_runtime.py","apysup_runner.py"]`,
+		"ls workspace":    `["in.txt"]`,
+		"read in":         `"input"`,
+		"write workspace": `2`,
+	} {
+		if b, _ := json.Marshal(got[k]); string(b) != want {
+			t.Errorf("%s = %s, want %s", k, b, want)
+		}
+	}
+	for _, k := range []string{"write job", "write opt", "write stdlib", "make symlink", "dotdot"} {
+		if s, _ := got[k].(string); !strings.HasPrefix(s, "errno ") {
+			t.Errorf("%s = %v, want an OSError", k, got[k])
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "out.txt")); err != nil || string(b) != "ok" {
+		t.Fatalf("workspace write not visible on the host: %q %v", b, err)
+	}
+	if _, err := os.Lstat(filepath.Join(ws, "up")); err == nil {
+		t.Fatal("the guest created a symlink")
+	}
+}
+
+func TestConcurrentRuns(t *testing.T) {
+	interpreter(t)
+	for i := range 4 {
+		t.Run(strconv.Itoa(i), func(t *testing.T) {
+			t.Parallel()
+			out := run(t, "import sys; print(sys.argv[1])", runOpts{args: []string{strconv.Itoa(i)}})
+			if want := strconv.Itoa(i) + "\n"; string(out.Stdout) != want {
+				t.Fatalf("stdout %q, want %q", out.Stdout, want)
+			}
+		})
+	}
+}
+
+// cpuTime is the process's user+system CPU time. The benchmarks report it
+// per op beside wall time: on a loaded machine it is the steadier number.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func reportCPU(b *testing.B, start time.Duration, ops int) {
+	b.ReportMetric(float64(cpuTime(b)-start)/float64(ops), "cpu-ns/op")
+}
+
+// An empty script through the runner, in-process, compiled code cached.
+func BenchmarkWazeroRunEmpty(b *testing.B) {
+	interpreter(b)
+	start := cpuTime(b)
+	for b.Loop() {
+		if out := run(b, "", runOpts{}); out.Status != sandbox.StatusOK {
+			b.Fatalf("status %s", out.Status)
+		}
+	}
+	reportCPU(b, start, b.N)
+}
+
+// BenchmarkWazeroFirstCompile compiles python.wasm with an empty on-disk
+// compilation cache each time: the cost of a process's first run.
+func BenchmarkWazeroFirstCompile(b *testing.B) {
+	interpreter(b)
+	start := cpuTime(b)
+	for b.Loop() {
+		in, err := Load(context.Background(), Config{CompilationCacheDir: b.TempDir()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		in.Close(context.Background())
+	}
+	reportCPU(b, start, b.N)
+}
+
+// BenchmarkWazeroCachedLoad is a process's start with a warm disk cache.
+func BenchmarkWazeroCachedLoad(b *testing.B) {
+	interpreter(b)
+	start := cpuTime(b)
+	for b.Loop() {
+		in, err := Load(context.Background(), Config{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		in.Close(context.Background())
+	}
+	reportCPU(b, start, b.N)
+}
+
+// BenchmarkWazeroHostCall is one call from Python through host_call to a
+// Dispatcher and back (the guest makes b.N calls in one run).
+func BenchmarkWazeroHostCall(b *testing.B) {
+	interpreter(b)
+	answer := []byte(`{"schema_version":"apysup.broker.v1","call_id":"capability-1","status":"ok","result":{"ok":true},"receipt_id":"sha256:00"}`)
+	d := DispatcherFunc(func(context.Context, []byte) []byte { return answer })
+	script := `import sys, _agent_runtime_host
+frame = b'{"call_id":"capability-1","capability":"echo","arguments":{"x":1}}'
+for _ in range(int(sys.argv[1])):
+    _agent_runtime_host.call(frame)
+`
+	b.ResetTimer()
+	start := cpuTime(b)
+	out := run(b, script, runOpts{d: d, args: []string{strconv.Itoa(b.N)}})
+	reportCPU(b, start, b.N)
+	if out.Status != sandbox.StatusOK || !bytes.Equal(out.Stderr, nil) {
+		b.Fatalf("status %s stderr %s", out.Status, out.Stderr)
+	}
+}
+
+func TestInvalidJobIsRefused(t *testing.T) {
+	in := interpreter(t)
+	dir := t.TempDir()
+	script := filepath.Join(dir, "main.py")
+	if err := os.WriteFile(script, []byte("pass"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prelude := filepath.Join(dir, sandbox.PreludeFile)
+	if err := os.WriteFile(prelude, []byte("pass"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dotted := filepath.Join(dir, ".argv")
+	if err := os.WriteFile(dotted, []byte("pass"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, job := range map[string]sandbox.Job{
+		"no script":      {ScriptPath: filepath.Join(dir, "absent.py"), WorkspaceDir: dir},
+		"reserved name":  {ScriptPath: prelude, WorkspaceDir: dir},
+		"dot name":       {ScriptPath: dotted, WorkspaceDir: dir},
+		"fifo script":    {ScriptPath: "/dev/zero", WorkspaceDir: dir},
+		"NUL argument":   {ScriptPath: script, Args: []string{"a\x00b"}, WorkspaceDir: dir},
+		"no workspace":   {ScriptPath: script, WorkspaceDir: filepath.Join(dir, "absent")},
+		"file workspace": {ScriptPath: script, WorkspaceDir: script},
+	} {
+		out, err := in.Backend(nil).Run(context.Background(), job, sandbox.Limits{})
+		if err == nil || out.Status != sandbox.StatusRefused || out.ErrorCode != ErrorCodeInvalidJob {
+			t.Errorf("%s: %+v, %v", name, out, err)
+		}
+	}
+}
+
+// A trap is the guest's own failure, as a native script's SIGABRT is.
+func TestGuestAbortIsAnError(t *testing.T) {
+	out := run(t, "import os\nos.abort()\n", runOpts{})
+	if out.Status != sandbox.StatusError || out.ErrorCode != ErrorCodeTrap || out.ExitCode != -1 || out.GuestOutcome != nil {
+		t.Fatalf("status %s code %q exit %d outcome %s", out.Status, out.ErrorCode, out.ExitCode, out.GuestOutcome)
+	}
+}
+
+// Limits.OpenFiles and Limits.FileSizeBytes bound the host files the guest
+// holds and writes, as RLIMIT_NOFILE and RLIMIT_FSIZE do natively.
+func TestFileQuota(t *testing.T) {
+	ws := t.TempDir()
+	out := run(t, `import errno
+held = []
+try:
+    while True:
+        held.append(open("f%d" % len(held), "w"))
+except OSError as e:
+    print(len(held), errno.errorcode[e.errno])
+for f in held:
+    f.close()
+open("again", "w").close()
+with open("big", "wb", buffering=0) as f:
+    print(f.write(b"x" * 5000))
+    try:
+        f.write(b"y")
+    except OSError as e:
+        print("full", errno.errorcode[e.errno])
+try:
+    open("big", "ab").truncate(10**6)
+except OSError as e:
+    print("truncate", errno.errorcode[e.errno])
+`, runOpts{workspace: ws, limits: sandbox.Limits{OpenFiles: 8, FileSizeBytes: 1000}})
+	// 2 of 8: the directories of the six mounts are open too.
+	if want := "2 EAGAIN\n1000\nfull EIO\ntruncate EIO\n"; string(out.Stdout) != want {
+		t.Fatalf("stdout %q, want %q; stderr %s", out.Stdout, want, out.Stderr)
+	}
+	if fi, err := os.Stat(filepath.Join(ws, "big")); err != nil || fi.Size() != 1000 {
+		t.Fatalf("big: %v %v", fi, err)
+	}
+}
+
+// probePy defines code(e) and probe(f) for guest scripts: an OSError as
+// its type and errno name.
+const probePy = `import errno, os
+def code(e):
+    return "%s %s" % (type(e).__name__, errno.errorcode.get(e.errno, e.errno))
+def probe(f):
+    try:
+        return f()
+    except OSError as e:
+        return code(e)
+`
+
+// guestJSON parses the guest's stdout as one JSON object.
+func guestJSON(t *testing.T, out *sandbox.Outcome) map[string]any {
+	t.Helper()
+	var got map[string]any
+	if err := json.Unmarshal(out.Stdout, &got); err != nil {
+		t.Fatalf("%v: status %s stdout %s stderr %s", err, out.Status, out.Stdout, out.Stderr)
+	}
+	return got
+}
+
+// A guest that makes outcome.json a directory has no outcome and fails by
+// itself: error, never setup_failed (the host is not to blame).
+func TestOutcomeIsADirectory(t *testing.T) {
+	out := run(t, "import os\nos.mkdir('/run/apysup/out/outcome.json')\nprint('made')\n", runOpts{})
+	if out.Status != sandbox.StatusError || out.ExitCode != 1 || out.ErrorCode != "" || out.GuestOutcome != nil ||
+		string(out.Stdout) != "made\n" || !strings.HasPrefix(lastLine(out.Stderr), "IsADirectoryError") {
+		t.Fatalf("status %s code %q exit %d outcome %s stdout %q stderr %s",
+			out.Status, out.ErrorCode, out.ExitCode, out.GuestOutcome, out.Stdout, out.Stderr)
+	}
+}
+
+// TestWorkspaceWithLinksRefused: a symlink or a FIFO the caller left in
+// the workspace could be reached through wazero's own reopen-by-path
+// (a directory rewind, an append toggle) around confinedDir's checks, so
+// such a workspace is refused before anything runs (invalid_job).
+func TestWorkspaceWithLinksRefused(t *testing.T) {
+	in := interpreter(t)
+	for name, plant := range map[string]func(ws string) error{
+		"symlink": func(ws string) error { return os.Symlink("/etc/passwd", filepath.Join(ws, "escape")) },
+		"fifo":    func(ws string) error { return syscall.Mkfifo(filepath.Join(ws, "sub", "pipe"), 0o644) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			ws := t.TempDir()
+			if err := os.Mkdir(filepath.Join(ws, "sub"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := plant(ws); err != nil {
+				t.Fatal(err)
+			}
+			script := filepath.Join(t.TempDir(), "main.py")
+			if err := os.WriteFile(script, []byte("print('ran')\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, err := in.Backend(nil).Run(context.Background(), sandbox.Job{ScriptPath: script, WorkspaceDir: ws}, sandbox.Limits{})
+			if err == nil || out.Status != sandbox.StatusRefused || out.ErrorCode != ErrorCodeInvalidJob || len(out.Stdout) != 0 {
+				t.Fatalf("status %s code %s err %v stdout %q", out.Status, out.ErrorCode, err, out.Stdout)
+			}
+		})
+	}
+}
