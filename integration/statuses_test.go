@@ -288,7 +288,10 @@ os._exit(152)
 			native.CodeKilledBySignal + ":SIGKILL", 128 + int(syscall.SIGKILL)},
 		// The exit statuses the CLI gives a timeout and a memory limit.
 		{"timeout/exit-124", "sys.exit(124)\n", "", 124},
-		{"memory_limit/exit-125", "sys.exit(125)\n", "", 125},
+		{"memory_limit/exit-137", "sys.exit(137)\n", "", 137},
+		{"setup_failed/exit-125", "sys.exit(125)\n", "", 125},
+		{"refused/exit-126", "sys.exit(126)\n", "", 126},
+		{"killed/exit-130", "sys.exit(130)\n", "", 130},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

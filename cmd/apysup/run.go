@@ -17,13 +17,15 @@ import (
 	"github.com/apysup/apysup/plan"
 )
 
-// Exit statuses of `apysup run` when the guest's own status does not apply.
+// Exit statuses of `apysup run` when the guest's own status does not apply,
+// chosen to mean what they mean to timeout(1) and docker (RATIONALE.md,
+// "Exit statuses").
 const (
-	ExitRefused     = 121
-	ExitSetupFailed = 122
-	ExitTimeout     = 124
-	ExitMemoryLimit = 125
-	ExitKilled      = 137
+	ExitTimeout     = 124 // timeout(1): the command timed out
+	ExitSetupFailed = 125 // timeout(1), docker run: the tool itself failed
+	ExitRefused     = 126 // timeout(1), docker run: the command cannot be invoked (as asked)
+	ExitKilled      = 130 // a shell's 128+SIGINT: the caller interrupted the run
+	ExitMemoryLimit = 137 // docker: an OOM kill (128+SIGKILL)
 )
 
 func runCommand() *cli.Command {
@@ -41,9 +43,10 @@ func runCommand() *cli.Command {
 			"from standard input, and what follows is the code's argv; the code is written to a private\n" +
 			"temporary file, removed after the run, which the guest sees as sys.argv[0] =\n" +
 			"/run/apysup/job/-c (or /run/apysup/job/-), where CPython says -c (or -).\n\n" +
-			"Exit status: the script's own for ok and error; 124 timeout, 125 memory_limit, 137 killed,\n" +
-			"121 refused (an unavailable feature, never a weaker fallback), 122 setup_failed. Only the\n" +
-			"host decides these: a script's own exit with one of them becomes 1 (--json keeps it).\n" +
+			"Exit status: the script's own for ok and error; 124 timeout, 125 setup_failed (apysup\n" +
+			"itself failed), 126 refused (an unavailable feature, never a weaker fallback), 130 killed\n" +
+			"(interrupted), 137 memory_limit, as timeout(1) and docker use them. Only the host decides\n" +
+			"these: a script's own exit with one of them becomes 1 (--json keeps it).\n" +
 			"2: a usage error (a bad flag, a SCRIPT that does not exist), before anything starts.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "c", Usage: "run `CODE`, a program passed as a string (as python -c); what follows is its argv"},
