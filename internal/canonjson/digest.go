@@ -22,6 +22,7 @@ const (
 	DomainWorkspaceTree    = "apysup.workspace_tree.v1"
 	DomainWorkspaceRequest = "apysup.workspace_request.v1"
 	DomainEvent            = "apysup.event.v1"
+	DomainJournal          = "apysup.journal.v1"
 )
 
 // DomainKind is one row of the domain table: which kind of document a
@@ -43,6 +44,7 @@ var Domains = []DomainKind{
 	{DomainWorkspaceTree, "a workspace tree: its sorted entries (initial and final tree digests)"},
 	{DomainWorkspaceRequest, `a run's workspace request {"args","export","run_id","script"}`},
 	{DomainEvent, "a run ledger event"},
+	{DomainJournal, "an entry of the supervisor's journal (its hash chain)"},
 }
 
 // DigestPrefix starts every digest string.

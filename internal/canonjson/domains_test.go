@@ -30,6 +30,7 @@ var domainUsers = map[string][]string{
 	"DomainWorkspaceTree":    {"sandbox.(Tree).Digest"},
 	"DomainWorkspaceRequest": {"supervisor.(*Supervisor).disposeWorkspace"},
 	"DomainEvent":            {"broker.(Event).computeDigest"},
+	"DomainJournal":          {"journal.entryDigest"},
 }
 
 // TestDomainsOneKindEach: the domain table has one row per constant, no

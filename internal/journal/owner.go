@@ -1,0 +1,54 @@
+package journal
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Owner names the current process so that a later process can tell
+// whether the owner of a running run is still alive: its pid and, on
+// Linux, its start time in clock ticks since boot (a pid alone may have
+// been reused).
+func Owner() string {
+	pid := os.Getpid()
+	return fmt.Sprintf("pid:%d:%s", pid, startTime(pid))
+}
+
+// ownerAlive reports whether the process an Owner string names still
+// runs. A malformed owner counts as alive: the journal fails closed and
+// does not resume a run it cannot prove abandoned.
+func ownerAlive(owner string) bool {
+	parts := strings.Split(owner, ":")
+	if len(parts) != 3 || parts[0] != "pid" {
+		return true
+	}
+	pid, err := strconv.Atoi(parts[1])
+	if err != nil || pid <= 0 {
+		return true
+	}
+	if err := syscall.Kill(pid, 0); err == syscall.ESRCH {
+		return false
+	}
+	return startTime(pid) == parts[2]
+}
+
+// startTime is field 22 of /proc/PID/stat, or "" where there is no /proc.
+func startTime(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')') // the command name may hold spaces and parentheses
+	if i < 0 {
+		return ""
+	}
+	fields := strings.Fields(s[i+1:])
+	if len(fields) < 20 {
+		return ""
+	}
+	return fields[19]
+}
