@@ -17,6 +17,7 @@ var layers = map[string]int{
 	"plan":    1,
 	"broker":  2,
 	"rpc":     3,
+	"journal": 3, // the supervisor's durable memory; verifies receipts (broker)
 	"seccomp": 3, // used by sandbox only (below)
 	"sandbox": 4,
 	"":        5, // the root package

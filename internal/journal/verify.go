@@ -14,12 +14,12 @@ import (
 
 // Problem codes of Verify.
 const (
-	ProblemChain    = "journal_chain_broken"   // an entry removed, reordered or inserted
-	ProblemEntry    = "journal_entry_altered"  // an entry's digest does not recompute
-	ProblemEpoch    = "journal_epoch_mismatch" // the last entry is not the epoch file's
-	ProblemState    = "journal_state_mismatch" // a run or call record disagrees with the log
-	ProblemPayload  = "journal_payload_altered"
-	ProblemReceipt  = "journal_receipt_invalid"
+	ProblemChain      = "journal_chain_broken"   // an entry removed, reordered or inserted
+	ProblemEntry      = "journal_entry_altered"  // an entry's digest does not recompute
+	ProblemEpoch      = "journal_epoch_mismatch" // the last entry is not the epoch file's
+	ProblemState      = "journal_state_mismatch" // a run or call record disagrees with the log
+	ProblemPayload    = "journal_payload_altered"
+	ProblemReceipt    = "journal_receipt_invalid"
 	ProblemUnreadable = "journal_unreadable"
 )
 
