@@ -35,6 +35,9 @@ type Config struct {
 	// Ledger records the run's events (the Broker appends each call's);
 	// nil gives the Broker a ledger of its own. Observers watch it.
 	Ledger *Ledger
+	// Journal, when set, makes the run's calls durable (CallJournal): the
+	// supervisor sets it for a run under an idempotency key.
+	Journal CallJournal
 }
 
 // Broker admits, approves and dispatches the calls of one run.
@@ -318,16 +321,37 @@ func (b *Broker) dispatch(ctx context.Context, call *admittedCall, streaming boo
 	if err != nil || capability.ValidateInput(args) != nil {
 		return b.finish(rc, StatusDenied, CodeInputSchema, nil)
 	}
+	jc, code := b.journalIntent(ctx, rc)
+	if code != "" {
+		b.cfg.Ledger.Append(EventCallRefused, map[string]string{"call_id": call.callID, "error_code": code})
+		return refused(call.callID, code)
+	}
+	rc.journaled = b.cfg.Journal != nil && jc.State != JournalCompleted && jc.State != JournalUnknown
 	if message := b.admitGrant(rc, capability, args); message != "" {
 		// Receipt-free, like every admission refusal: the call never
 		// became an operation of the run. Its message names the refused
 		// argument, never the grant; the ledger records the refusal.
 		b.cfg.Ledger.Append(EventCallRefused, map[string]string{"call_id": call.callID, "error_code": CodeGrantDenied})
-		return encodeResponse(response{CallID: call.callID, Status: StatusRefused, ErrorCode: CodeGrantDenied, Message: message})
+		resp := encodeResponse(response{CallID: call.callID, Status: StatusRefused, ErrorCode: CodeGrantDenied, Message: message})
+		b.journalComplete(rc, JournalCompletion{Outcome: StatusRefused, ErrorCode: CodeGrantDenied, Response: resp})
+		return resp
+	}
+	switch jc.State { // after the grant: a replayed call still spends its place in the grant's max_calls
+	case JournalCompleted:
+		return b.replay(rc, jc)
+	case JournalUnknown:
+		return b.finish(rc, StatusAmbiguous, CodeDispatchUnknown, nil)
 	}
 
 	if req := capability.Approval(); req != nil {
-		if code := b.awaitApproval(ctx, rc, capability, canonArgs, time.Duration(req.LeaseSeconds)*time.Second); code != "" {
+		var code string
+		if jc.ApprovalState != "" { // decided in an earlier attempt: never asked twice
+			rc.approvalID, rc.decisionReplayed = jc.ApprovalID, true
+			code = recordedDecision(jc, time.Now())
+		} else {
+			code = b.awaitApproval(ctx, rc, capability, canonArgs, time.Duration(req.LeaseSeconds)*time.Second)
+		}
+		if code != "" {
 			return b.finish(rc, StatusDenied, code, nil)
 		}
 	}
@@ -338,7 +362,7 @@ func (b *Broker) dispatch(ctx context.Context, call *admittedCall, streaming boo
 	h, _ := b.cfg.Handlers.lookup(capability.Handler())
 	b.cfg.Ledger.Append(EventCallDispatched, map[string]string{"call_id": call.callID, "approval_request_id": rc.approvalID})
 	result, evidence, status, code := b.invoke(ctx, h, capability, canonArgs)
-	if rc.approvalID != "" {
+	if rc.approvalID != "" && !rc.decisionReplayed {
 		if err := b.cfg.Approvals.Complete(rc.approvalID, status); err != nil {
 			status, code, result = StatusAmbiguous, CodeApprovalAuditFailed, nil
 		}
@@ -367,9 +391,19 @@ func (b *Broker) awaitApproval(ctx context.Context, rc *receiptDraft, c *plan.Ca
 		return CodeApprovalRecordInvalid
 	}
 	rc.approvalID, rc.approval = rec.ID, binding
+	if b.cfg.Journal != nil {
+		if err := b.cfg.Journal.AwaitApproval(ctx, rc.call.callID, rec.ID); err != nil {
+			return CodeJournalUnavailable
+		}
+	}
 	state, _ := b.cfg.Approvals.Wait(ctx, rec.ID)
 	b.cfg.Ledger.Append(EventApprovalDecided, map[string]string{
 		"call_id": rc.call.callID, "approval_request_id": rec.ID, "state": string(state)})
+	if b.cfg.Journal != nil {
+		if err := b.cfg.Journal.Decide(ctx, rc.call.callID, rec.ID, state, rec.ExpiresAt); err != nil {
+			return CodeJournalUnavailable
+		}
+	}
 	switch state {
 	case ApprovalApproved:
 		return ""
@@ -388,7 +422,15 @@ func (b *Broker) awaitApproval(ctx context.Context, rc *receiptDraft, c *plan.Ca
 // BeginDispatch, which decides under the controller's lock between the
 // approval, the context and the lease. It returns a refusal code, or "".
 func (b *Broker) beginDispatch(ctx context.Context, rc *receiptDraft) string {
-	if rc.approvalID == "" {
+	if b.cfg.Journal != nil && ctx.Err() == nil {
+		// Durable before the approval's own commit point and the handler;
+		// if that commit point then refuses, the call's denial completes
+		// the record.
+		if err := b.cfg.Journal.BeginDispatch(context.WithoutCancel(ctx), rc.call.callID); err != nil {
+			return CodeJournalUnavailable
+		}
+	}
+	if rc.approvalID == "" || rc.decisionReplayed {
 		if ctx.Err() != nil {
 			return CodeCallCancelled
 		}
@@ -463,13 +505,22 @@ func (b *Broker) recordTranscript(call *admittedCall, args, result json.RawMessa
 
 // finish writes the receipt and the response.
 func (b *Broker) finish(rc *receiptDraft, status, code string, result json.RawMessage) []byte {
+	responseSHA256 := ""
+	if status == StatusOK {
+		responseSHA256 = canonjson.Digest(canonjson.DomainResponse, result)
+	}
+	return b.finishWith(rc, status, code, result, responseSHA256)
+}
+
+// finishWith writes the receipt and the response of a call whose result
+// digest is known (a replayed call's is the recorded one), and records
+// both in the journal.
+func (b *Broker) finishWith(rc *receiptDraft, status, code string, result json.RawMessage, responseSHA256 string) []byte {
 	r := Receipt{
 		SchemaVersion: ReceiptSchemaVersion, RunID: b.cfg.RunID, PlanSHA256: b.cfg.Plan.Identity(),
 		CallID: rc.call.callID, ParentCallID: rc.call.parent, ApprovalRequestID: rc.approvalID,
 		Capability: rc.call.capability, RequestSHA256: rc.requestSHA256, Outcome: status, ErrorCode: code,
-	}
-	if status == StatusOK {
-		r.ResponseSHA256 = canonjson.Digest(canonjson.DomainResponse, result)
+		ResponseSHA256: responseSHA256, Replayed: rc.replayed,
 	}
 	b.mu.Lock()
 	r.OperationIndex = len(b.receipts)
@@ -484,7 +535,12 @@ func (b *Broker) finish(rc *receiptDraft, status, code string, result json.RawMe
 	if status == StatusOK {
 		resp.Result = result
 	}
-	return encodeResponse(resp)
+	out := encodeResponse(resp)
+	if rc.journaled {
+		b.journalComplete(rc, JournalCompletion{Outcome: status, ErrorCode: code, Response: out,
+			Receipt: r.canonical(), ReceiptID: r.ReceiptID})
+	}
+	return out
 }
 
 type receiptDraft struct {
@@ -493,4 +549,8 @@ type receiptDraft struct {
 	approvalID    string
 	approval      ApprovalBinding // what approvalID approves
 	grantHeld     bool            // the call holds a place in its grant's max_calls
+	// With a journal: journaled calls are recorded when they end; a
+	// replayed call answers from an earlier attempt's record; a call with
+	// a replayed decision skips the approval controller.
+	journaled, replayed, decisionReplayed bool
 }

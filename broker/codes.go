@@ -32,6 +32,8 @@ const (
 	CodeEvidenceMissing       = "evidence_missing"
 	CodeEvidenceInvalid       = "evidence_invalid"
 	CodeRunClosed             = "run_closed"
+	CodeCallIdentityMismatch  = "call_identity_mismatch"
+	CodeDispatchUnknown       = "dispatch_outcome_unknown"
 )
 
 // messages are fixed texts: a response never echoes guest input, grants or
@@ -69,6 +71,9 @@ var messages = map[string]string{
 	CodeEvidenceMissing:       "a captured handler returned no transport evidence",
 	CodeEvidenceInvalid:       "a captured handler returned malformed transport evidence",
 	CodeRunClosed:             "the run is closed",
+	CodeCallIdentityMismatch:  "an earlier attempt of this run recorded this call id with another request",
+	CodeDispatchUnknown:       "an earlier attempt of this run began this call's dispatch and recorded no outcome; it may have acted and is not retried",
+	CodeJournalUnavailable:    "the run's journal could not record the call; the handler did not run",
 }
 
 // Message returns the fixed text for a code.

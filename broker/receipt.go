@@ -29,6 +29,10 @@ type Receipt struct {
 	Outcome           string `json:"outcome"`
 	ErrorCode         string `json:"error_code,omitempty"`
 	ResponseSHA256    string `json:"response_sha256,omitempty"`
+	// Replayed: the call was completed by an earlier attempt of the run
+	// (under its idempotency key); its outcome and result digest are that
+	// attempt's, and nothing was dispatched this time.
+	Replayed bool `json:"replayed,omitempty"`
 }
 
 // computeID is the domain-separated digest of the receipt with
@@ -68,6 +72,9 @@ func (r Receipt) canonical() []byte {
 	str("parent_call_id", r.ParentCallID, true)
 	str("plan_sha256", r.PlanSHA256, false)
 	str("receipt_id", r.ReceiptID, true)
+	if r.Replayed {
+		b = append(b, `,"replayed":true`...)
+	}
 	str("request_sha256", r.RequestSHA256, false)
 	str("response_sha256", r.ResponseSHA256, true)
 	str("run_id", r.RunID, false)

@@ -74,6 +74,7 @@ type Call struct {
 	State          string
 	ApprovalID     string
 	ApprovalState  string
+	NotAfter       int64  // unix milliseconds: an approval counts until then (its lease)
 	Outcome        string // the receipt's outcome, or "refused" for a call refused without a receipt
 	ErrorCode      string
 	Response       []byte // the Broker's response as returned to the guest (nil once compacted)
@@ -192,22 +193,22 @@ func (j *Journal) EndRun(ctx context.Context, key, status string, final bool, re
 // CodeDispatchUnknown, and carries on with a call that never reached
 // dispatch (keeping a recorded approval decision). Another request under
 // the same call id is CodeCallIdentityMismatch.
-func (j *Journal) Intent(ctx context.Context, key, callID, requestSHA256 string) (*Call, error) {
+func (j *Journal) Intent(ctx context.Context, key, callID, requestSHA256 string) (call *Call, created bool, err error) {
 	if err := checkIDs(key, callID); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if !canonjson.IsDigest(requestSHA256) {
-		return nil, fail(CodeInvalid, "a request digest is sha256:<hex>", nil)
+		return nil, false, fail(CodeInvalid, "a request digest is sha256:<hex>", nil)
 	}
 	prior, err := j.Call(ctx, key, callID)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if prior != nil {
 		if prior.RequestSHA256 != requestSHA256 {
-			return nil, fail(CodeCallIdentityMismatch, "the call id was recorded with another request", nil)
+			return nil, false, fail(CodeCallIdentityMismatch, "the call id was recorded with another request", nil)
 		}
-		return prior, nil
+		return prior, false, nil
 	}
 	err = j.commit(ctx, entry{kind: KindCallIntent, runKey: key, callID: callID, body: map[string]any{"request_sha256": requestSHA256}},
 		func(tx *sql.Tx, seq int64) error {
@@ -219,9 +220,9 @@ func (j *Journal) Intent(ctx context.Context, key, callID, requestSHA256 string)
 			return dbErr(err)
 		})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return &Call{RunKey: key, CallID: callID, RequestSHA256: requestSHA256, State: CallIntent}, nil
+	return &Call{RunKey: key, CallID: callID, RequestSHA256: requestSHA256, State: CallIntent}, true, nil
 }
 
 // AwaitApproval records that the call waits for a person's decision on
@@ -233,11 +234,12 @@ func (j *Journal) AwaitApproval(ctx context.Context, key, callID, approvalID str
 }
 
 // Decide records the decision on the call's approval request (approved,
-// rejected, expired, cancelled). A recorded decision is never asked again.
-func (j *Journal) Decide(ctx context.Context, key, callID, approvalID, decision string) error {
-	return j.transition(ctx, KindApprovalDecided, key, callID, map[string]any{"approval_id": approvalID, "state": decision},
-		`UPDATE calls SET state = ?, approval_id = ?, approval_state = ? WHERE run_key = ? AND call_id = ? AND state IN (?, ?)`,
-		CallDecided, approvalID, decision, key, callID, CallIntent, CallAwaiting)
+// rejected, expired, cancelled) and, for an approval, the end of its lease
+// (unix milliseconds). A recorded decision is never asked again.
+func (j *Journal) Decide(ctx context.Context, key, callID, approvalID, decision string, notAfter int64) error {
+	return j.transition(ctx, KindApprovalDecided, key, callID, map[string]any{"approval_id": approvalID, "state": decision, "not_after": notAfter},
+		`UPDATE calls SET state = ?, approval_id = ?, approval_state = ?, approval_not_after = ? WHERE run_key = ? AND call_id = ? AND state IN (?, ?)`,
+		CallDecided, approvalID, decision, notAfter, key, callID, CallIntent, CallAwaiting)
 }
 
 // BeginDispatch records that the handler is about to run. Only after it
@@ -283,9 +285,9 @@ func (j *Journal) transition(ctx context.Context, kind, key, callID string, body
 // Call returns the record of callID in the run under key, or nil.
 func (j *Journal) Call(ctx context.Context, key, callID string) (*Call, error) {
 	c := &Call{RunKey: key, CallID: callID}
-	err := j.db.QueryRowContext(ctx, `SELECT request_sha256, state, approval_id, approval_state, outcome, error_code, response, response_sha256, receipt, receipt_id
+	err := j.db.QueryRowContext(ctx, `SELECT request_sha256, state, approval_id, approval_state, approval_not_after, outcome, error_code, response, response_sha256, receipt, receipt_id
 		FROM calls WHERE run_key = ? AND call_id = ?`, key, callID).Scan(
-		&c.RequestSHA256, &c.State, &c.ApprovalID, &c.ApprovalState, &c.Outcome, &c.ErrorCode, &c.Response, &c.ResponseSHA256, &c.Receipt, &c.ReceiptID)
+		&c.RequestSHA256, &c.State, &c.ApprovalID, &c.ApprovalState, &c.NotAfter, &c.Outcome, &c.ErrorCode, &c.Response, &c.ResponseSHA256, &c.Receipt, &c.ReceiptID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}

@@ -124,7 +124,7 @@ CREATE TABLE IF NOT EXISTS runs (
 	first_seq INTEGER NOT NULL, begun_seq INTEGER NOT NULL, ended_seq INTEGER NOT NULL DEFAULT 0, ended_at INTEGER NOT NULL DEFAULT 0) STRICT;
 CREATE TABLE IF NOT EXISTS calls (
 	run_key TEXT NOT NULL, call_id TEXT NOT NULL, request_sha256 TEXT NOT NULL,
-	state TEXT NOT NULL, approval_id TEXT NOT NULL DEFAULT '', approval_state TEXT NOT NULL DEFAULT '',
+	state TEXT NOT NULL, approval_id TEXT NOT NULL DEFAULT '', approval_state TEXT NOT NULL DEFAULT '', approval_not_after INTEGER NOT NULL DEFAULT 0,
 	outcome TEXT NOT NULL DEFAULT '', error_code TEXT NOT NULL DEFAULT '',
 	response BLOB, response_sha256 TEXT NOT NULL DEFAULT '',
 	receipt BLOB, receipt_id TEXT NOT NULL DEFAULT '',

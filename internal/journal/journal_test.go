@@ -85,14 +85,14 @@ func TestRunAndCallLifecycle(t *testing.T) {
 		t.Fatalf("BeginRun: %+v %v", run, err)
 	}
 	done, request := realCall(t, "run_1", 1)
-	c, err := j.Intent(ctx, "key-1", "capability-1", request)
+	c, _, err := j.Intent(ctx, "key-1", "capability-1", request)
 	if err != nil || c.State != CallIntent || c.Answer() != Absent {
 		t.Fatalf("Intent: %+v %v", c, err)
 	}
 	if err := j.AwaitApproval(ctx, "key-1", "capability-1", "apr_1"); err != nil {
 		t.Fatal(err)
 	}
-	if err := j.Decide(ctx, "key-1", "capability-1", "apr_1", "approved"); err != nil {
+	if err := j.Decide(ctx, "key-1", "capability-1", "apr_1", "approved", 0); err != nil {
 		t.Fatal(err)
 	}
 	if err := j.BeginDispatch(ctx, "key-1", "capability-1"); err != nil {
@@ -143,11 +143,11 @@ func TestResumeAfterCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	for n := 1; n <= 3; n++ {
-		if _, err := j.Intent(ctx, "k", "capability-"+strconv.Itoa(n), reqDigest(n)); err != nil {
+		if _, _, err := j.Intent(ctx, "k", "capability-"+strconv.Itoa(n), reqDigest(n)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := j.Decide(ctx, "k", "capability-2", "apr_2", "approved"); err != nil {
+	if err := j.Decide(ctx, "k", "capability-2", "apr_2", "approved", 0); err != nil {
 		t.Fatal(err)
 	}
 	if err := j.BeginDispatch(ctx, "k", "capability-3"); err != nil {
@@ -160,13 +160,13 @@ func TestResumeAfterCrash(t *testing.T) {
 	if err != nil || run.Attempts != 2 || run.State != RunRunning {
 		t.Fatalf("resume: %+v %v", run, err)
 	}
-	c1, _ := j.Intent(ctx, "k", "capability-1", reqDigest(1))
-	c2, _ := j.Intent(ctx, "k", "capability-2", reqDigest(2))
-	c3, _ := j.Intent(ctx, "k", "capability-3", reqDigest(3))
+	c1, _, _ := j.Intent(ctx, "k", "capability-1", reqDigest(1))
+	c2, _, _ := j.Intent(ctx, "k", "capability-2", reqDigest(2))
+	c3, _, _ := j.Intent(ctx, "k", "capability-3", reqDigest(3))
 	if c1.Answer() != Absent || c2.Answer() != Absent || c2.ApprovalState != "approved" || c3.Answer() != Unknown {
 		t.Fatalf("answers: %+v %+v %+v", c1, c2, c3)
 	}
-	if _, err := j.Intent(ctx, "k", "capability-1", reqDigest(7)); codeOf(err) != CodeCallIdentityMismatch {
+	if _, _, err := j.Intent(ctx, "k", "capability-1", reqDigest(7)); codeOf(err) != CodeCallIdentityMismatch {
 		t.Fatalf("another request under a recorded id: %v", err)
 	}
 	if err := j.BeginDispatch(ctx, "k", "capability-3"); codeOf(err) != CodeInvalid {
@@ -214,7 +214,7 @@ func TestRolledBackDatabaseRefused(t *testing.T) {
 	backup := t.TempDir()
 	copyFiles(t, dir, backup, dbName)
 	j = open(t, dir)
-	if _, err := j.Intent(ctx, "k", "capability-1", reqDigest(1)); err != nil {
+	if _, _, err := j.Intent(ctx, "k", "capability-1", reqDigest(1)); err != nil {
 		t.Fatal(err)
 	}
 	j.Close()
@@ -251,7 +251,7 @@ func TestEpochWriteLostIsRepaired(t *testing.T) {
 		t.Fatal(err)
 	}
 	epoch, _ := os.ReadFile(filepath.Join(dir, epochName))
-	if _, err := j.Intent(ctx, "k", "capability-1", reqDigest(1)); err != nil {
+	if _, _, err := j.Intent(ctx, "k", "capability-1", reqDigest(1)); err != nil {
 		t.Fatal(err)
 	}
 	j.Close()
@@ -260,7 +260,7 @@ func TestEpochWriteLostIsRepaired(t *testing.T) {
 	if p := j.Verify(ctx); len(p) != 0 {
 		t.Fatalf("Verify after the repair: %+v", p)
 	}
-	if _, err := j.Intent(ctx, "k", "capability-2", reqDigest(2)); err != nil {
+	if _, _, err := j.Intent(ctx, "k", "capability-2", reqDigest(2)); err != nil {
 		t.Fatal(err)
 	}
 	j.Close()
@@ -308,7 +308,7 @@ func TestVerifyFindsTampering(t *testing.T) {
 				t.Fatal(err)
 			}
 			done, request := realCall(t, "run_1", 1)
-			j.Intent(ctx, "k", "capability-1", request)
+			_, _, _ = j.Intent(ctx, "k", "capability-1", request)
 			j.BeginDispatch(ctx, "k", "capability-1")
 			if err := j.Complete(ctx, "k", "capability-1", done); err != nil {
 				t.Fatal(err)
@@ -343,7 +343,7 @@ func TestCompactKeepsTombstones(t *testing.T) {
 		t.Fatal(err)
 	}
 	done, request := realCall(t, "run_1", 1)
-	j.Intent(ctx, "k", "capability-1", request)
+	_, _, _ = j.Intent(ctx, "k", "capability-1", request)
 	j.BeginDispatch(ctx, "k", "capability-1")
 	j.Complete(ctx, "k", "capability-1", done)
 	j.EndRun(ctx, "k", "ok", true, []byte(`{}`))
@@ -357,7 +357,7 @@ func TestCompactKeepsTombstones(t *testing.T) {
 	if err != nil || c.Answer() != Completed || c.Outcome != "ok" || c.ReceiptID != done.ReceiptID || c.Response != nil || c.Receipt != nil {
 		t.Fatalf("tombstone: %+v %v", c, err)
 	}
-	if _, err := j.Intent(ctx, "k", "capability-1", reqDigest(5)); codeOf(err) != CodeCallIdentityMismatch {
+	if _, _, err := j.Intent(ctx, "k", "capability-1", reqDigest(5)); codeOf(err) != CodeCallIdentityMismatch {
 		t.Fatalf("another request under a tombstone: %v", err)
 	}
 	if _, err := j.BeginRun(ctx, "k", fp, Owner()); codeOf(err) != CodeKeyCompacted {
@@ -381,7 +381,7 @@ func TestConcurrentCalls(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			id := "capability-" + strconv.Itoa(n)
-			if _, err := j.Intent(ctx, "k", id, reqDigest(n)); err != nil {
+			if _, _, err := j.Intent(ctx, "k", id, reqDigest(n)); err != nil {
 				t.Error(err)
 				return
 			}
@@ -412,7 +412,7 @@ func TestInvalidArguments(t *testing.T) {
 	if _, err := j.BeginRun(ctx, "k", Fingerprint{PlanSHA256: "x", RequestSHA256: fp.RequestSHA256}, Owner()); codeOf(err) != CodeInvalid {
 		t.Errorf("a bad fingerprint: %v", err)
 	}
-	if _, err := j.Intent(ctx, "nobody", "capability-1", reqDigest(1)); codeOf(err) != CodeInvalid {
+	if _, _, err := j.Intent(ctx, "nobody", "capability-1", reqDigest(1)); codeOf(err) != CodeInvalid {
 		t.Errorf("an intent without a run: %v", err)
 	}
 	if j.seq != 0 {
@@ -441,7 +441,7 @@ func TestFullDiskAndReadOnly(t *testing.T) {
 	var werr error
 	for n := 1; n < 100 && werr == nil; n++ {
 		id := "capability-" + strconv.Itoa(n)
-		if _, werr = j.Intent(ctx, "k", id, reqDigest(n)); werr == nil {
+		if _, _, werr = j.Intent(ctx, "k", id, reqDigest(n)); werr == nil {
 			werr = j.Complete(ctx, "k", id, Completion{Outcome: "ok", Response: big})
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -45,6 +46,7 @@ func (j *Journal) Verify(ctx context.Context) []Problem {
 
 	type callWant struct {
 		request, state, approvalID, approvalState, outcome, errorCode, receiptID, response string
+		notAfter                                                                           int64
 	}
 	type runWant struct {
 		plan, request, state, status, result string
@@ -112,7 +114,8 @@ func (j *Journal) Verify(ctx context.Context) []Problem {
 			}
 		case KindApprovalDecided:
 			if c != nil {
-				c.state, c.approvalID, c.approvalState = CallDecided, str("approval_id"), str("state")
+				n, _ := b["not_after"].(float64)
+				c.state, c.approvalID, c.approvalState, c.notAfter = CallDecided, str("approval_id"), str("state"), int64(n)
 			}
 		case KindDispatchBegun:
 			if c != nil {
@@ -167,7 +170,7 @@ func (j *Journal) Verify(ctx context.Context) []Problem {
 		}
 	}
 
-	callRows, err := j.db.QueryContext(ctx, `SELECT run_key, call_id, request_sha256, state, approval_id, approval_state, outcome, error_code, response, response_sha256, receipt, receipt_id FROM calls`)
+	callRows, err := j.db.QueryContext(ctx, `SELECT run_key, call_id, request_sha256, state, approval_id, approval_state, approval_not_after, outcome, error_code, response, response_sha256, receipt, receipt_id FROM calls`)
 	if err != nil {
 		return append(problems, Problem{Code: ProblemUnreadable, Message: err.Error()})
 	}
@@ -175,13 +178,13 @@ func (j *Journal) Verify(ctx context.Context) []Problem {
 	seenCalls := map[[2]string]bool{}
 	for callRows.Next() {
 		var c Call
-		if err := callRows.Scan(&c.RunKey, &c.CallID, &c.RequestSHA256, &c.State, &c.ApprovalID, &c.ApprovalState, &c.Outcome, &c.ErrorCode, &c.Response, &c.ResponseSHA256, &c.Receipt, &c.ReceiptID); err != nil {
+		if err := callRows.Scan(&c.RunKey, &c.CallID, &c.RequestSHA256, &c.State, &c.ApprovalID, &c.ApprovalState, &c.NotAfter, &c.Outcome, &c.ErrorCode, &c.Response, &c.ResponseSHA256, &c.Receipt, &c.ReceiptID); err != nil {
 			return append(problems, Problem{Code: ProblemUnreadable, Message: err.Error()})
 		}
 		id := [2]string{c.RunKey, c.CallID}
 		seenCalls[id] = true
 		w := calls[id]
-		if w == nil || w.request != c.RequestSHA256 || w.state != c.State || w.approvalID != c.ApprovalID || w.approvalState != c.ApprovalState ||
+		if w == nil || w.request != c.RequestSHA256 || w.state != c.State || w.approvalID != c.ApprovalID || w.approvalState != c.ApprovalState || w.notAfter != c.NotAfter ||
 			w.outcome != c.Outcome || w.errorCode != c.ErrorCode || w.receiptID != c.ReceiptID || w.response != c.ResponseSHA256 {
 			add(Problem{Code: ProblemState, RunKey: c.RunKey, CallID: c.CallID, Message: "the call record disagrees with the log"})
 			continue
@@ -213,8 +216,14 @@ func checkReceipt(c Call) string {
 	if err != nil {
 		return "the receipt is malformed"
 	}
-	if err := broker.VerifyReceipts(r.PlanSHA256, r.RunID, []json.RawMessage{c.Receipt}); err != nil {
-		return "the receipt does not recompute"
+	// One receipt alone: its operation index is its place in its run.
+	var ve *broker.VerifyError
+	if err := broker.VerifyReceipts(r.PlanSHA256, r.RunID, []json.RawMessage{c.Receipt}); errors.As(err, &ve) {
+		for _, p := range ve.Problems {
+			if p.Code != broker.CodeReceiptOrder {
+				return "the receipt does not recompute (" + p.Code + ")"
+			}
+		}
 	}
 	if r.ReceiptID != c.ReceiptID || r.CallID != c.CallID || r.RequestSHA256 != c.RequestSHA256 || r.Outcome != c.Outcome {
 		return "the receipt names another call, request or outcome"

@@ -1,0 +1,134 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// CallJournal is a run's durable memory of its calls (the supervisor's
+// journal, for a run under an idempotency key). With one, the Broker
+// records each boundary before the step it guards, and a call id that
+// meets its record from an earlier attempt of the same run is answered
+// from it: never dispatched twice.
+//
+//   - Intent, once the request digest is known (after the input schema),
+//     before the grant, the approval and the dispatch;
+//   - AwaitApproval and Decide around a person's decision, so that a
+//     decision is never asked twice;
+//   - BeginDispatch before the approval's own commit point and the handler;
+//   - Complete with the response and the receipt, before the response
+//     returns.
+//
+// An error from Intent, AwaitApproval, Decide or BeginDispatch ends the
+// call before dispatch (journal_unavailable); an error from Complete,
+// after the handler ran, leaves the call unknown in the journal and is
+// otherwise not the guest's concern: the response it gets is the truth.
+type CallJournal interface {
+	Intent(ctx context.Context, callID, requestSHA256 string) (JournaledCall, error)
+	AwaitApproval(ctx context.Context, callID, approvalID string) error
+	Decide(ctx context.Context, callID, approvalID string, state ApprovalState, notAfter time.Time) error
+	BeginDispatch(ctx context.Context, callID string) error
+	Complete(ctx context.Context, callID string, c JournalCompletion) error
+}
+
+// What a journal knows of a call id.
+const (
+	JournalNew       = "new"       // no earlier attempt recorded it
+	JournalPending   = "pending"   // recorded, never dispatched (maybe with a decision)
+	JournalCompleted = "completed" // its outcome is recorded: replayed, not dispatched
+	JournalUnknown   = "unknown"   // its dispatch began and no outcome was recorded
+)
+
+// JournaledCall is a call's record from an earlier attempt.
+type JournaledCall struct {
+	State string
+	// A recorded approval decision (pending calls): the call is not asked
+	// again; an approval counts only until NotAfter, its lease.
+	ApprovalID    string
+	ApprovalState ApprovalState
+	NotAfter      time.Time
+	// A completed call's receipt and, for outcome ok, its result.
+	Receipt Receipt
+	Result  json.RawMessage
+}
+
+// JournalCompletion is what Complete records.
+type JournalCompletion struct {
+	Outcome   string // a receipt outcome, or "refused" (grant_denied, journal refusals: no receipt)
+	ErrorCode string
+	Response  []byte // the response as the guest receives it
+	Receipt   json.RawMessage
+	ReceiptID string
+}
+
+// CodeJournalUnavailable: the run's journal could not record a boundary;
+// the call did not reach its handler.
+const CodeJournalUnavailable = "journal_unavailable"
+
+// journalIntent records the call's intent. It returns the earlier record
+// (State JournalNew if none) or a refusal code.
+func (b *Broker) journalIntent(ctx context.Context, rc *receiptDraft) (JournaledCall, string) {
+	if b.cfg.Journal == nil {
+		return JournaledCall{State: JournalNew}, ""
+	}
+	jc, err := b.cfg.Journal.Intent(ctx, rc.call.callID, rc.requestSHA256)
+	if err != nil {
+		if code := codeOf(err); code == CodeCallIdentityMismatch {
+			return jc, code
+		}
+		return jc, CodeJournalUnavailable
+	}
+	return jc, ""
+}
+
+// replay answers a call completed by an earlier attempt with its recorded
+// outcome and result, in a new receipt of this run that says so.
+func (b *Broker) replay(rc *receiptDraft, jc JournaledCall) []byte {
+	rc.approvalID, rc.replayed = jc.Receipt.ApprovalRequestID, true
+	return b.finishWith(rc, jc.Receipt.Outcome, jc.Receipt.ErrorCode, jc.Result, jc.Receipt.ResponseSHA256)
+}
+
+// recordedDecision turns an earlier attempt's approval decision into this
+// attempt's: "" to go on to dispatch, or the refusal code.
+func recordedDecision(jc JournaledCall, now time.Time) string {
+	switch jc.ApprovalState {
+	case ApprovalApproved:
+		if now.After(jc.NotAfter) {
+			return CodeApprovalExpired
+		}
+		return ""
+	case ApprovalRejected:
+		return CodeApprovalRejected
+	case ApprovalExpired:
+		return CodeApprovalExpired
+	}
+	return CodeApprovalCancelled
+}
+
+// journalComplete records the call's end; a failure leaves the call
+// unknown in the journal, which is what the journal can then say.
+func (b *Broker) journalComplete(rc *receiptDraft, c JournalCompletion) {
+	if !rc.journaled {
+		return
+	}
+	// Not the call's context: the outcome is recorded even when the run is
+	// ending.
+	_ = b.cfg.Journal.Complete(context.Background(), rc.call.callID, c)
+}
+
+// codeOf returns the code an error exposes (an ErrorCode method).
+func codeOf(err error) string {
+	type coded interface{ ErrorCode() string }
+	for err != nil {
+		if c, ok := err.(coded); ok {
+			return c.ErrorCode()
+		}
+		u, ok := err.(interface{ Unwrap() error })
+		if !ok {
+			return ""
+		}
+		err = u.Unwrap()
+	}
+	return ""
+}
