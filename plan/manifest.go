@@ -124,7 +124,9 @@ func parseCapability(f *Fields) ManifestCapability {
 	s.InputSchema = f.Raw("input_schema", false)
 	s.OutputSchema = f.Raw("output_schema", false)
 	if p := f.Sub("python", false); p != nil {
-		s.Python = &PythonProjection{Module: p.Str("module", true), Function: p.Str("function", true), Aliases: p.Strings("aliases", false)}
+		named := !p.Has("globals") // a projection of globals alone has no module
+		s.Python = &PythonProjection{Module: p.Str("module", named), Function: p.Str("function", named),
+			Aliases: p.Strings("aliases", false), Globals: p.Strings("globals", false)}
 		p.Done()
 	}
 	if a := f.Sub("approval", false); a != nil {

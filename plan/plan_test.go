@@ -119,6 +119,7 @@ func TestIdentityChanges(t *testing.T) {
 		"function":  func(m map[string]any) { capAt(m, 0)["python"].(map[string]any)["function"] = "fetch" },
 		"aliases":   func(m map[string]any) { capAt(m, 0)["python"].(map[string]any)["aliases"] = []any{"w", "wx"} },
 		"no python": func(m map[string]any) { delete(capAt(m, 1), "python") },
+		"globals":   func(m map[string]any) { capAt(m, 0)["python"].(map[string]any)["globals"] = []any{"wx"} },
 	}
 	for name, f := range presentation {
 		if got := sealBytes(t, mutate(t, data, f)).Identity(); got != base {

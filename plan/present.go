@@ -80,7 +80,8 @@ func (p *Plan) Present(surface Surface, parent string) (*Presentation, error) {
 }
 
 // prelude generates the Python source that registers one module per Python
-// projection. Every name in it was validated at registration (identifiers,
+// projection and collects the projections' globals in _main_globals, which
+// apysup_runner installs in the script's __main__. Every name in it was validated at registration (identifiers,
 // capability names), and strings are emitted as JSON literals, which are
 // valid Python literals for the characters encoding/json produces.
 func (p *Plan) prelude(parent string) []byte {
@@ -99,14 +100,22 @@ def _module(name):
     return module
 
 
-def _function(module, name, capability, doc):
+def _callable(module, name, capability, doc):
     def call(**arguments):
         return _rt._capability_call(capability, arguments)
 
     call.__name__ = call.__qualname__ = name
-    call.__module__ = module.__name__
+    call.__module__ = module
     call.__doc__ = doc
-    setattr(module, name, call)
+    return call
+
+
+def _function(module, name, capability, doc):
+    setattr(module, name, _callable(module.__name__, name, capability, doc))
+
+
+# What apysup_runner installs in the script's __main__ before it runs it.
+_main_globals = {}
 
 `)
 	modules := map[string][]*Capability{}
@@ -131,6 +140,15 @@ def _function(module, name, capability, doc):
 	}
 	if len(names) > 0 {
 		b.WriteString("\ndel _m\n")
+	}
+	for _, c := range p.ordered {
+		if c.spec.Python == nil || len(c.spec.Python.Globals) == 0 {
+			continue
+		}
+		b.WriteString("\n")
+		for _, g := range c.spec.Python.Globals {
+			fmt.Fprintf(&b, "_main_globals[%s] = _callable(\"__main__\", %s, %s, %s)\n", pyString(g), pyString(g), pyString(c.spec.Name), pyString(c.spec.Description))
+		}
 	}
 	return []byte(b.String())
 }

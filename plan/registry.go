@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"sort"
 	"sync"
 )
@@ -18,7 +19,7 @@ type Registry struct {
 	maxCalls     int
 	capabilities map[string]*Capability
 	grants       map[string]*Grant
-	python       map[string]string // "module.function" -> capability name
+	python       map[string]string // pythonName.name -> capability name
 	sealed       bool
 }
 
@@ -58,29 +59,39 @@ func (r *Registry) Register(s Spec) error {
 	names := pythonNames(c.spec.Python)
 	seen := make(map[string]bool, len(names))
 	for _, n := range names {
-		if other, taken := r.python[n]; taken || seen[n] {
+		if other, taken := r.python[n.name]; taken || seen[n.name] {
 			if !taken {
 				other = c.spec.Name
 			}
-			return &Error{Code: CodePythonCollision, Path: "python", Message: "python name " + n + " is already presented by " + other}
+			return &Error{Code: CodePythonCollision, Path: n.path, Message: "python name " + n.name + " is already presented by " + other}
 		}
-		seen[n] = true
+		seen[n.name] = true
 	}
 	for _, n := range names {
-		r.python[n] = c.spec.Name
+		r.python[n.name] = c.spec.Name
 	}
 	r.capabilities[c.spec.Name] = c
 	return nil
 }
 
-// pythonNames are the qualified names a projection occupies.
-func pythonNames(p *PythonProjection) []string {
+// pythonName is a name a projection occupies in the guest: "module.function"
+// for a module's function or alias, the bare name for a global (so the two
+// never collide), with the manifest path that claims it.
+type pythonName struct{ name, path string }
+
+func pythonNames(p *PythonProjection) []pythonName {
 	if p == nil {
 		return nil
 	}
-	out := []string{p.Module + "." + p.Function}
-	for _, a := range p.Aliases {
-		out = append(out, p.Module+"."+a)
+	var out []pythonName
+	if p.Module != "" {
+		out = append(out, pythonName{p.Module + "." + p.Function, "python"})
+		for i, a := range p.Aliases {
+			out = append(out, pythonName{p.Module + "." + a, fmt.Sprintf("python.aliases[%d]", i)})
+		}
+	}
+	for i, g := range p.Globals {
+		out = append(out, pythonName{g, fmt.Sprintf("python.globals[%d]", i)})
 	}
 	return out
 }

@@ -93,12 +93,15 @@ func (h HandlerIdentity) validate() error {
 }
 
 // PythonProjection presents a capability to Python guests as
-// module.function (and aliases in the same module). It is presentation: it
-// grants nothing and is not part of the Plan identity.
+// module.function (and aliases in the same module), and as global names
+// the script calls without an import. Module and Function come together;
+// either they or Globals may be absent. It is presentation: it grants
+// nothing and is not part of the Plan identity.
 type PythonProjection struct {
-	Module   string   `json:"module"`
-	Function string   `json:"function"`
+	Module   string   `json:"module,omitempty"`
+	Function string   `json:"function,omitempty"`
 	Aliases  []string `json:"aliases,omitempty"`
+	Globals  []string `json:"globals,omitempty"` // installed in the script's __main__ (globals.go)
 }
 
 // Approval requires a human decision before each dispatch.
@@ -135,6 +138,7 @@ func (c *Capability) Spec() Spec {
 	if s.Python != nil {
 		p := *s.Python
 		p.Aliases = append([]string(nil), p.Aliases...)
+		p.Globals = append([]string(nil), p.Globals...)
 		s.Python = &p
 	}
 	if s.Approval != nil {
@@ -222,7 +226,10 @@ func newCapability(s Spec) (*Capability, error) {
 }
 
 func validatePython(p *PythonProjection) []error {
-	var errs []error
+	errs := validatePythonGlobals(p)
+	if p.Module == "" && p.Function == "" && len(p.Aliases) == 0 && p.Globals != nil {
+		return errs // globals only
+	}
 	if !pythonModuleRE.MatchString(p.Module) || pythonKeywords[p.Module] {
 		errs = append(errs, &Error{Code: CodeInvalidPython, Path: "module", Message: "module must be a lowercase Python identifier matching " + pythonModuleRE.String()})
 	} else if stdlibModules[p.Module] || reservedModules[p.Module] {

@@ -44,6 +44,11 @@ var corpus = []corpusCase{
 	{script: "cap_direct.py", surface: plan.SurfaceDirect},
 	{script: "cap_both.py", surface: plan.SurfaceBoth, parent: "main"},
 	{script: "cap_surface_refusals.py"},
+	{script: "cap_globals.py", stdout: "{'echo': {'text': 'no import'}}\n" +
+		"echo_say __main__ Echo the arguments.\n" +
+		"{'echo': {'text': 'from a function'}}\n" +
+		"True False True\n" +
+		"7\n"},
 	{script: "approvals.py"},
 	{script: "refusals.py"},
 	{script: "budget.py", plan: "budget"},

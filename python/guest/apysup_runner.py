@@ -5,8 +5,9 @@ usage: python3.11 -I -S apysup_runner.py --prelude PRELUDE.py
        python3.11 -I -S apysup_runner.py --prelude PRELUDE.py
            --outcome OUTCOME.json [--workdir DIR] --argv ARGV
 
-Executes the prelude (which installs the capability modules in sys.modules),
-runs SCRIPT as __main__ with sys.argv = [SCRIPT, ARGS...] in DIR (default
+Executes the prelude (which installs the capability modules in sys.modules
+and leaves the capabilities' global names in its _main_globals), runs SCRIPT
+as __main__, with those globals, with sys.argv = [SCRIPT, ARGS...] in DIR (default
 /workspace, left alone when it does not exist), then writes the outcome
 atomically and exits with the script's status. The outcome is the guest's
 own report; the host treats it as untrusted input.
@@ -175,9 +176,12 @@ def _write_outcome(path, exit_code, error):
     os.replace(tmp, path)
 
 
-def _run_main(path):
+def _run_main(path, installed):
     """Run the file at path as `python path` does: compiled from source, in
-    a fresh module named __main__ (sys.modules["__main__"] while it runs)."""
+    a fresh module named __main__ (sys.modules["__main__"] while it runs)
+    whose namespace starts with the names in installed (the Plan's Python
+    globals: the script calls them without an import, and its own
+    assignments or imports rebind them as they would any global)."""
     with open(path, "rb") as f:
         source = f.read()
     code = compile(source, path, "exec", dont_inherit=True)
@@ -187,6 +191,7 @@ def _run_main(path):
     module.__loader__ = None
     module.__package__ = None
     module.__spec__ = None
+    module.__dict__.update(installed)
     runner = sys.modules["__main__"]
     sys.modules["__main__"] = module
     try:
@@ -212,9 +217,10 @@ def main(argv):
             os.chdir(workdir)
         with open(prelude, "rb") as f:
             code = compile(f.read(), prelude, "exec")
-        exec(code, {"__name__": "__apysup_prelude__", "__builtins__": __builtins__})
+        namespace = {"__name__": "__apysup_prelude__", "__builtins__": __builtins__}
+        exec(code, namespace)
         sys.argv = list(script_argv)
-        _run_main(script_argv[0])
+        _run_main(script_argv[0], namespace.get("_main_globals", {}))
     except SystemExit as exc:
         exit_code = _exit_status(exc.code)
     except BaseException as exc:

@@ -310,11 +310,30 @@ class RunnerArguments(unittest.TestCase):
                         "seen = (__name__, __file__, sys.modules['__main__'].C is C, __spec__, __package__)\n"
                         "import builtins\nbuiltins._apysup_seen = seen\n")
             main = sys.modules["__main__"]
-            runner._run_main(path)
+            runner._run_main(path, {})
             import builtins
             seen = builtins.__dict__.pop("_apysup_seen")
             self.assertEqual(seen, ("__main__", path, True, None, None))
             self.assertIs(sys.modules["__main__"], main)
+
+    def test_installs_globals_in_main(self):
+        # The Plan's globals are the script's own globals, nobody else's:
+        # callable without an import, listed by globals(), rebindable.
+        def get_weather(**arguments):
+            return arguments
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "s.py")
+            with open(path, "w") as f:
+                f.write("import builtins\n"
+                        "first = get_weather(city='Oslo')\n"
+                        "listed = 'get_weather' in globals()\n"
+                        "def get_weather(**a): return 'mine'\n"
+                        "builtins._apysup_seen = (first, listed, get_weather())\n")
+            runner._run_main(path, {"get_weather": get_weather})
+            import builtins
+            seen = builtins.__dict__.pop("_apysup_seen")
+            self.assertEqual(seen, ({"city": "Oslo"}, True, "mine"))
+            self.assertNotIn("get_weather", builtins.__dict__)
 
     def test_imports_nothing_heavy(self):
         # A run without capability calls loads no json, no socket, no runpy.
