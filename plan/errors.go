@@ -29,6 +29,10 @@ const (
 	CodeInvalidProgramSurface = "invalid_program_surface"
 	CodeInvalidParent         = "invalid_parent"
 	CodeInvalidManifest       = "invalid_manifest"
+	CodeInvalidToolFormat     = "invalid_tool_format"
+	CodeInvalidToolName       = "invalid_tool_name"
+	CodeToolNameCollision     = "tool_name_collision"
+	CodeToolSchemaNotObject   = "tool_schema_not_object"
 )
 
 // Error is a typed plan refusal. Path is a JSON path into the manifest

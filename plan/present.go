@@ -36,7 +36,10 @@ func (s Surface) AllowsProgram() bool { return s == SurfaceProgrammatic || s == 
 // reserved ":program:" namespace stays unambiguous.
 var ParentPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
 
-// ToolSchema is the shape LLM tool-use APIs take.
+// ToolSchema is a capability as the direct surface lists it: its
+// capability name, description and input schema. It is apysup's own
+// listing; the tool definitions LLM APIs take, with names they accept,
+// are Plan.ToolSet's.
 type ToolSchema struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
