@@ -44,27 +44,56 @@ func planCommand() *cli.Command {
 			},
 			{
 				Name:      "tools",
-				Usage:     "print the tool schemas (name, description, input_schema) LLM tool-use APIs take",
+				Usage:     "print the Plan's tools as an LLM API takes them, and the way back to capabilities",
 				ArgsUsage: "MANIFEST",
-				Description: "Lists each tool's name and description; --json prints the document whose tools array\n" +
-					"is what a tool-use API takes (`apysup plan tools --json MANIFEST | jq .tools`).",
+				Description: "Lists each tool's name, capability and description; --format prints the document whose\n" +
+					"tools array is what one API takes, and whose mapping routes a model's tool call back:\n" +
+					"  anthropic  Messages API tools: {name, description, input_schema}   (jq .tools)\n" +
+					"  openai     Chat Completions tools: {type: \"function\", function: {name, description,\n" +
+					"             parameters}}, without strict (jq .tools); for the Responses API's flat form:\n" +
+					"             jq '.tools | map({type, strict: false} + .function)'\n" +
+					"  mcp        the tools of a tools/list result: {name, description, inputSchema, outputSchema\n" +
+					"             (object schemas only), annotations.readOnlyHint, _meta} (jq '{tools}')\n" +
+					"A tool's name is its capability's with every \".\" made \"-\" (weather.get is weather-get):\n" +
+					"one-to-one, and accepted by every API (^[a-zA-Z0-9_-]{1,64}$). mapping[name] is the\n" +
+					"capability; an MCP tool also names it in _meta[\"io.github.apysup/capability\"]. A capability\n" +
+					"whose input_schema is not an object schema (\"type\": \"object\" at its root, or none) has\n" +
+					"no tool: tool_schema_not_object, exit status 2.",
 				Flags: []cli.Flag{
-					&cli.BoolFlag{Name: "json", Usage: `print {"schema_version", "plan_sha256", "tools": [{name, description, input_schema}...]}`},
+					&cli.StringFlag{Name: "format", Usage: `print {"schema_version", "format", "plan_sha256", "tools": [...], "mapping": {tool: capability}} for anthropic, openai or mcp (docs/manifest.md, "Tools for LLM APIs")`},
 				},
 				Action: func(c *cli.Context) error {
+					format := plan.ToolFormatAnthropic
+					if c.IsSet("format") {
+						format = plan.ToolFormat(c.String("format"))
+					}
+					switch format {
+					case plan.ToolFormatAnthropic, plan.ToolFormatOpenAI, plan.ToolFormatMCP:
+					default:
+						return cli.Exit("--format must be anthropic, openai or mcp", 2)
+					}
 					p, err := sealArg(c)
 					if err != nil {
 						return err
 					}
-					tools := p.ToolSchemas()
-					if c.Bool("json") {
-						return printJSON(c, "apysup.plan_tools.v1", struct {
-							PlanSHA256 string            `json:"plan_sha256"`
-							Tools      []plan.ToolSchema `json:"tools"`
-						}{p.Identity(), tools})
+					set, err := p.ToolSet(format)
+					if err != nil {
+						return cli.Exit(fmt.Sprintf("%s:\n%v", c.Args().First(), err), 2)
 					}
-					for _, t := range tools {
-						fmt.Fprintf(c.App.Writer, "%-24s %s\n", t.Name, t.Description)
+					if c.IsSet("format") {
+						return printJSON(c, "apysup.plan_tools.v2", struct {
+							Format     plan.ToolFormat   `json:"format"`
+							PlanSHA256 string            `json:"plan_sha256"`
+							Tools      []json.RawMessage `json:"tools"`
+							Mapping    map[string]string `json:"mapping"`
+						}{format, p.Identity(), set.Tools, set.Mapping})
+					}
+					for _, capability := range p.Capabilities() {
+						tool, err := plan.ToolName(capability.Name())
+						if err != nil {
+							return err
+						}
+						fmt.Fprintf(c.App.Writer, "%-24s %-24s %s\n", tool, capability.Name(), capability.Spec().Description)
 					}
 					return nil
 				},

@@ -80,7 +80,7 @@ func TestJSONDocumentsNameTheirSchema(t *testing.T) {
 	const m = "../../examples/plan.json"
 	cases := map[string][]string{
 		"apysup.plan_seal.v1":  {"plan", "seal", m, "--json"},
-		"apysup.plan_tools.v1": {"plan", "tools", m, "--json"},
+		"apysup.plan_tools.v2": {"plan", "tools", m, "--format", "anthropic"},
 		"apysup.config.v1":     {"config", "show", "--json"},
 		"apysup.doctor.v1":     {"doctor", "--json"},
 		"apysup.version.v1":    {"version", "--json"},
