@@ -103,7 +103,8 @@ func planCommand() *cli.Command {
 				Usage:     "print the generated Python prelude for a surface",
 				ArgsUsage: "MANIFEST",
 				Description: "The prelude registers one Python module per projection; every function and alias calls\n" +
-					"agent_runtime._capability_call(name, kwargs). Call ids are capability-<n> on the direct\n" +
+					"agent_runtime._capability_call(name, kwargs), and so does every global, which the runner\n" +
+					"puts in the script's __main__ (_main_globals). Call ids are capability-<n> on the direct\n" +
 					"surface and <parent>:program:<n> on the programmatic and both surfaces.",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "surface", Value: "programmatic", Usage: "direct, programmatic or both"},
