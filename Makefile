@@ -15,7 +15,7 @@ TEST_TIMEOUT ?= 45m
 
 include mk/wasi.mk
 
-.PHONY: all deps build test unit vet lint demo bench ci clean docs
+.PHONY: all deps build test unit vet lint demo bench fault ci clean docs
 
 all: build
 
@@ -60,6 +60,12 @@ demo: build
 
 bench: deps
 	$(GO) test -tags $(TAGS) -run '^$$' -bench . -benchmem ./...
+
+# The fault campaign of the journal (issue 15) at full size: 1,000 SIGKILLs
+# of a real supervisor at its journal boundaries and at random moments
+# (make test runs 100).
+fault: deps
+	APYSUP_FAULT_KILLS=1000 $(GO) test -tags $(TAGS) -count=1 -timeout 120m -run TestFaultCampaign -v ./integration/
 
 ci: test
 

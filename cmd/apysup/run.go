@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/apysup/apysup/broker"
+	"github.com/apysup/apysup/internal/journal"
 	"github.com/apysup/apysup/internal/sandbox"
 	"github.com/apysup/apysup/internal/sandbox/supervisor"
 	"github.com/apysup/apysup/plan"
@@ -62,6 +63,8 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "workspace", Usage: "copy `DIR` into the run's workspace (never mounted writable from the host)"},
 			&cli.StringFlag{Name: "export", Usage: "publish the final workspace to `DIR` (must not exist) if the run is ok"},
 			&cli.StringFlag{Name: "approve", Usage: approveUsage},
+			&cli.StringFlag{Name: "idempotency-key", Usage: "run under `KEY` with a journal in --state: a completed run's result is returned without running anything; an incomplete one runs again without dispatching any call twice"},
+			stateFlag,
 			&cli.BoolFlag{Name: "json", Usage: "print the RunResult as JSON"},
 		},
 		Action: runAction,
@@ -97,6 +100,23 @@ func runAction(c *cli.Context) error {
 	limits.Pids, _ = parsePositive(sel.values["pids"])
 	limits.CPUs, _ = parseCPUs(sel.values["cpus"])
 
+	key := c.String("idempotency-key")
+	if (key == "") != (c.String("state") == "") {
+		return cli.Exit("--idempotency-key and --state go together (see --help)", ExitUsage)
+	}
+	if key != "" && !journal.ValidKey(key) {
+		return cli.Exit("--idempotency-key: 1-128 characters of [A-Za-z0-9._:-], starting with a letter or digit", ExitUsage)
+	}
+	var jn *journal.Journal
+	if key != "" {
+		// A journal that cannot be opened refuses the run before anything
+		// starts (a full or read-only disk, a restored older copy).
+		if jn, err = journal.Open(c.String("state"), journal.Options{Failpoint: failpoint}); err != nil {
+			return refusedRun(c, key, err)
+		}
+		defer jn.Close()
+	}
+
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	approvals := broker.NewApprovals(broker.ApprovalOptions{})
@@ -124,10 +144,28 @@ func runAction(c *cli.Context) error {
 		ScriptPath: scriptPath, Args: args,
 		WorkspaceSeed: c.String("workspace"), ExportDir: c.String("export"),
 		Limits: limits, LimitSources: sources, Choices: choices,
+		IdempotencyKey: key, Journal: jn,
 	})
 	if err != nil {
 		return cli.Exit(err.Error(), ExitSetupFailed)
 	}
+	return reportRun(c, res)
+}
+
+// refusedRun reports a run under an idempotency key whose journal could
+// not be opened: refused before anything started, with the journal's code.
+func refusedRun(c *cli.Context, key string, err error) error {
+	res := &supervisor.Result{Status: sandbox.StatusRefused, ErrorCode: journal.CodeUnavailable, Error: err.Error(),
+		ExitCode: -1, Receipts: []broker.Receipt{}, Events: []broker.Event{}, Idempotency: &supervisor.Idempotency{Key: key}}
+	if je, ok := err.(*journal.Error); ok {
+		res.ErrorCode = je.Code
+	}
+	return reportRun(c, res)
+}
+
+// reportRun prints the RunResult (summary or --json) and exits with its
+// status.
+func reportRun(c *cli.Context, res *supervisor.Result) error {
 	if c.Bool("json") {
 		if err := printJSON(c, "apysup.run_result.v1", res); err != nil {
 			return err
@@ -273,6 +311,14 @@ func printSummary(w io.Writer, r *supervisor.Result, export string, terminal boo
 		status += " (" + r.ErrorCode + ")"
 	}
 	fmt.Fprintf(w, "status    %s, exit %d, %.0f ms, backend %s (%s)\n", status, r.ExitCode, r.Timings.TotalMs, r.Backend, r.BackendSource)
+	if k := r.Idempotency; k != nil {
+		switch {
+		case k.Replayed:
+			fmt.Fprintf(w, "key       %s: the recorded result of attempt %d, which completed (nothing ran now)\n", k.Key, k.Attempt)
+		case k.Attempt > 0:
+			fmt.Fprintf(w, "key       %s, attempt %d\n", k.Key, k.Attempt)
+		}
+	}
 	if r.Error != "" {
 		fmt.Fprintf(w, "reason    %s\n", terminalSafe(userMessage(r.Error)))
 	}

@@ -23,6 +23,7 @@ const (
 	DomainWorkspaceRequest = "apysup.workspace_request.v1"
 	DomainEvent            = "apysup.event.v1"
 	DomainJournal          = "apysup.journal.v1"
+	DomainRunRequest       = "apysup.run_request.v1"
 )
 
 // DomainKind is one row of the domain table: which kind of document a
@@ -45,6 +46,7 @@ var Domains = []DomainKind{
 	{DomainWorkspaceRequest, `a run's workspace request {"args","export","run_id","script"}`},
 	{DomainEvent, "a run ledger event"},
 	{DomainJournal, "an entry of the supervisor's journal (its hash chain)"},
+	{DomainRunRequest, `what makes a run under an idempotency key the same run {"args","backend","parent","script_sha256","surface"}`},
 }
 
 // DigestPrefix starts every digest string.

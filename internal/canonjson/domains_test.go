@@ -31,6 +31,7 @@ var domainUsers = map[string][]string{
 	"DomainWorkspaceRequest": {"supervisor.(*Supervisor).disposeWorkspace"},
 	"DomainEvent":            {"broker.(Event).computeDigest"},
 	"DomainJournal":          {"journal.entryDigest"},
+	"DomainRunRequest":       {"supervisor.fingerprint"},
 }
 
 // TestDomainsOneKindEach: the domain table has one row per constant, no

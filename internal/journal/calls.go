@@ -140,7 +140,7 @@ func (j *Journal) BeginRun(ctx context.Context, key string, fp Fingerprint, owne
 		case RunCompacted:
 			return nil, fail(CodeKeyCompacted, "the run under this key completed ("+prior.Status+") and was compacted; its result is no longer kept", nil)
 		case RunRunning:
-			if ownerAlive(prior.Owner) {
+			if OwnerAlive(prior.Owner) {
 				return nil, fail(CodeRunActive, "a live process is running under this idempotency key", nil)
 			}
 		}

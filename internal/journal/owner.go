@@ -17,10 +17,10 @@ func Owner() string {
 	return fmt.Sprintf("pid:%d:%s", pid, startTime(pid))
 }
 
-// ownerAlive reports whether the process an Owner string names still
+// OwnerAlive reports whether the process an Owner string names still
 // runs. A malformed owner counts as alive: the journal fails closed and
 // does not resume a run it cannot prove abandoned.
-func ownerAlive(owner string) bool {
+func OwnerAlive(owner string) bool {
 	parts := strings.Split(owner, ":")
 	if len(parts) != 3 || parts[0] != "pid" {
 		return true

@@ -29,21 +29,28 @@ const (
 )
 
 // NewLockedDir makes a directory in parent named prefix+<random> and locks
-// it.
+// it. The directory is made and locked under a hidden name ("." first)
+// and then renamed: a directory under its final name is always locked by
+// its maker until it is removed, so a sweeper can take an unlocked one at
+// once, and only a hidden one waits out LockGrace.
 func NewLockedDir(parent, prefix string) (*LockedDir, error) {
-	path, err := os.MkdirTemp(parent, prefix)
+	hidden, err := os.MkdirTemp(parent, "."+prefix)
 	if err != nil {
 		return nil, err
 	}
-	lock, err := os.OpenFile(filepath.Join(path, lockedDirLock), os.O_RDWR|os.O_CREATE|os.O_EXCL|unix.O_CLOEXEC, 0o600)
+	path := filepath.Join(filepath.Dir(hidden), strings.TrimPrefix(filepath.Base(hidden), ".")) // parent "" is os.TempDir
+	lock, err := os.OpenFile(filepath.Join(hidden, lockedDirLock), os.O_RDWR|os.O_CREATE|os.O_EXCL|unix.O_CLOEXEC, 0o600)
 	if err == nil {
 		err = unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	}
+	if err == nil {
+		err = unix.Renameat2(unix.AT_FDCWD, hidden, unix.AT_FDCWD, path, unix.RENAME_NOREPLACE)
 	}
 	if err != nil {
 		if lock != nil {
 			lock.Close()
 		}
-		os.RemoveAll(path)
+		os.RemoveAll(hidden)
 		return nil, err
 	}
 	return &LockedDir{Path: path, lock: lock}, nil
@@ -67,11 +74,12 @@ func SweepLockedDirs(parent, prefix string, before func(path string)) error {
 	}
 	var errs []error
 	for _, e := range entries {
-		if !e.IsDir() || !strings.HasPrefix(e.Name(), prefix) {
+		hidden := strings.HasPrefix(e.Name(), "."+prefix)
+		if !e.IsDir() || !(hidden || strings.HasPrefix(e.Name(), prefix)) {
 			continue
 		}
 		path := filepath.Join(parent, e.Name())
-		if !abandonedDir(path) {
+		if !abandonedDir(path, hidden) {
 			continue
 		}
 		if before != nil {
@@ -82,10 +90,12 @@ func SweepLockedDirs(parent, prefix string, before func(path string)) error {
 	return errors.Join(errs...)
 }
 
-// abandonedDir reports whether no live process holds path's lock.
-func abandonedDir(path string) bool {
+// abandonedDir reports whether no live process holds path's lock. A
+// hidden directory (made, not yet renamed) may still be on its way to
+// being locked: it is abandoned only after LockGrace.
+func abandonedDir(path string, hidden bool) bool {
 	fi, err := os.Lstat(path)
-	if err != nil || time.Since(fi.ModTime()) <= LockGrace {
+	if err != nil || (hidden && time.Since(fi.ModTime()) <= LockGrace) {
 		return false
 	}
 	lock, err := os.OpenFile(filepath.Join(path, lockedDirLock), os.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)

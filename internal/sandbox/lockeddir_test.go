@@ -26,9 +26,9 @@ func TestSweepRemovesOnlyAbandonedDirs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	unlocked.lock.Close() // young: between creating its lock file and locking it
-	young := filepath.Join(parent, "apysup-x-young-1")
-	old := filepath.Join(parent, "apysup-x-old-1")
+	unlocked.lock.Close()                               // its maker died at once: a visible directory is swept at any age
+	young := filepath.Join(parent, ".apysup-x-young-1") // hidden: maybe being locked now
+	old := filepath.Join(parent, ".apysup-x-old-1")     // hidden, older than LockGrace: its maker died
 	other := filepath.Join(parent, "something-else")
 	for _, d := range []string{young, old, other} {
 		if err := os.MkdirAll(filepath.Join(d, "sub"), 0o755); err != nil {
@@ -43,12 +43,12 @@ func TestSweepRemovesOnlyAbandonedDirs(t *testing.T) {
 	if err := SweepLockedDirs(parent, "apysup-x-", func(p string) { swept = append(swept, filepath.Base(p)) }); err != nil {
 		t.Fatal(err)
 	}
-	for path, want := range map[string]bool{live.Path: true, dead.Path: false, unlocked.Path: true, young: true, old: false, other: true} {
+	for path, want := range map[string]bool{live.Path: true, dead.Path: false, unlocked.Path: false, young: true, old: false, other: true} {
 		if _, err := os.Stat(path); (err == nil) != want {
 			t.Errorf("%s: exists=%v, want %v", filepath.Base(path), err == nil, want)
 		}
 	}
-	if len(swept) != 2 {
-		t.Errorf("before ran on %v, want the two swept", swept)
+	if len(swept) != 3 {
+		t.Errorf("before ran on %v, want the three swept", swept)
 	}
 }

@@ -27,6 +27,7 @@ type Result struct {
 	Error           string                    `json:"error,omitempty"`
 	Limits          []Selected                `json:"limits,omitempty"`
 	Choices         []Selected                `json:"choices,omitempty"`
+	Idempotency     *Idempotency              `json:"idempotency,omitempty"`
 	// Events is the run's hash-chained ledger (broker.Event), EventsHead
 	// the digest of its last event; EventsMissed counts the events that
 	// observers missed (their queue was full).

@@ -16,6 +16,7 @@ import (
 
 	"github.com/apysup/apysup/broker"
 	"github.com/apysup/apysup/internal/canonjson"
+	"github.com/apysup/apysup/internal/journal"
 	"github.com/apysup/apysup/internal/rpc"
 	"github.com/apysup/apysup/internal/sandbox"
 	"github.com/apysup/apysup/internal/sandbox/native"
@@ -115,6 +116,12 @@ type Request struct {
 	// with where each came from (the CLI: approval mode, config file,
 	// workspace, export).
 	Choices []Selected
+	// IdempotencyKey, with Journal, makes the run durable and retriable
+	// (internal/journal): a key whose run completed returns its recorded
+	// result without running anything; one whose run did not complete
+	// runs again, and each call meets its record from the earlier attempt.
+	IdempotencyKey string
+	Journal        *journal.Journal
 }
 
 // Run runs one script and returns its RunResult. The error is non-nil only
@@ -125,13 +132,26 @@ func (s *Supervisor) Run(ctx context.Context, req Request) (*Result, error) {
 	if req.Plan == nil || req.Handlers == nil || req.ScriptPath == "" {
 		return nil, errors.New("supervisor: Plan, Handlers and ScriptPath are required")
 	}
+	if (req.IdempotencyKey == "") != (req.Journal == nil) {
+		return nil, errors.New("supervisor: an idempotency key needs a journal, and a journal a key")
+	}
 	runID, err := newID("run-")
 	if err != nil {
 		return nil, err
 	}
+	if req.IdempotencyKey != "" {
+		runID = keyedRunID(req.IdempotencyKey)
+	}
 	res := &Result{RunID: runID, Backend: req.Backend, BackendSource: req.BackendSource, PlanSHA256: req.Plan.Identity(),
 		Receipts: []broker.Receipt{}, Limits: req.LimitSources, Choices: req.Choices, ExitCode: -1}
 	defer func() { res.Timings.TotalMs = ms(time.Since(began)) }()
+	var callJournal broker.CallJournal // set once an attempt under a key has begun
+	defer func() {
+		if callJournal != nil {
+			res.Timings.TotalMs = ms(time.Since(began))
+			endKeyed(req, res) // after the ledger is closed (deferred below)
+		}
+	}()
 	ledger := broker.NewLedger(req.Observers...)
 	defer closeLedger(res, ledger) // last: after the workspace and the Broker
 	refuse := func(status sandbox.Status, code string, err error) (*Result, error) {
@@ -142,6 +162,16 @@ func (s *Supervisor) Run(ctx context.Context, req Request) (*Result, error) {
 		return res, nil
 	}
 
+	if req.IdempotencyKey != "" {
+		recorded, cj, code, err := beginKeyed(ctx, req, res)
+		switch {
+		case code != "":
+			return refuse(sandbox.StatusRefused, code, err)
+		case recorded != nil:
+			return recorded, nil
+		}
+		callJournal = cj
+	}
 	if req.Backend != BackendNative && req.Backend != BackendWazero {
 		return refuse(sandbox.StatusRefused, CodeUnknownBackend, fmt.Errorf("backend %q: want native or wazero", req.Backend))
 	}
@@ -150,7 +180,7 @@ func (s *Supervisor) Run(ctx context.Context, req Request) (*Result, error) {
 		return refuse(sandbox.StatusRefused, plan.CodeOf(err), err)
 	}
 	b, err := broker.New(broker.Config{Plan: req.Plan, RunID: runID, Surface: req.Surface, Parent: req.Parent,
-		Handlers: req.Handlers, Approvals: req.Approvals, Ledger: ledger})
+		Handlers: req.Handlers, Approvals: req.Approvals, Ledger: ledger, Journal: callJournal})
 	if err != nil {
 		return refuse(sandbox.StatusRefused, CodeInvalidRequest, err)
 	}
