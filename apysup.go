@@ -53,6 +53,14 @@ type Request struct {
 
 	Workspace string // a host directory copied into /workspace; optional
 	Export    string // publish the final workspace here after an ok run; optional
+
+	// Output, when set, receives the guest's output while it runs: stream
+	// is "stdout" or "stderr", chunk the next bytes of it (keep it, do not
+	// change it). Calls come one at a time, in order within each stream,
+	// and add up to exactly the Result's Stdout and Stderr (bounded as
+	// they are). The guest never waits for Output; Run returns after its
+	// last call.
+	Output func(stream string, chunk []byte)
 }
 
 // Run runs one request on a Supervisor of its own and closes it. A program
@@ -138,7 +146,7 @@ func (s *Supervisor) Run(ctx context.Context, req Request) (Result, error) {
 		Plan: p, Handlers: hs, Approvals: req.Approvals, Surface: surface, Parent: parent,
 		Backend: backend, BackendSource: source,
 		ScriptPath: script, Args: req.Args, WorkspaceSeed: req.Workspace, ExportDir: req.Export,
-		Limits: req.Limits,
+		Limits: req.Limits, Output: req.Output,
 	})
 	if err != nil {
 		return Result{}, err

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/apysup/apysup"
@@ -107,5 +108,46 @@ func TestFiveLineProgram(t *testing.T) {
 	out, err := exec.Command(bin).CombinedOutput()
 	if err != nil || string(out) != "ok 42\n <nil>\n" {
 		t.Fatalf("%v: %q, want %q", err, out, "ok 42\n <nil>\n")
+	}
+}
+
+// TestRunOutput: Request.Output receives the guest's lines while it runs,
+// on both backends (the recorder cancels the run once they arrived, so a
+// run that ends killed got them first), and adds up to the Result's
+// Stdout and Stderr, which are the same as without an Output.
+func TestRunOutput(t *testing.T) {
+	for _, backend := range []string{apysup.BackendNative, apysup.BackendWazero} {
+		t.Run(backend, func(t *testing.T) {
+			if backend == apysup.BackendNative {
+				needNative(t)
+			}
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			rec := testenv.NewStreamRecorder(cancel)
+			res, err := apysup.Run(ctx, apysup.Request{Source: []byte(testenv.StreamingScript), Backend: backend, Output: rec.Output})
+			testenv.Need(t, res.ErrorCode != "wasi_guest_missing", "the WASI CPython build (make wasi-python)")
+			stdout, stderr := rec.Got()
+			if err != nil || res.Status != "killed" || res.ErrorCode != "canceled" {
+				t.Fatalf("%v: status %s (%s), delivered %q %q: the lines did not arrive while the guest ran", err, res.Status, res.ErrorCode, stdout, stderr)
+			}
+			if stdout != "first\n" || stderr != "warn\n" || res.Stdout != stdout || res.Stderr != stderr {
+				t.Fatalf("delivered %q %q, result %q %q", stdout, stderr, res.Stdout, res.Stderr)
+			}
+			const script = "import sys\nprint('a')\nsys.stderr.write('b\\n')\nprint('c' * 100)\nraise SystemExit(3)\n"
+			var got [2]strings.Builder
+			with, err := apysup.Run(t.Context(), apysup.Request{Source: []byte(script), Backend: backend, Limits: apysup.Limits{OutputBytes: 50},
+				Output: func(stream string, chunk []byte) { got[map[string]int{"stdout": 0, "stderr": 1}[stream]].Write(chunk) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			without, err := apysup.Run(t.Context(), apysup.Request{Source: []byte(script), Backend: backend, Limits: apysup.Limits{OutputBytes: 50}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got[0].String() != with.Stdout || got[1].String() != with.Stderr || with.Stdout != without.Stdout || with.Stderr != without.Stderr ||
+				len(with.Stdout) != 50 || !with.StdoutTruncated || with.Status != without.Status || with.ExitCode != 3 {
+				t.Fatalf("delivered %q %q; with an Output %+v; without %+v", got[0].String(), got[1].String(), with, without)
+			}
+		})
 	}
 }

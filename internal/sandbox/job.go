@@ -168,6 +168,9 @@ type Job struct {
 	// GuestRunDir; under wazero it holds the out directory. Either way it
 	// is swept with the run when its supervisor died.
 	RunDir string
+	// Output, when set, receives the guest's stdout and stderr while it
+	// runs (see Output); the Outcome keeps them either way.
+	Output Output
 }
 
 // Outcome is what a backend reports about one run.

@@ -4,49 +4,45 @@ import (
 	"errors"
 	"io"
 	"os"
+
+	"github.com/apysup/apysup/internal/sandbox"
 )
 
-// capture reads a pipe to its end, keeping at most limit bytes and
-// discarding the rest through a fixed buffer, so a flooding guest costs the
-// supervisor limit + 32 KiB of memory and never blocks on a full pipe.
+// capture reads a pipe to its end into one stream of a sandbox.Capture,
+// which keeps at most the stream's limit and discards the rest, so a
+// flooding guest costs the supervisor that limit + 32 KiB of memory and
+// never blocks on a full pipe (nor on the job's Output).
 type capture struct {
-	r         *os.File
-	limit     int
-	buf       []byte
-	truncated bool
-	done      chan struct{}
+	r    *os.File
+	done chan struct{}
 }
 
-func startCapture(r *os.File, limit int) *capture {
-	c := &capture{r: r, limit: limit, done: make(chan struct{})}
-	go c.run()
+func startCapture(r *os.File, into *sandbox.Capture, stream string) *capture {
+	c := &capture{r: r, done: make(chan struct{})}
+	go c.run(into, stream)
 	return c
 }
 
-func (c *capture) run() {
+func (c *capture) run(into *sandbox.Capture, stream string) {
 	defer close(c.done)
+	w := into.Writer(stream)
 	chunk := make([]byte, 32<<10)
 	for {
 		n, err := c.r.Read(chunk)
 		if n > 0 {
-			keep := min(n, c.limit-len(c.buf))
-			c.buf = append(c.buf, chunk[:keep]...)
-			if keep < n {
-				c.truncated = true
-			}
+			w.Write(chunk[:n])
 		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
-				c.truncated = true // a read error loses output: say so
+				into.Lost(stream) // a read error loses output: say so
 			}
 			return
 		}
 	}
 }
 
-// wait returns what was kept once the pipe reached its end.
-func (c *capture) wait() ([]byte, bool) {
+// wait returns once the pipe reached its end.
+func (c *capture) wait() {
 	<-c.done
 	c.r.Close()
-	return c.buf, c.truncated
 }

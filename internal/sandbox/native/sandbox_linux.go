@@ -59,6 +59,7 @@ type Sandbox struct {
 	container      *libcontainer.Container
 	process        *libcontainer.Process
 	cgroupPaths    map[string]string
+	output         *sandbox.Capture // both streams, kept and handed to the job's Output
 	stdout, stderr *capture
 	started        time.Time // when the guest was released (the timeout clock)
 	timings        sandbox.Timings
@@ -209,8 +210,9 @@ func (s *Sandbox) Start() error {
 		return setupFailed(err)
 	}
 	s.process.Stdout, s.process.Stderr = outW, errW
-	s.stdout = startCapture(outR, s.limits.OutputBytes)
-	s.stderr = startCapture(errR, s.limits.OutputBytes)
+	s.output = sandbox.NewCapture(s.limits.OutputBytes)
+	s.stdout = startCapture(outR, s.output, sandbox.Stdout)
+	s.stderr = startCapture(errR, s.output, sandbox.Stderr)
 	err = startContainer(s.container, s.process)
 	outW.Close()
 	errW.Close()
@@ -270,6 +272,9 @@ func (s *Sandbox) Assign(job sandbox.Job) error {
 		return setupFailed(fmt.Errorf("mount the job: %w", err))
 	}
 	s.timings.Prepare += time.Since(t0)
+	// The guest writes nothing before it is released; what the container's
+	// init may have written is kept and handed over first.
+	s.output.Deliver(job.Output)
 	s.started = time.Now()
 	err = s.container.Exec()
 	s.timings.Start += time.Since(s.started)
@@ -512,8 +517,8 @@ func (s *Sandbox) Wait(ctx context.Context) (*sandbox.Outcome, error) {
 	// Every process of the run is gone once pid 1 of its namespace is; the
 	// pipes then reach their end.
 	s.kill()
-	out.Stdout, out.StdoutTruncated = s.stdout.wait()
-	out.Stderr, out.StderrTruncated = s.stderr.wait()
+	s.endOutput()
+	out.Stdout, out.Stderr, out.StdoutTruncated, out.StderrTruncated = s.output.Kept()
 	var tooLarge bool
 	out.GuestOutcome, tooLarge = sandbox.ReadOutcomeFile(filepath.Join(s.outDir, sandbox.OutcomeFile))
 	if tooLarge && out.ErrorCode == "" {
@@ -532,6 +537,16 @@ func (s *Sandbox) Wait(ctx context.Context) (*sandbox.Outcome, error) {
 	out.Timings = s.timings
 	s.outcome = out
 	return out, err
+}
+
+// endOutput waits for both pipes to reach their end (every process of the
+// run is gone) and for the job's Output to have received the rest.
+func (s *Sandbox) endOutput() {
+	if s.stdout != nil {
+		s.stdout.wait()
+		s.stderr.wait()
+		s.output.Close()
+	}
 }
 
 // kill sends SIGKILL to the guest's pid 1; the kernel then kills every
@@ -572,10 +587,7 @@ func (s *Sandbox) Destroy() error {
 			containerGone = false
 		}
 	}
-	if s.stdout != nil {
-		s.stdout.wait()
-		s.stderr.wait()
-	}
+	s.endOutput()
 	// Mount points in the caller's RunDir are free once the mounts are gone.
 	errs = append(errs, s.unmountAll()...)
 	for _, p := range s.madeMounts {

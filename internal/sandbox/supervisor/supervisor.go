@@ -122,6 +122,9 @@ type Request struct {
 	// runs again, and each call meets its record from the earlier attempt.
 	IdempotencyKey string
 	Journal        *journal.Journal
+	// Output, when set, receives the guest's stdout and stderr as they
+	// are written (sandbox.Output); the Result holds them whole either way.
+	Output sandbox.Output
 }
 
 // Run runs one script and returns its RunResult. The error is non-nil only
@@ -212,7 +215,7 @@ func (s *Supervisor) Run(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return refuse(sandbox.StatusRefused, codeOfWorkspace(err, sandbox.CodeWorkspaceInputInvalid), err)
 	}
-	job := sandbox.Job{ScriptPath: req.ScriptPath, Args: req.Args, Prelude: pres.Prelude, WorkspaceDir: workspace}
+	job := sandbox.Job{ScriptPath: req.ScriptPath, Args: req.Args, Prelude: pres.Prelude, WorkspaceDir: workspace, Output: req.Output}
 
 	var out *sandbox.Outcome
 	if req.Backend == BackendNative {

@@ -167,15 +167,17 @@ func (b *Backend) Run(ctx context.Context, job sandbox.Job, limits sandbox.Limit
 	runCtx = experimental.WithMemoryAllocator(runCtx, mem)
 	runCtx = context.WithValue(runCtx, runKey{}, b.dispatcher)
 
-	stdout := &cappedBuffer{limit: limits.OutputBytes}
-	stderr := &cappedBuffer{limit: limits.OutputBytes}
+	// fd_write lands in the Capture, which never waits for the Output.
+	output := sandbox.NewCapture(limits.OutputBytes)
+	output.Deliver(job.Output)
+	defer output.Close()
 	cfg := wazero.NewModuleConfig().
 		WithName(""). // anonymous: concurrent runs share one runtime
 		WithStartFunctions().
 		WithArgs(args...).
 		WithFSConfig(fsc).
-		WithStdout(stdout).
-		WithStderr(stderr).
+		WithStdout(output.Writer(sandbox.Stdout)).
+		WithStderr(output.Writer(sandbox.Stderr)).
 		// wazero's defaults are fake clocks and a fixed random seed.
 		WithSysWalltime().
 		WithSysNanotime().
@@ -212,8 +214,8 @@ func (b *Backend) Run(ctx context.Context, job sandbox.Job, limits sandbox.Limit
 	_ = mod.Close(context.Background())
 
 	classify(out, runErr, how)
-	out.Stdout, out.StdoutTruncated = stdout.buf, stdout.truncated
-	out.Stderr, out.StderrTruncated = stderr.buf, stderr.truncated
+	output.Close()
+	out.Stdout, out.Stderr, out.StdoutTruncated, out.StderrTruncated = output.Kept()
 	out.Usage.PeakMemoryBytes = int64(mem.high)
 	var tooLarge bool
 	out.GuestOutcome, tooLarge = sandbox.ReadOutcomeFile(filepath.Join(outDir, sandbox.OutcomeFile))
@@ -226,8 +228,9 @@ func (b *Backend) Run(ctx context.Context, job sandbox.Job, limits sandbox.Limit
 
 // sleeper is the guest's nanosleep. wazero's own blocks for the whole
 // duration, and a guest inside a host call cannot be closed: time.sleep(3600)
-// would outlive the run's timeout. This one returns when ctx ends, and
-// wazero then closes the module.
+// would outlive the run's timeout. This one ends the guest when ctx ends,
+// there and then: returning would let it run on (print, call the host)
+// until wazero's next check of the closed module.
 func sleeper(ctx context.Context) wsys.Nanosleep {
 	return func(ns int64) {
 		t := time.NewTimer(time.Duration(ns))
@@ -235,6 +238,9 @@ func sleeper(ctx context.Context) wsys.Nanosleep {
 		select {
 		case <-t.C:
 		case <-ctx.Done():
+			// wazero returns an ExitError a host function panics with as
+			// is; classify reads the ending from the contexts, not its code.
+			panic(wsys.NewExitError(wsys.ExitCodeContextCanceled))
 		}
 	}
 }

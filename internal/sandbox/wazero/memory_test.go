@@ -26,20 +26,3 @@ func TestLinearMemoryCap(t *testing.T) {
 		t.Fatalf("high %d", m.high)
 	}
 }
-
-func TestCappedBuffer(t *testing.T) {
-	b := &cappedBuffer{limit: 5}
-	for _, s := range []string{"ab", "cd", "efg", "h"} {
-		if n, err := b.Write([]byte(s)); n != len(s) || err != nil {
-			t.Fatalf("Write(%q) = %d, %v", s, n, err)
-		}
-	}
-	if string(b.buf) != "abcde" || !b.truncated {
-		t.Fatalf("buf %q truncated %v", b.buf, b.truncated)
-	}
-	exact := &cappedBuffer{limit: 2}
-	exact.Write([]byte("ab"))
-	if exact.truncated {
-		t.Fatal("truncated at exactly the limit")
-	}
-}
