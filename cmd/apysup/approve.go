@@ -94,13 +94,13 @@ func discardTypedAhead(in io.Reader) {
 // startApprover decides the run's approval requests as the selected
 // approval mode says (--approve, APYSUP_APPROVE, the config file or the
 // terminal-dependent default) until the returned stop is called; stop
-// waits for it.
-func startApprover(ctx context.Context, c *cli.Context, selected string, a *broker.Approvals) (stop func(), err error) {
+// waits for it. Questions and notes go to out (the user's stderr).
+func startApprover(ctx context.Context, c *cli.Context, selected string, a *broker.Approvals, out io.Writer) (stop func(), err error) {
 	mode, err := parseApproveMode(selected)
 	if err != nil {
 		return nil, err
 	}
-	return startApproverMode(ctx, mode, a, c.App.Reader, c.App.ErrWriter)
+	return startApproverMode(ctx, mode, a, c.App.Reader, out)
 }
 
 func startApproverMode(ctx context.Context, mode approveMode, a *broker.Approvals, in io.Reader, out io.Writer) (func(), error) {

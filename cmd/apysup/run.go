@@ -38,6 +38,10 @@ func runCommand() *cli.Command {
 			"python3.11 under full confinement (native) or inside wazero, and prints a summary or, with\n" +
 			"--json, the RunResult. Selection: flag > APYSUP_* environment > config file > default; the\n" +
 			"result says where each value came from.\n\n" +
+			"Without --json the script's stdout and stderr reach apysup's own line by line as it prints\n" +
+			"them (escaped on a terminal; each capped at 1 MiB, as in the RunResult), and the summary\n" +
+			"follows on stdout, with an uncaught exception's traceback unless stderr showed it. With\n" +
+			"--json stdout holds the RunResult alone, and the script's output is only in it.\n\n" +
 			"apysup's flags come before SCRIPT: everything after SCRIPT is the script's own argv\n" +
 			"(`apysup run s.py --json` passes --json to s.py). `--` ends apysup's flags, for a SCRIPT\n" +
 			"whose name begins with a dash. As with python, -c CODE runs CODE and - runs the code read\n" +
@@ -119,13 +123,16 @@ func runAction(c *cli.Context) error {
 
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The guest's stderr, the approval prompt and progress notes share the
+	// user's stderr.
+	errOut := &lockedWriter{w: c.App.ErrWriter}
 	approvals := broker.NewApprovals(broker.ApprovalOptions{})
-	stopApprover, err := startApprover(ctx, c, sel.values["approve"], approvals)
+	stopApprover, err := startApprover(ctx, c, sel.values["approve"], approvals, errOut)
 	if err != nil {
 		return cli.Exit(err.Error(), 2)
 	}
 	defer stopApprover()
-	sup := supervisor.New(supervisor.Config{Progress: func(s string) { fmt.Fprintln(c.App.ErrWriter, "apysup:", s) }})
+	sup := supervisor.New(supervisor.Config{Progress: func(s string) { fmt.Fprintln(errOut, "apysup:", s) }})
 	defer sup.Close()
 	var sources []supervisor.Selected
 	for _, name := range []string{"timeout", "memory", "pids", "cpus"} {
@@ -138,18 +145,26 @@ func runAction(c *cli.Context) error {
 		fromFlag(c, "workspace"),
 		fromFlag(c, "export"),
 	}
+	// Without --json the guest's output reaches the user's as it is
+	// written; with it, stdout is the RunResult alone.
+	var streams *guestStreams
+	var output sandbox.Output
+	if !c.Bool("json") {
+		streams = newGuestStreams(c.App.Writer, isTerminal(c.App.Writer), errOut, isTerminal(c.App.ErrWriter))
+		output = streams.Output
+	}
 	res, err := sup.Run(ctx, supervisor.Request{
 		Plan: p, Handlers: hs, Approvals: approvals, Surface: surface, Parent: parent,
 		Backend: sel.values["backend"], BackendSource: sel.sources["backend"],
 		ScriptPath: scriptPath, Args: args,
 		WorkspaceSeed: c.String("workspace"), ExportDir: c.String("export"),
-		Limits: limits, LimitSources: sources, Choices: choices,
+		Limits: limits, LimitSources: sources, Choices: choices, Output: output,
 		IdempotencyKey: key, Journal: jn,
 	})
 	if err != nil {
 		return cli.Exit(err.Error(), ExitSetupFailed)
 	}
-	return reportRun(c, res)
+	return reportRun(c, res, streams)
 }
 
 // refusedRun reports a run under an idempotency key whose journal could
@@ -160,18 +175,21 @@ func refusedRun(c *cli.Context, key string, err error) error {
 	if je, ok := err.(*journal.Error); ok {
 		res.ErrorCode = je.Code
 	}
-	return reportRun(c, res)
+	return reportRun(c, res, nil)
 }
 
 // reportRun prints the RunResult (summary or --json) and exits with its
 // status.
-func reportRun(c *cli.Context, res *supervisor.Result) error {
+func reportRun(c *cli.Context, res *supervisor.Result, streams *guestStreams) error {
 	if c.Bool("json") {
 		if err := printJSON(c, "apysup.run_result.v1", res); err != nil {
 			return err
 		}
 	} else {
-		printSummary(c.App.Writer, res, c.String("export"), isTerminal(c.App.Writer))
+		if streams != nil {
+			streams.end()
+		}
+		printSummary(c.App.Writer, res, c.String("export"))
 	}
 	if code := exitStatus(res); code != 0 {
 		return cli.Exit("", code)
@@ -287,23 +305,15 @@ func exitStatus(r *supervisor.Result) int {
 	return ExitSetupFailed
 }
 
-// printSummary is the readable default output. Everything the guest
-// authored is shown escaped (a hostile script must not drive the user's
-// terminal with escape sequences); its stdout is passed through byte for
-// byte only when it does not go to a terminal.
-func printSummary(w io.Writer, r *supervisor.Result, export string, terminal bool) {
-	if r.Stdout != "" {
-		out := r.Stdout
-		if terminal {
-			out = guestLines(out)
-		}
-		fmt.Fprint(w, out)
-		if !strings.HasSuffix(out, "\n") {
-			fmt.Fprintln(w)
-		}
-	}
+// printSummary is the readable default output, after the guest's own
+// (streamed as it ran). Everything the guest authored is shown escaped:
+// a hostile script must not drive the user's terminal.
+func printSummary(w io.Writer, r *supervisor.Result, export string) {
 	if r.StdoutTruncated {
 		fmt.Fprintln(w, "[stdout truncated]")
+	}
+	if r.StderrTruncated {
+		fmt.Fprintln(w, "[stderr truncated]")
 	}
 	fmt.Fprintln(w, "──")
 	status := string(r.Status)
@@ -327,6 +337,7 @@ func printSummary(w io.Writer, r *supervisor.Result, export string, terminal boo
 	}
 	if r.GuestError != nil {
 		fmt.Fprintf(w, "exception %s: %s\n", terminalSafe(r.GuestError.Type), terminalSafe(truncate(r.GuestError.Message, 300)))
+		printTraceback(w, r)
 	}
 	if len(r.Result) > 0 {
 		fmt.Fprintf(w, "result    %s\n", terminalSafe(truncate(string(r.Result), 200)))
@@ -355,8 +366,29 @@ func printSummary(w io.Writer, r *supervisor.Result, export string, terminal boo
 		}
 		fmt.Fprintf(w, "workspace %d entries, %d bytes, %s\n", ws.EntryCount, ws.Bytes, where)
 	}
-	if r.StderrTruncated || (r.Status != sandbox.StatusOK && r.Stderr != "") {
-		fmt.Fprintf(w, "stderr    %s\n", terminalSafe(truncate(lastLine(r.Stderr), 300)))
+}
+
+// tracebackLines bounds the traceback the summary shows (its last lines,
+// where the exception is).
+const tracebackLines = 40
+
+// printTraceback shows the uncaught exception's traceback, unless the
+// guest's stderr, shown whole above, holds it already (as it does when
+// the script left sys.excepthook alone).
+func printTraceback(w io.Writer, r *supervisor.Result) {
+	tb := strings.TrimRight(r.GuestError.Traceback, "\n")
+	if tb == "" || (!r.StderrTruncated && strings.Contains(r.Stderr, tb)) {
+		return
+	}
+	lines := strings.Split(tb, "\n")
+	if len(lines) > tracebackLines {
+		fmt.Fprintf(w, "traceback (last %d of %d lines)\n", tracebackLines, len(lines))
+		lines = lines[len(lines)-tracebackLines:]
+	} else {
+		fmt.Fprintln(w, "traceback")
+	}
+	for _, l := range lines {
+		fmt.Fprintf(w, "          %s\n", terminalSafe(l))
 	}
 }
 
@@ -403,9 +435,4 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	return lines[len(lines)-1]
 }

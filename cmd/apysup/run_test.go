@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -318,22 +319,36 @@ except OSError as e:
 	}
 }
 
-// A guest cannot drive the user's terminal: on a terminal its text is
-// escaped; into a pipe its stdout passes byte for byte.
-func TestSummaryEscapesGuestText(t *testing.T) {
-	res := &supervisor.Result{Status: "error", ExitCode: 1, Stdout: "red \x1b[31mtext\x1b[0m\n\tindented\n",
-		Stderr: "Boom: \x1b]52;c;ZXZpbA==\x07\n", GuestError: &supervisor.GuestError{Type: "Boom", Message: "\x1b[2J"}}
-	var term, pipe strings.Builder
-	printSummary(&term, res, "", true)
-	printSummary(&pipe, res, "", false)
-	if strings.ContainsAny(term.String(), "\x1b\x07") {
-		t.Fatalf("escape sequences reached the terminal: %q", term.String())
+// A guest cannot drive the user's terminal: on a terminal its streamed
+// text is escaped (a character split between two chunks stays whole);
+// into a pipe it passes byte for byte. The summary escapes what it shows.
+func TestStreamsAndSummaryEscapeGuestText(t *testing.T) {
+	chunks := []string{"red \x1b[31mtext\x1b[0m\n\tindented é", "\xe2\x82", "\xac end"}
+	var term, pipe, errTerm strings.Builder
+	onTerm := newGuestStreams(&term, true, &errTerm, true)
+	onPipe := newGuestStreams(&pipe, false, io.Discard, false)
+	for _, c := range chunks {
+		onTerm.Output(sandbox.Stdout, []byte(c))
+		onPipe.Output(sandbox.Stdout, []byte(c))
 	}
-	if !strings.Contains(term.String(), `red \u001b[31mtext\u001b[0m`+"\n\tindented\n") {
-		t.Fatalf("terminal output %q", term.String())
+	onTerm.Output(sandbox.Stderr, []byte("Boom: \x1b]52;c;ZXZpbA==\x07\n"))
+	onTerm.end()
+	onPipe.end()
+	if want := `red \u001b[31mtext\u001b[0m` + "\n\tindented é€ end\n"; term.String() != want {
+		t.Fatalf("terminal stdout %q, want %q", term.String(), want)
 	}
-	if !strings.HasPrefix(pipe.String(), res.Stdout) || strings.Contains(strings.TrimPrefix(pipe.String(), res.Stdout), "\x1b") {
-		t.Fatalf("pipe output %q", pipe.String())
+	if strings.ContainsAny(errTerm.String(), "\x1b\x07") || !strings.HasPrefix(errTerm.String(), "Boom: ") {
+		t.Fatalf("terminal stderr %q", errTerm.String())
+	}
+	if want := strings.Join(chunks, "") + "\n"; pipe.String() != want {
+		t.Fatalf("pipe %q, want %q", pipe.String(), want)
+	}
+	res := &supervisor.Result{Status: "error", ExitCode: 1, Stderr: "other\n",
+		GuestError: &supervisor.GuestError{Type: "Boom", Message: "\x1b[2J", Traceback: "Traceback (most recent call last):\n  File \"x\x1b[2J\"\nBoom: \x1b[2J\n"}}
+	var summary strings.Builder
+	printSummary(&summary, res, "")
+	if strings.ContainsAny(summary.String(), "\x1b\x07") || !strings.Contains(summary.String(), "traceback\n          Traceback (most recent call last):\n") {
+		t.Fatalf("summary %q", summary.String())
 	}
 }
 
