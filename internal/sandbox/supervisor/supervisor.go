@@ -47,8 +47,8 @@ type Config struct {
 	StateDir   string // where per-run directories go; default os.TempDir()
 	GuestFiles fs.FS  // default python.GuestFiles
 	Wazero     wazero.Config
-	// Progress, when set, receives one line for anything slow (a first
-	// wazero compile).
+	// Progress, when set, receives one line for anything slow (a wazero
+	// compile, only when the compilation cache does not hold it).
 	Progress func(string)
 	// NativePool, when positive, keeps that many native sandboxes started
 	// ahead of their runs (native.Pool) for runs whose limits, defaults
@@ -80,6 +80,9 @@ func New(cfg Config) *Supervisor {
 	}
 	if cfg.Wazero.GuestFiles == nil {
 		cfg.Wazero.GuestFiles = cfg.GuestFiles
+	}
+	if cfg.Wazero.Progress == nil {
+		cfg.Wazero.Progress = cfg.Progress
 	}
 	return &Supervisor{cfg: cfg, channels: rpc.NewRegistry(rpc.RegistryConfig{})}
 }
@@ -278,9 +281,6 @@ func (s *Supervisor) wazeroInterpreter(ctx context.Context) (*wazero.Interpreter
 	// is found by the next run of a long-lived supervisor.
 	if _, err := wazero.Locate(s.cfg.Wazero.CacheDir); err != nil {
 		return nil, err
-	}
-	if s.cfg.Progress != nil {
-		s.cfg.Progress("loading the WASI CPython build (the first compile takes a few seconds; later runs use the cache)")
 	}
 	in, err := wazero.Load(ctx, s.cfg.Wazero)
 	if err != nil {

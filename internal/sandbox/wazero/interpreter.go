@@ -32,6 +32,9 @@ type Config struct {
 	// GuestFiles is mounted read-only at sandbox.GuestFilesDir; nil means
 	// python.GuestFiles, the same bytes the native backend installs.
 	GuestFiles fs.FS
+	// Progress, when set, is told when Load compiles python.wasm (seconds,
+	// once per build and host) rather than reading the compilation cache.
+	Progress func(string)
 }
 
 // Interpreter is CPython compiled for one process: a wazero runtime, the
@@ -46,6 +49,7 @@ type Interpreter struct {
 	guestFiles fs.FS
 	zoneinfo   *hostDir // nil when the host has no zoneinfo
 	minMemory  uint64   // bytes the module needs before running a line
+	compiled   cacheWatch
 }
 
 // Load locates the WASI build (an *UnavailableError with
@@ -88,6 +92,7 @@ func Load(ctx context.Context, cfg Config) (*Interpreter, error) {
 		WithCompilationCache(cache).
 		WithCloseOnContextDone(true))
 	in := &Interpreter{
+		compiled:   cacheWatch{dir: cacheDir, progress: cfg.Progress},
 		runtime:    rt,
 		cache:      cache,
 		build:      build,
@@ -127,7 +132,9 @@ func (in *Interpreter) init(ctx context.Context, wasm []byte) error {
 	if err != nil {
 		return fmt.Errorf("wazero: host module: %w", err)
 	}
+	in.compiled.before()
 	in.module, err = in.runtime.CompileModule(ctx, wasm)
+	in.compiled.after()
 	if err != nil {
 		return fmt.Errorf("wazero: compile %s: %w", filepath.Join(in.build.Dir, wasmFile), err)
 	}

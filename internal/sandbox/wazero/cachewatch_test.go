@@ -1,0 +1,65 @@
+package wazero
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apysup/apysup/internal/testenv"
+)
+
+// TestCacheWatch: the notice comes before a compile into an empty cache,
+// after one that added an entry, and never for a cache hit.
+func TestCacheWatch(t *testing.T) {
+	dir := t.TempDir()
+	var said []string
+	watch := func(compile func()) []string {
+		said = nil
+		w := cacheWatch{dir: dir, progress: func(s string) { said = append(said, s) }}
+		w.before()
+		compile()
+		w.after()
+		return said
+	}
+	version := filepath.Join(dir, "wazero-v1-amd64-linux")
+	add := func(name string) func() {
+		return func() { os.MkdirAll(version, 0o700); os.WriteFile(filepath.Join(version, name), nil, 0o600) }
+	}
+	if got := watch(add("a")); len(got) != 1 || !strings.HasPrefix(got[0], "compiling ") {
+		t.Fatalf("empty cache: %q", got)
+	}
+	if got := watch(func() {}); len(got) != 0 {
+		t.Fatalf("cache hit: %q", got)
+	}
+	if got := watch(add("b.123.tmp")); len(got) != 0 {
+		t.Fatalf("a temporary file: %q", got)
+	}
+	if got := watch(add("c")); len(got) != 1 || !strings.HasPrefix(got[0], "compiled ") {
+		t.Fatalf("a new entry: %q", got)
+	}
+}
+
+// TestLoadSaysWhenItCompiles: a fresh compilation cache is a compile,
+// said; the next Load reads the cache, silently.
+func TestLoadSaysWhenItCompiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles python.wasm")
+	}
+	cache := t.TempDir()
+	for i, want := range []int{1, 0} {
+		var said []string
+		in, err := Load(context.Background(), Config{CompilationCacheDir: cache, Progress: func(s string) { said = append(said, s) }})
+		var u *UnavailableError
+		testenv.Need(t, !errors.As(err, &u), "the WASI CPython build (make wasi-python)")
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.Close(context.Background())
+		if len(said) != want {
+			t.Fatalf("load %d: said %q, want %d notices", i+1, said, want)
+		}
+	}
+}
