@@ -73,7 +73,7 @@ func verifyEvents(c *cli.Context) error {
 			if pr.Seq > 0 {
 				where = fmt.Sprintf("event %d", pr.Seq)
 			}
-			fmt.Fprintf(c.App.Writer, "FAIL %s: %s: %s\n", where, pr.Code, pr.Detail)
+			fmt.Fprintf(c.App.Writer, "FAIL %s: %s: %s\n", where, pr.Code, userMessage(pr.Detail))
 		}
 	}
 	if len(problems) > 0 {

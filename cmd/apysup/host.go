@@ -32,7 +32,7 @@ func doctorCommand() *cli.Command {
 							mark = "warn"
 						}
 					}
-					fmt.Fprintf(c.App.Writer, "%s %-22s %s\n", mark, ch.Name, ch.Detail)
+					fmt.Fprintf(c.App.Writer, "%s %-22s %s\n", mark, ch.Name, userMessage(ch.Detail))
 					if !ch.OK() {
 						fmt.Fprintf(c.App.Writer, "     %-22s %s; fix: %s\n", "", ch.Status, ch.Fix)
 					}

@@ -102,9 +102,12 @@ func refuseMisuse(cmd *cli.Command) {
 	}
 }
 
-// goPrefix is a Go package's name at the start of an error message or
-// of a wrapped one ("native: refused (invalid_job): ...").
-var goPrefix = regexp.MustCompile(`(^|: )(?:native|wazero|supervisor|sandbox|broker|handlers|rpc|plan|doctor|seccomp|libcontainer): `)
+// goPackages are the Go packages whose names prefix their errors.
+const goPackages = `native|wazero|supervisor|sandbox|broker|handlers|rpc|plan|doctor|seccomp|libcontainer|canonjson|python|wasi|journal`
+
+// goPrefix is a Go package's name at the start of an error message, of
+// one of its lines or of a wrapped error ("native: refused (invalid_job): ...").
+var goPrefix = regexp.MustCompile(`(?m)(^|: )(?:` + goPackages + `): `)
 
 // userMessage is an error message as a user reads it: without the Go
 // package names that prefix it for the programmer.

@@ -101,7 +101,7 @@ func verifyReceipts(c *cli.Context) error {
 			if pr.Index >= 0 {
 				where = fmt.Sprintf("receipt %d", pr.Index)
 			}
-			fmt.Fprintf(c.App.Writer, "FAIL %s: %s: %s\n", where, pr.Code, pr.Detail)
+			fmt.Fprintf(c.App.Writer, "FAIL %s: %s: %s\n", where, pr.Code, userMessage(pr.Detail))
 		}
 	}
 	if len(problems) > 0 {
