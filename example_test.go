@@ -25,6 +25,28 @@ func Example() {
 	// 42
 }
 
+// The guest's output as it prints it: Output receives each chunk while
+// the script runs (here, passed on as it comes); the Result holds it
+// whole afterwards.
+func Example_output() {
+	res, err := apysup.Run(context.Background(), apysup.Request{
+		Source: []byte("import sys\nprint('working')\nprint('almost', file=sys.stderr)\nprint('done')\n"),
+		Output: func(stream string, chunk []byte) {
+			if stream == "stdout" {
+				fmt.Print(string(chunk))
+			}
+		},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Status, res.Stderr == "almost\n")
+	// Output:
+	// working
+	// done
+	// ok true
+}
+
 // A Plan from a manifest, its handlers, and a script that calls the one
 // capability it grants: one receipt, bound to the Plan by digest.
 func Example_plan() {
