@@ -148,6 +148,13 @@ func TestRunOutput(t *testing.T) {
 				len(with.Stdout) != 50 || !with.StdoutTruncated || with.Status != without.Status || with.ExitCode != 3 {
 				t.Fatalf("delivered %q %q; with an Output %+v; without %+v", got[0].String(), got[1].String(), with, without)
 			}
+			// Lines leave the guest as printed only when someone streams them.
+			for _, output := range []func(string, []byte){nil, func(string, []byte) {}} {
+				res, err := apysup.Run(t.Context(), apysup.Request{Source: []byte("import sys\nprint(sys.stdout.line_buffering)\n"), Backend: backend, Output: output})
+				if want := map[bool]string{false: "False\n", true: "True\n"}[output != nil]; err != nil || res.Stdout != want {
+					t.Fatalf("line buffering %v %q, want %q", err, res.Stdout, want)
+				}
+			}
 		})
 	}
 }

@@ -39,6 +39,7 @@ const (
 	// Files of the job directory besides the script (GuestJobDir/<base name>).
 	PreludeFile = "prelude.py"
 	ArgvFile    = ".argv"        // script, then args, each NUL-terminated (--argv)
+	StreamFile  = ".stream"      // present when the job has an Output: the runner line-buffers
 	OutcomeFile = "outcome.json" // in GuestOutDir
 )
 
@@ -169,7 +170,9 @@ type Job struct {
 	// is swept with the run when its supervisor died.
 	RunDir string
 	// Output, when set, receives the guest's stdout and stderr while it
-	// runs (see Output); the Outcome keeps them either way.
+	// runs (see Output); the Outcome keeps them either way. With one the
+	// guest line-buffers its stdout (StreamFile), so that lines leave it
+	// as they are printed; without, it buffers as CPython does on a pipe.
 	Output Output
 }
 

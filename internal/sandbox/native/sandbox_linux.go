@@ -262,6 +262,11 @@ func (s *Sandbox) Assign(job sandbox.Job) error {
 	if err := os.WriteFile(filepath.Join(s.jobDir, sandbox.PreludeFile), job.Prelude, 0o444); err != nil {
 		return setupFailed(err)
 	}
+	if job.Output != nil {
+		if err := os.WriteFile(filepath.Join(s.jobDir, sandbox.StreamFile), nil, 0o444); err != nil {
+			return setupFailed(err)
+		}
+	}
 	if err := s.openRunDir(); err != nil {
 		return setupFailed(err)
 	}

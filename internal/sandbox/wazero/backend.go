@@ -133,6 +133,9 @@ func (b *Backend) Run(ctx context.Context, job sandbox.Job, limits sandbox.Limit
 		sandbox.PreludeFile: &fstest.MapFile{Data: job.Prelude, Mode: 0o444},
 		sandbox.ArgvFile:    &fstest.MapFile{Data: argv, Mode: 0o444},
 	}
+	if job.Output != nil {
+		jobFiles[sandbox.StreamFile] = &fstest.MapFile{Mode: 0o444}
+	}
 	// Exactly these paths exist in the guest; "/" itself is not mounted.
 	// Every file the guest opens on any of them counts against one budget.
 	files := &openFiles{max: int(min(limits.OpenFiles, 1<<20))}
