@@ -443,7 +443,8 @@ agent_runtime._capability_call("x.y", {})
 }
 
 // TestRunReadsBackChoices: the surface is a choice, not a limit; --cpus is
-// a limit; a refusal's reason is said without Go package names.
+// a limit (TestCPUsLimit in sandbox/native checks the cgroup's quota);
+// --config FILE applies; a refusal's reason is said without Go package names.
 func TestRunReadsBackChoices(t *testing.T) {
 	needNative(t)
 	res, code, _ := runJSON(t, "--cpus", "0.5", "../../examples/hello.py")
@@ -456,6 +457,18 @@ func TestRunReadsBackChoices(t *testing.T) {
 	}
 	if _, ok := limits["surface"]; ok || limits["cpus"] != [2]string{"0.5", SourceFlag} {
 		t.Fatalf("limits %+v", res.Limits)
+	}
+	// --config FILE on run: its settings apply, and the result says which file.
+	cfg := filepath.Join(t.TempDir(), "apysup.json")
+	os.WriteFile(cfg, []byte(`{"cpus": "0.25", "surface": "both"}`), 0o644)
+	res, _, _ = runJSON(t, "--config", cfg, script(t, "pass\n"))
+	limits = map[string][2]string{}
+	for _, l := range res.Limits {
+		limits[l.Name] = [2]string{l.Value, l.Source}
+	}
+	if res.Status != "ok" || limits["cpus"] != [2]string{"0.25", SourceConfig} || choice(t, res, "surface") != [2]string{"both", SourceConfig} ||
+		choice(t, res, "config_file") != [2]string{cfg, SourceFlag} {
+		t.Fatalf("--config: %s, limits %+v, choices %+v", res.Status, res.Limits, res.Choices)
 	}
 	s := filepath.Join(t.TempDir(), ".hidden.py")
 	os.WriteFile(s, []byte("print(1)\n"), 0o644)

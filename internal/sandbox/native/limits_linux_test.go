@@ -1,6 +1,8 @@
 package native
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -133,5 +135,26 @@ except OSError as e:
 				t.Fatalf("status %s stdout %q (want %q) stderr %q", out.Status, got, tc.want, out.Stderr)
 			}
 		})
+	}
+}
+
+// TestCPUsLimit: the CPU quota in cores (apysup run --cpus) is the run's
+// cgroup quota, as the kernel reads it back.
+func TestCPUsLimit(t *testing.T) {
+	b := testBackend(t)
+	s, err := b.Prepare(t.Context(), sandbox.Limits{CPUs: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Destroy()
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	file, want := filepath.Join(s.cgroupDir("cpu"), "cpu.max"), "50000 100000\n"
+	if !s.v2() {
+		file, want = filepath.Join(s.cgroupDir("cpu"), "cpu.cfs_quota_us"), "50000\n"
+	}
+	if got, err := os.ReadFile(file); err != nil || string(got) != want {
+		t.Fatalf("%s: %q (%v), want %q", file, got, err, want)
 	}
 }
