@@ -118,7 +118,7 @@ func moved() bool {
 }
 `
 
-// TestImportDoesNotHijack: a program that imports the supervisor (and with
+// TestImportDoesNotHijack: a program that imports apysup (and with
 // it this package) behaves, run as "prog init", exactly as without the
 // import: its own output, exit 0, its main goroutine free to move between
 // threads. The locked build shows that the probe sees a lock.
@@ -138,7 +138,7 @@ func TestImportDoesNotHijack(t *testing.T) {
 		return string(out)
 	}
 	plain := run("plain", "", "")
-	imported := run("imported", `_ "github.com/apysup/apysup/internal/sandbox/supervisor"`, "")
+	imported := run("imported", `_ "github.com/apysup/apysup"`, "") // the root imports the supervisor and this package
 	// What this package's init used to do.
 	locked := run("locked", "", "func init() { runtime.LockOSThread() }")
 	const free = "own output [init]\nmain goroutine moved off the main thread: true\n"
