@@ -44,7 +44,7 @@ func NewLockedDir(parent, prefix string) (*LockedDir, error) {
 		err = unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 	}
 	if err == nil {
-		err = unix.Renameat2(unix.AT_FDCWD, hidden, unix.AT_FDCWD, path, unix.RENAME_NOREPLACE)
+		err = renameNoReplace(hidden, path)
 	}
 	if err != nil {
 		if lock != nil {
