@@ -118,40 +118,8 @@ const (
 	CodeSetupFailed     = "setup_failed"
 	CodeCanceled        = "canceled"
 	CodeOutcomeTooLarge = "outcome_too_large"
+	CodeInvalidLimits   = "invalid_limits"
 )
-
-// Limits bound one run. Zero values mean "use the default" (DefaultLimits).
-type Limits struct {
-	Timeout       time.Duration // wall clock; kills the whole tree
-	MemoryBytes   int64         // cgroup memory limit (native) / linear memory cap (wazero)
-	Pids          int64         // cgroup pids limit (native only)
-	CPUs          float64       // cgroup CPU quota in cores (native only)
-	TmpBytes      int64         // size of the /tmp tmpfs (native only)
-	OutputBytes   int           // cap for stdout and for stderr, each
-	OpenFiles     uint64        // RLIMIT_NOFILE
-	FileSizeBytes int64         // RLIMIT_FSIZE
-	// WorkspaceBytes and WorkspaceFiles bound /workspace: a tmpfs of this
-	// size and inode count when the supervisor runs as root, and the budget
-	// of the final snapshot on every backend.
-	WorkspaceBytes int64
-	WorkspaceFiles int64
-}
-
-// DefaultLimits are the built-in defaults (the lowest selection precedence).
-func DefaultLimits() Limits {
-	return Limits{
-		Timeout:        30 * time.Second,
-		MemoryBytes:    512 << 20,
-		Pids:           128,
-		CPUs:           1,
-		TmpBytes:       64 << 20,
-		OutputBytes:    1 << 20,
-		OpenFiles:      256,
-		FileSizeBytes:  256 << 20,
-		WorkspaceBytes: 256 << 20,
-		WorkspaceFiles: 16384,
-	}
-}
 
 // Job is what one run executes. All paths are host paths.
 type Job struct {

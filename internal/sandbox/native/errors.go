@@ -10,7 +10,7 @@ import (
 // (whose codes, e.g. userns_unavailable, are passed through unchanged).
 const (
 	CodeInvalidJob      = sandbox.CodeInvalidJob
-	CodeInvalidLimits   = "invalid_limits"
+	CodeInvalidLimits   = sandbox.CodeInvalidLimits
 	CodeUIDsExhausted   = "uid_range_exhausted"
 	CodeSetupFailed     = sandbox.CodeSetupFailed
 	CodeCleanupFailed   = "cleanup_failed"

@@ -150,30 +150,14 @@ func (s *Sandbox) mount(source, target, fstype string, flags uintptr, data strin
 	return nil
 }
 
+// withDefaults applies sandbox.Limits.WithDefaults; a refusal is an
+// *Error with invalid_limits.
 func withDefaults(l sandbox.Limits) (sandbox.Limits, error) {
-	d := sandbox.DefaultLimits()
-	orDefault(&l.Timeout, d.Timeout)
-	orDefault(&l.MemoryBytes, d.MemoryBytes)
-	orDefault(&l.Pids, d.Pids)
-	orDefault(&l.CPUs, d.CPUs)
-	orDefault(&l.TmpBytes, d.TmpBytes)
-	orDefault(&l.OutputBytes, d.OutputBytes)
-	orDefault(&l.OpenFiles, d.OpenFiles)
-	orDefault(&l.FileSizeBytes, d.FileSizeBytes)
-	switch {
-	case l.Timeout < 0, l.MemoryBytes < 4<<20, l.Pids < 1, l.CPUs < 0.01, l.TmpBytes < 0,
-		l.OutputBytes < 0, l.OpenFiles < 16, l.FileSizeBytes < 0:
-		return l, refused(CodeInvalidLimits, "limits out of range: %+v", l)
+	l, err := l.WithDefaults()
+	if err != nil {
+		return l, &Error{Status: sandbox.StatusRefused, Code: CodeInvalidLimits, Err: err}
 	}
 	return l, nil
-}
-
-// orDefault sets *v to d when *v is the zero value ("use the default").
-func orDefault[T comparable](v *T, d T) {
-	var zero T
-	if *v == zero {
-		*v = d
-	}
 }
 
 // Start builds the container and starts its init, which sets up the whole

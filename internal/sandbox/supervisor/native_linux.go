@@ -78,10 +78,9 @@ func (s *Supervisor) runNative(ctx context.Context, b *broker.Broker, runID stri
 	defer sock.Close()
 	channelID, _ := newID("chn-")
 	invocationID, _ := newID("inv-")
-	limits := withDefaults(req.Limits)
 	ch, credential, err := s.channels.Open(rpc.ChannelConfig{
 		ChannelID: channelID, InvocationID: invocationID, ExecutionID: runID, PlanSHA256: req.Plan.Identity(),
-		Expiry: time.Now().Add(limits.Timeout + time.Minute), PeerUID: ids.Guest, Dispatcher: b,
+		Expiry: time.Now().Add(req.Limits.Timeout + time.Minute), PeerUID: ids.Guest, Dispatcher: b,
 	})
 	if err != nil {
 		return failedOutcome(sandbox.StatusSetupFailed, native.CodeSetupFailed), err

@@ -181,6 +181,11 @@ func (s *Supervisor) Run(ctx context.Context, req Request) (*Result, error) {
 	if req.Backend != BackendNative && req.Backend != BackendWazero {
 		return refuse(sandbox.StatusRefused, CodeUnknownBackend, fmt.Errorf("backend %q: want native or wazero", req.Backend))
 	}
+	limits, err := req.Limits.WithDefaults()
+	if err != nil {
+		return refuse(sandbox.StatusRefused, sandbox.CodeInvalidLimits, err)
+	}
+	req.Limits = limits // the backends see the limits the result reports
 	pres, err := req.Plan.Present(req.Surface, req.Parent)
 	if err != nil {
 		return refuse(sandbox.StatusRefused, plan.CodeOf(err), err)
@@ -200,7 +205,6 @@ func (s *Supervisor) Run(ctx context.Context, req Request) (*Result, error) {
 	}
 	defer dir.Remove()
 	runDir := dir.Path
-	limits := withDefaults(req.Limits)
 	workspace := filepath.Join(runDir, workspaceName)
 	unmount, err := mountWorkspace(workspace, limits)
 	if err != nil {
@@ -399,20 +403,6 @@ func outcomeOf(err error) *sandbox.Outcome {
 
 func failedOutcome(status sandbox.Status, code string) *sandbox.Outcome {
 	return &sandbox.Outcome{Status: status, ErrorCode: code, ExitCode: -1}
-}
-
-func withDefaults(l sandbox.Limits) sandbox.Limits {
-	d := sandbox.DefaultLimits()
-	if l.Timeout > 0 {
-		d.Timeout = l.Timeout
-	}
-	if l.WorkspaceBytes > 0 {
-		d.WorkspaceBytes = l.WorkspaceBytes
-	}
-	if l.WorkspaceFiles > 0 {
-		d.WorkspaceFiles = l.WorkspaceFiles
-	}
-	return d
 }
 
 func newID(prefix string) (string, error) {

@@ -82,7 +82,6 @@ func (b *Backend) Name() string { return Name }
 // with the error that caused them.
 func (b *Backend) Run(ctx context.Context, job sandbox.Job, limits sandbox.Limits) (*sandbox.Outcome, error) {
 	began := time.Now()
-	limits = withDefaults(limits)
 	out := &sandbox.Outcome{ExitCode: noExitStatus}
 	fail := func(status sandbox.Status, code string, err error) (*sandbox.Outcome, error) {
 		out.Status, out.ErrorCode = status, code
@@ -93,6 +92,10 @@ func (b *Backend) Run(ctx context.Context, job sandbox.Job, limits sandbox.Limit
 	}
 	setupFailed := func(err error) (*sandbox.Outcome, error) {
 		return fail(sandbox.StatusSetupFailed, ErrorCodeSetupFailed, err)
+	}
+	limits, err := limits.WithDefaults()
+	if err != nil {
+		return fail(sandbox.StatusRefused, sandbox.CodeInvalidLimits, err)
 	}
 
 	script, err := job.ReadScript()
@@ -291,33 +294,4 @@ func classify(out *sandbox.Outcome, err error, how ending) {
 	if how.memoryRefused && out.Status != sandbox.StatusOK {
 		out.Status, out.ErrorCode = sandbox.StatusMemoryLimit, ""
 	}
-}
-
-// withDefaults fills the zero fields this backend uses from
-// sandbox.DefaultLimits. Pids, CPUs and TmpBytes are native-only: the guest
-// has one thread, no processes and no /tmp.
-func withDefaults(l sandbox.Limits) sandbox.Limits {
-	d := sandbox.DefaultLimits()
-	if l.Timeout <= 0 {
-		l.Timeout = d.Timeout
-	}
-	if l.MemoryBytes <= 0 {
-		l.MemoryBytes = d.MemoryBytes
-	}
-	if l.OutputBytes <= 0 {
-		l.OutputBytes = d.OutputBytes
-	}
-	if l.OpenFiles == 0 {
-		l.OpenFiles = d.OpenFiles
-	}
-	if l.FileSizeBytes <= 0 {
-		l.FileSizeBytes = d.FileSizeBytes
-	}
-	if l.WorkspaceBytes <= 0 {
-		l.WorkspaceBytes = d.WorkspaceBytes
-	}
-	if l.WorkspaceFiles <= 0 {
-		l.WorkspaceFiles = d.WorkspaceFiles
-	}
-	return l
 }

@@ -188,7 +188,7 @@ func TestMemoryLimit(t *testing.T) {
 		t.Fatalf("status %s stdout %q stderr %s", out.Status, out.Stdout, out.Stderr)
 	}
 	// Below what CPython needs to start at all.
-	out = run(t, "pass", runOpts{limits: sandbox.Limits{MemoryBytes: 1 << 20}})
+	out = run(t, "pass", runOpts{limits: sandbox.Limits{MemoryBytes: sandbox.MinMemoryBytes}})
 	if out.Status != sandbox.StatusMemoryLimit {
 		t.Fatalf("status %s", out.Status)
 	}
