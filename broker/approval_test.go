@@ -111,7 +111,7 @@ func TestApprovalRacingCancellation(t *testing.T) {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
-		out := make(chan []byte, 1)
+		out := make(chan *Response, 1)
 		go func() { out <- b.Call(ctx, frameOf("capability-1", "notes.put", `{}`)) }()
 		id := (<-events).Record.ID // the request, waiting
 		ran := f.approved.n.Load()
@@ -537,7 +537,7 @@ func TestBeginDispatchChecksTheBinding(t *testing.T) {
 func TestApprovalRecordBindsTheCall(t *testing.T) {
 	f := newFixture(t, 4)
 	b := f.broker(t, plan.SurfaceProgrammatic, "main")
-	done := make(chan []byte, 1)
+	done := make(chan *Response, 1)
 	go func() {
 		done <- b.Call(context.Background(), frameOf("main:program:1", "notes.put", `{"text": "buy milk", "a": 1}`))
 	}()

@@ -97,12 +97,12 @@ func (b *Broker) PlanSHA256() string { return b.cfg.Plan.Identity() }
 
 // Call admits and, at most once, dispatches one call frame, and returns
 // the broker response (ARCHITECTURE.md). It never returns an error: every
-// refusal is a typed response.
-func (b *Broker) Call(ctx context.Context, frame []byte) []byte { return b.call(ctx, frame, false) }
+// refusal is a typed response. The Broker is a Dispatcher.
+func (b *Broker) Call(ctx context.Context, frame []byte) *Response { return b.call(ctx, frame, false) }
 
 // CallStreaming is Call for streaming calls, which may not use
 // workspace_write capabilities.
-func (b *Broker) CallStreaming(ctx context.Context, frame []byte) []byte {
+func (b *Broker) CallStreaming(ctx context.Context, frame []byte) *Response {
 	return b.call(ctx, frame, true)
 }
 
@@ -134,8 +134,20 @@ type frame struct {
 	Arguments  json.RawMessage `json:"arguments"`
 }
 
-// response is the broker response.
-type response struct {
+// Dispatcher is the Broker as a transport sees it, for the channel
+// (internal/rpc) and the wazero host call alike: one call frame in, one
+// broker response out. A nil response (or a panic) leaves the outcome
+// unknown to the guest. Call must return soon after ctx ends; approval
+// waits happen inside it.
+type Dispatcher interface {
+	Call(ctx context.Context, frame []byte) *Response
+}
+
+// Response is the broker response to one call frame. Both transports carry
+// its wire form (AppendJSON) to the guest, byte for byte, as the
+// broker_response of a completed envelope; a receipt's response digest is
+// over Result alone.
+type Response struct {
 	SchemaVersion string          `json:"schema_version"`
 	CallID        string          `json:"call_id,omitempty"`
 	Status        string          `json:"status"`
@@ -144,6 +156,30 @@ type response struct {
 	Result        json.RawMessage `json:"result,omitempty"`
 	ReceiptID     string          `json:"receipt_id,omitempty"`
 }
+
+// wireResponse is Response without its methods, for the encoder.
+type wireResponse Response
+
+// malformedResponse answers when a Result cannot be encoded (it was
+// validated, so only a bug gets here).
+const malformedResponse = `{"schema_version":"apysup.broker.v1","status":"ambiguous","error_code":"result_malformed"}`
+
+// AppendJSON appends the response's wire form to dst: the fields in
+// declaration order, no HTML escaping (the result stays byte-for-byte
+// canonical), no trailing newline.
+func (r *Response) AppendJSON(dst []byte) []byte {
+	buf := bytes.NewBuffer(dst)
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode((*wireResponse)(r)); err != nil {
+		return append(dst, malformedResponse...)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// MarshalJSON returns AppendJSON's bytes (json.Marshal escapes <, > and &
+// in them again; the transports use AppendJSON).
+func (r *Response) MarshalJSON() ([]byte, error) { return r.AppendJSON(nil), nil }
 
 // ResponseSchemaVersion tags broker responses.
 const ResponseSchemaVersion = "apysup.broker.v1"
@@ -157,22 +193,17 @@ const (
 	StatusRefused   = "refused"
 )
 
-func refused(callID, code string) []byte {
-	return encodeResponse(response{CallID: callID, Status: StatusRefused, ErrorCode: code})
+func refused(callID, code string) *Response {
+	return newResponse(Response{CallID: callID, Status: StatusRefused, ErrorCode: code})
 }
 
-func encodeResponse(r response) []byte {
+// newResponse stamps the schema version and the code's fixed message.
+func newResponse(r Response) *Response {
 	r.SchemaVersion = ResponseSchemaVersion
 	if r.ErrorCode != "" && r.Message == "" {
 		r.Message = messages[r.ErrorCode]
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)              // the result stays byte-for-byte canonical
-	if err := enc.Encode(r); err != nil { // only a malformed Result could fail, and it was validated
-		return []byte(`{"schema_version":"apysup.broker.v1","status":"ambiguous","error_code":"result_malformed"}`)
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n")
+	return &r
 }
 
 // admitted is a call that passed steps 1-3 of admission.
@@ -183,7 +214,7 @@ type admittedCall struct {
 	arguments  json.RawMessage
 }
 
-func (b *Broker) call(ctx context.Context, raw []byte, streaming bool) []byte {
+func (b *Broker) call(ctx context.Context, raw []byte, streaming bool) *Response {
 	b.cfg.Ledger.Append(EventCallIntent, map[string]string{"frame_sha256": canonjson.PlainDigest(raw)})
 	call, code := b.admit(raw)
 	if code != "" {
@@ -301,7 +332,7 @@ func RequestDigest(callID, capability string, canonicalArguments json.RawMessage
 // dispatch performs admission steps 4-8 (and the grant between 6 and 7)
 // for an admitted call and ends in exactly one receipt, unless its grant
 // refuses it (grant_denied, receipt-free).
-func (b *Broker) dispatch(ctx context.Context, call *admittedCall, streaming bool) []byte {
+func (b *Broker) dispatch(ctx context.Context, call *admittedCall, streaming bool) *Response {
 	canonArgs, err := canonjson.CanonicalValidated(call.arguments) // the frame passed DecodeStrict
 	if err != nil {
 		canonArgs = call.arguments
@@ -332,8 +363,10 @@ func (b *Broker) dispatch(ctx context.Context, call *admittedCall, streaming boo
 		// became an operation of the run. Its message names the refused
 		// argument, never the grant; the ledger records the refusal.
 		b.cfg.Ledger.Append(EventCallRefused, map[string]string{"call_id": call.callID, "error_code": CodeGrantDenied})
-		resp := encodeResponse(response{CallID: call.callID, Status: StatusRefused, ErrorCode: CodeGrantDenied, Message: message})
-		b.journalComplete(rc, JournalCompletion{Outcome: StatusRefused, ErrorCode: CodeGrantDenied, Response: resp})
+		resp := newResponse(Response{CallID: call.callID, Status: StatusRefused, ErrorCode: CodeGrantDenied, Message: message})
+		if rc.journaled {
+			b.journalComplete(rc, JournalCompletion{Outcome: StatusRefused, ErrorCode: CodeGrantDenied, Response: resp.AppendJSON(nil)})
+		}
 		return resp
 	}
 	switch jc.State { // after the grant: a replayed call still spends its place in the grant's max_calls
@@ -504,7 +537,7 @@ func (b *Broker) recordTranscript(call *admittedCall, args, result json.RawMessa
 }
 
 // finish writes the receipt and the response.
-func (b *Broker) finish(rc *receiptDraft, status, code string, result json.RawMessage) []byte {
+func (b *Broker) finish(rc *receiptDraft, status, code string, result json.RawMessage) *Response {
 	responseSHA256 := ""
 	if status == StatusOK {
 		responseSHA256 = canonjson.Digest(canonjson.DomainResponse, result)
@@ -515,7 +548,7 @@ func (b *Broker) finish(rc *receiptDraft, status, code string, result json.RawMe
 // finishWith writes the receipt and the response of a call whose result
 // digest is known (a replayed call's is the recorded one), and records
 // both in the journal.
-func (b *Broker) finishWith(rc *receiptDraft, status, code string, result json.RawMessage, responseSHA256 string) []byte {
+func (b *Broker) finishWith(rc *receiptDraft, status, code string, result json.RawMessage, responseSHA256 string) *Response {
 	r := Receipt{
 		SchemaVersion: ReceiptSchemaVersion, RunID: b.cfg.RunID, PlanSHA256: b.cfg.Plan.Identity(),
 		CallID: rc.call.callID, ParentCallID: rc.call.parent, ApprovalRequestID: rc.approvalID,
@@ -531,13 +564,13 @@ func (b *Broker) finishWith(rc *receiptDraft, status, code string, result json.R
 	b.cfg.Ledger.Append(EventCallReceipt, map[string]string{
 		"call_id": r.CallID, "receipt_id": r.ReceiptID, "outcome": r.Outcome, "error_code": r.ErrorCode})
 	b.mu.Unlock()
-	resp := response{CallID: rc.call.callID, Status: status, ErrorCode: code, ReceiptID: r.ReceiptID}
+	resp := Response{CallID: rc.call.callID, Status: status, ErrorCode: code, ReceiptID: r.ReceiptID}
 	if status == StatusOK {
 		resp.Result = result
 	}
-	out := encodeResponse(resp)
+	out := newResponse(resp)
 	if rc.journaled {
-		b.journalComplete(rc, JournalCompletion{Outcome: status, ErrorCode: code, Response: out,
+		b.journalComplete(rc, JournalCompletion{Outcome: status, ErrorCode: code, Response: out.AppendJSON(nil),
 			Receipt: r.canonical(), ReceiptID: r.ReceiptID})
 	}
 	return out

@@ -163,8 +163,10 @@ type decoded struct {
 	ReceiptID     string          `json:"receipt_id"`
 }
 
-func decode(t testing.TB, raw []byte) decoded {
+// decode reads a response back from its wire form, strictly.
+func decode(t testing.TB, r *Response) decoded {
 	t.Helper()
+	raw := r.AppendJSON(nil)
 	var d decoded
 	if err := canonjson.DecodeStrict(raw, 2<<20, &d); err != nil {
 		t.Fatalf("broker response %s: %v", raw, err)
@@ -323,8 +325,8 @@ func TestHandlerFailures(t *testing.T) {
 				tc.setup(f)
 			}
 			b := f.broker(t, plan.SurfaceDirect, "")
-			raw := b.Call(context.Background(), frameOf("capability-1", tc.capability, `{}`))
-			got := decode(t, raw)
+			resp := b.Call(context.Background(), frameOf("capability-1", tc.capability, `{}`))
+			got, raw := decode(t, resp), resp.AppendJSON(nil)
 			if got.Status != tc.status || got.ErrorCode != tc.code || got.Result != nil {
 				t.Fatalf("%+v", got)
 			}
@@ -519,4 +521,27 @@ func kindsOf(events []Event) []string {
 		kinds = append(kinds, e.Kind)
 	}
 	return kinds
+}
+
+// The wire form is pinned: fields in declaration order, empty ones left
+// out, no HTML escaping, appended after what dst holds, and MarshalJSON
+// gives the same bytes (json.Marshal would then escape <, > and &).
+func TestResponseWireForm(t *testing.T) {
+	for _, tc := range []struct {
+		r    *Response
+		want string
+	}{
+		{newResponse(Response{CallID: "capability-1", Status: StatusOK, Result: json.RawMessage(`{"a":"<&>"}`), ReceiptID: "sha256:00"}),
+			`{"schema_version":"apysup.broker.v1","call_id":"capability-1","status":"ok","result":{"a":"<&>"},"receipt_id":"sha256:00"}`},
+		{refused("", CodeFrameMalformed),
+			`{"schema_version":"apysup.broker.v1","status":"refused","error_code":"frame_malformed","message":"` + messages[CodeFrameMalformed] + `"}`},
+		{&Response{Status: StatusOK, Result: json.RawMessage(`{bad`)}, malformedResponse},
+	} {
+		if got := string(tc.r.AppendJSON([]byte("x"))); got != "x"+tc.want {
+			t.Errorf("AppendJSON = %s\nwant x%s", got, tc.want)
+		}
+		if got, err := tc.r.MarshalJSON(); err != nil || string(got) != tc.want {
+			t.Errorf("MarshalJSON = %s, %v\nwant %s", got, err, tc.want)
+		}
+	}
 }

@@ -36,7 +36,7 @@ func FuzzCall(f *testing.F) {
 			t.Fatal(err)
 		}
 		before := fx.dispatches()
-		out := b.Call(context.Background(), frame)
+		out := b.Call(context.Background(), frame).AppendJSON(nil)
 		var d decoded
 		if err := canonjson.DecodeStrict(out, 4<<20, &d); err != nil {
 			t.Fatalf("response not strict JSON: %v", err)

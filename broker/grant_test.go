@@ -27,8 +27,7 @@ func TestGrantDeniedBeforeApproval(t *testing.T) {
 		t.Run(tc.capability+" "+tc.args, func(t *testing.T) {
 			f := newFixture(t, 8)
 			b := f.broker(t, plan.SurfaceDirect, "")
-			raw := b.Call(context.Background(), frameOf("capability-1", tc.capability, tc.args))
-			got := decode(t, raw)
+			got := decode(t, b.Call(context.Background(), frameOf("capability-1", tc.capability, tc.args)))
 			if got.Status != StatusRefused || got.ErrorCode != CodeGrantDenied || got.Message != tc.message || got.Result != nil || got.ReceiptID != "" {
 				t.Fatalf("got %+v", got)
 			}

@@ -84,7 +84,7 @@ func (b *Broker) journalIntent(ctx context.Context, rc *receiptDraft) (Journaled
 
 // replay answers a call completed by an earlier attempt with its recorded
 // outcome and result, in a new receipt of this run that says so.
-func (b *Broker) replay(rc *receiptDraft, jc JournaledCall) []byte {
+func (b *Broker) replay(rc *receiptDraft, jc JournaledCall) *Response {
 	rc.approvalID, rc.replayed = jc.Receipt.ApprovalRequestID, true
 	return b.finishWith(rc, jc.Receipt.Outcome, jc.Receipt.ErrorCode, jc.Result, jc.Receipt.ResponseSHA256)
 }

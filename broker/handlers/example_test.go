@@ -48,12 +48,10 @@ func ExampleBuild() {
 		`{"call_id": "capability-1", "capability": "notes.put", "arguments": {"key": "todo", "value": ["write docs"]}}`,
 		`{"call_id": "capability-2", "capability": "clock.now", "arguments": {}}`,
 	} {
-		var r struct {
-			Status string `json:"status"`
-			Result any    `json:"result"`
-		}
-		decode(b.Call(context.Background(), []byte(frame)), &r)
-		fmt.Println(r.Status, r.Result)
+		r := b.Call(context.Background(), []byte(frame))
+		var result any
+		decode(r.Result, &result)
+		fmt.Println(r.Status, result)
 	}
 	// Output:
 	// ok map[key:todo stored:true]

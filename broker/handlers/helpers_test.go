@@ -142,7 +142,7 @@ func brokerCall(t testing.TB, b *broker.Broker, n int, capability, args string) 
 	t.Helper()
 	frame := fmt.Sprintf(`{"call_id":"capability-%d","capability":%q,"arguments":%s}`, n, capability, args)
 	var r brokerResponse
-	if err := json.Unmarshal(b.Call(context.Background(), []byte(frame)), &r); err != nil {
+	if err := json.Unmarshal(b.Call(context.Background(), []byte(frame)).AppendJSON(nil), &r); err != nil {
 		t.Fatalf("response: %v", err)
 	}
 	return r

@@ -71,7 +71,7 @@ func TestDocumentedGrantsRestrict(t *testing.T) {
 			Message   string `json:"message"`
 		}
 		frame := fmt.Sprintf(`{"call_id":"capability-%d","capability":"weather.get","arguments":%s}`, i+1, args)
-		if err := json.Unmarshal(b.Call(context.Background(), []byte(frame)), &r); err != nil {
+		if err := json.Unmarshal(b.Call(context.Background(), []byte(frame)).AppendJSON(nil), &r); err != nil {
 			t.Fatal(err)
 		}
 		want := "ok"

@@ -78,7 +78,7 @@ type brokerResponse struct {
 
 func call(t *testing.T, b *broker.Broker, n int) brokerResponse {
 	t.Helper()
-	raw := b.Call(ctx, []byte(`{"call_id":"capability-`+strconv.Itoa(n)+`","capability":"act","arguments":{"n":"`+strconv.Itoa(n)+`"}}`))
+	raw := b.Call(ctx, []byte(`{"call_id":"capability-`+strconv.Itoa(n)+`","capability":"act","arguments":{"n":"`+strconv.Itoa(n)+`"}}`)).AppendJSON(nil)
 	var r brokerResponse
 	if err := json.Unmarshal(raw, &r); err != nil {
 		t.Fatalf("%s: %v", raw, err)
@@ -157,7 +157,7 @@ func TestBrokerReplaysAfterCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	b = jr.broker(t, j, "k", nil)
-	mismatch := b.Call(ctx, []byte(`{"call_id":"capability-5","capability":"act","arguments":{"n":"6"}}`))
+	mismatch := b.Call(ctx, []byte(`{"call_id":"capability-5","capability":"act","arguments":{"n":"6"}}`)).AppendJSON(nil)
 	if !strings.Contains(string(mismatch), broker.CodeCallIdentityMismatch) || jr.dispatched["6"].Load() != 0 {
 		t.Fatalf("another request under capability-5: %s", mismatch)
 	}

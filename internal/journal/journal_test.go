@@ -66,7 +66,7 @@ func realCall(t *testing.T, runID string, n int) (Completion, string) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	resp := b.Call(ctx, []byte(`{"call_id":"capability-`+strconv.Itoa(n)+`","capability":"echo","arguments":{"n":`+strconv.Itoa(n)+`}}`))
+	resp := b.Call(ctx, []byte(`{"call_id":"capability-`+strconv.Itoa(n)+`","capability":"echo","arguments":{"n":`+strconv.Itoa(n)+`}}`)).AppendJSON(nil)
 	rs := b.Receipts()
 	if len(rs) != 1 {
 		t.Fatalf("%d receipts", len(rs))

@@ -107,7 +107,7 @@ func benchRun(b *testing.B, backend, mode string, n int) ([]float64, float64) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var d Dispatcher = newFakeBroker()
+	var d broker.Dispatcher = newFakeBroker()
 	if backend == "broker" {
 		hs, closer, err := handlers.Build(m, handlers.Options{})
 		if err != nil {
@@ -152,8 +152,8 @@ func BenchmarkDispatch(b *testing.B) {
 	_, cred, err := reg.Open(ChannelConfig{
 		ChannelID: "ch-1", InvocationID: "inv-1", ExecutionID: "run-1", PlanSHA256: testPlan,
 		Expiry: time.Now().Add(time.Hour), PeerUID: testUID, Limits: ChannelLimits{MaxCalls: b.N + 1},
-		Dispatcher: dispatcherFunc(func(context.Context, []byte) []byte {
-			return []byte(`{"schema_version":"apysup.broker.v1","call_id":"x","status":"ok","result":{}}`)
+		Dispatcher: dispatcherFunc(func(context.Context, []byte) *broker.Response {
+			return &broker.Response{SchemaVersion: broker.ResponseSchemaVersion, CallID: "x", Status: "ok", Result: json.RawMessage(`{}`)}
 		}),
 	})
 	if err != nil {

@@ -42,7 +42,12 @@ func ambiguous(code string) []byte {
 	return []byte(`{"status":"ambiguous","error_code":"` + code + `"}`)
 }
 
-func completed(brokerResponse []byte, replayed bool) []byte {
+// Completed is the transport envelope of a call the Broker answered: the
+// broker response's wire form (broker.Response.AppendJSON) inside
+// {"status":"completed","broker_response":...}, with "replayed":true when
+// the channel answers a repeated call id from its table. The wazero host
+// call answers with the same envelope.
+func Completed(brokerResponse []byte, replayed bool) []byte {
 	const head = `{"status":"completed","broker_response":`
 	tail := `}`
 	if replayed {

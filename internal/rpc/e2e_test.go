@@ -184,14 +184,13 @@ def attempt(f, **kw):
 func TestUnsandboxedBrokerOutcomesAreTyped(t *testing.T) {
 	b := newFakeBroker()
 	res, out := run(t, b, reportErrors+`
-for f in (fault.refuse, fault.error, fault.ambiguous, fault.panic, fault.empty, fault.garbage, echo.say):
+for f in (fault.refuse, fault.error, fault.ambiguous, fault.panic, fault.empty, echo.say):
     attempt(f)
 `, UnsandboxedJob{})
 	wantOK(t, res, out)
 	want := `CapabilityError call_id_reused
 CapabilityError handler_failed
 AmbiguousOutcome approval_audit_failed
-AmbiguousOutcome dispatch_outcome_unknown
 AmbiguousOutcome dispatch_outcome_unknown
 AmbiguousOutcome dispatch_outcome_unknown
 ok

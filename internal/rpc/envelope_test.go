@@ -108,7 +108,7 @@ func FuzzEnvelope(f *testing.F) {
 func FuzzDispatch(f *testing.F) {
 	f.Add(envelopeFor(frame("capability-1", "echo.say", `{}`)), envelopeFor(frame("capability-1", "echo.say", `{ }`)))
 	f.Add(envelopeFor(frame("capability-1", "fault.panic", `{}`)), envelopeFor(frame("capability-1", "fault.panic", `{"a":1}`)))
-	f.Add(envelopeFor(frame("capability-1", "fault.garbage", `{"a":[]}`)), []byte(`{}`))
+	f.Add(envelopeFor(frame("capability-1", "fault.empty", `{"a":[]}`)), []byte(`{}`))
 	f.Fuzz(func(t *testing.T, a, b []byte) {
 		tc := openTest(t, ChannelLimits{})
 		close(tc.b.release) // fault.block must not hold the fuzzer

@@ -2,16 +2,18 @@ package rpc_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
+	"github.com/apysup/apysup/broker"
 	"github.com/apysup/apysup/internal/rpc"
 )
 
 type echoBroker struct{}
 
-func (echoBroker) Call(_ context.Context, frame []byte) []byte {
-	return []byte(`{"schema_version":"apysup.broker.v1","call_id":"capability-1","status":"ok","result":{}}`)
+func (echoBroker) Call(_ context.Context, frame []byte) *broker.Response {
+	return &broker.Response{SchemaVersion: broker.ResponseSchemaVersion, CallID: "capability-1", Status: broker.StatusOK, Result: json.RawMessage(`{}`)}
 }
 
 // A channel answers each call id once; a repeat is a replay, never a second

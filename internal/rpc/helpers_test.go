@@ -3,11 +3,11 @@ package rpc
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"sync"
 	"testing"
 
+	"github.com/apysup/apysup/broker"
 	"github.com/apysup/apysup/internal/testenv"
 	"github.com/apysup/apysup/plan"
 )
@@ -22,8 +22,7 @@ const testPlan = "sha256:1111111111111111111111111111111111111111111111111111111
 //	fault.error      status "error", error_code "handler_failed"
 //	fault.ambiguous  status "ambiguous", error_code "approval_audit_failed"
 //	fault.panic      panics
-//	fault.empty      returns nothing (a transport failure)
-//	fault.garbage    returns bytes that are not JSON
+//	fault.empty      returns no response (a transport failure)
 type fakeBroker struct {
 	entered chan string   // receives the call id of every fault.block call
 	release chan struct{} // closing it lets fault.block calls return
@@ -39,14 +38,14 @@ func newFakeBroker() *fakeBroker {
 	return &fakeBroker{entered: make(chan string, 64), release: make(chan struct{}), calls: map[string]int{}}
 }
 
-func (b *fakeBroker) Call(ctx context.Context, frame []byte) []byte {
+func (b *fakeBroker) Call(ctx context.Context, frame []byte) *broker.Response {
 	var f struct {
 		CallID     string          `json:"call_id"`
 		Capability string          `json:"capability"`
 		Arguments  json.RawMessage `json:"arguments"`
 	}
 	if err := json.Unmarshal(frame, &f); err != nil {
-		return []byte(`{"schema_version":"apysup.broker.v1","status":"refused","error_code":"malformed_frame","message":"malformed"}`)
+		return &broker.Response{SchemaVersion: broker.ResponseSchemaVersion, Status: "refused", ErrorCode: "malformed_frame", Message: "malformed"}
 	}
 	b.mu.Lock()
 	b.calls[f.CallID]++
@@ -56,9 +55,10 @@ func (b *fakeBroker) Call(ctx context.Context, frame []byte) []byte {
 	if b.onCall != nil {
 		b.onCall(f.CallID)
 	}
-	id, _ := json.Marshal(f.CallID)
-	answer := func(status, code string) []byte {
-		return fmt.Appendf(nil, `{"schema_version":"apysup.broker.v1","call_id":%s,"status":%q,"error_code":%q,"message":"fixed text","receipt_id":"sha256:2222222222222222222222222222222222222222222222222222222222222222"}`, id, status, code)
+	const receipt = "sha256:2222222222222222222222222222222222222222222222222222222222222222"
+	answer := func(status, code string) *broker.Response {
+		return &broker.Response{SchemaVersion: broker.ResponseSchemaVersion, CallID: f.CallID, Status: status, ErrorCode: code,
+			Message: "fixed text", ReceiptID: receipt}
 	}
 	switch f.Capability {
 	case "fault.block":
@@ -81,14 +81,12 @@ func (b *fakeBroker) Call(ctx context.Context, frame []byte) []byte {
 		panic("handler exploded")
 	case "fault.empty":
 		return nil
-	case "fault.garbage":
-		return []byte("<html>")
 	}
 	args := f.Arguments
 	if len(args) == 0 {
 		args = json.RawMessage(`{}`)
 	}
-	return fmt.Appendf(nil, `{"schema_version":"apysup.broker.v1","call_id":%s,"status":"ok","result":%s,"receipt_id":"sha256:2222222222222222222222222222222222222222222222222222222222222222"}`, id, args)
+	return &broker.Response{SchemaVersion: broker.ResponseSchemaVersion, CallID: f.CallID, Status: "ok", Result: args, ReceiptID: receipt}
 }
 
 func (b *fakeBroker) count(callID string) int {

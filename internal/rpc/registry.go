@@ -6,23 +6,15 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"sync"
 	"time"
 
+	"github.com/apysup/apysup/broker"
 	"github.com/apysup/apysup/internal/canonjson"
 )
-
-// Dispatcher is the Broker as the channel sees it: one call frame in, one
-// broker response out. A nil or empty response, a response that is not a
-// JSON object, or a panic means the outcome is unknown. Call must return
-// soon after ctx is cancelled: Registry.Close waits for it.
-type Dispatcher interface {
-	Call(ctx context.Context, frame []byte) []byte
-}
 
 // CredentialBytes is the size of a channel credential.
 const CredentialBytes = 32
@@ -42,7 +34,7 @@ type ChannelConfig struct {
 	PlanSHA256   string // the run's Plan identity, "sha256:<hex>"
 	Expiry       time.Time
 	PeerUID      uint32 // the guest's host uid, checked with SO_PEERCRED
-	Dispatcher   Dispatcher
+	Dispatcher   broker.Dispatcher
 	Limits       ChannelLimits
 }
 
@@ -248,24 +240,25 @@ func (r *Registry) Dispatch(ctx context.Context, peerUID uint32, credential, bod
 	case admitInFlight:
 		return http.StatusOK, ambiguous(CodeCallInFlight)
 	case admitReplay:
-		return http.StatusOK, completed(entry.response, true)
+		return http.StatusOK, Completed(entry.response, true)
 	case admitFull:
 		return http.StatusTooManyRequests, rejected(CodeCallTableFull)
 	}
 
 	defer ch.inflight.Done()
-	response, ok := ch.invoke(ctx, env.Frame)
-	if !ok {
+	resp := ch.invoke(ctx, env.Frame)
+	if resp == nil {
 		return http.StatusOK, ambiguous(CodeDispatchUnknown)
 	}
+	response := resp.AppendJSON(nil)
 	ch.mu.Lock()
-	if brokerRefused(response) {
+	if resp.Status == broker.StatusRefused { // refused at admission: no receipt, the id is not spent
 		ch.calls.forget(env.CallID)
 	} else {
 		ch.calls.complete(env.CallID, response)
 	}
 	ch.mu.Unlock()
-	return http.StatusOK, completed(response, false)
+	return http.StatusOK, Completed(response, false)
 }
 
 // admit consults the call table under the channel's lock; a new call id
@@ -313,31 +306,17 @@ func equalString(a, b string) int {
 	return subtle.ConstantTimeCompare([]byte(a), []byte(b))
 }
 
-// invoke calls the Dispatcher once. A panic, an empty answer or one that is
-// not a JSON object is an unknown outcome.
-func (c *Channel) invoke(ctx context.Context, frame []byte) (response []byte, ok bool) {
+// invoke calls the Dispatcher once. A panic or a nil response is an
+// unknown outcome (nil).
+func (c *Channel) invoke(ctx context.Context, frame []byte) (response *broker.Response) {
 	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	stop := context.AfterFunc(c.ctx, cancel)
 	defer stop()
 	defer func() {
 		if recover() != nil {
-			response, ok = nil, false
+			response = nil
 		}
 	}()
-	response = c.cfg.Dispatcher.Call(dctx, frame)
-	trimmed := bytes.TrimSpace(response)
-	if len(trimmed) == 0 || trimmed[0] != '{' || !json.Valid(trimmed) {
-		return nil, false
-	}
-	return bytes.Clone(trimmed), true
-}
-
-// brokerRefused reports whether the Broker refused a call at admission,
-// before spending its id (status "refused"; no receipt, no dispatch).
-func brokerRefused(response []byte) bool {
-	var r struct {
-		Status string `json:"status"`
-	}
-	return json.Unmarshal(response, &r) == nil && r.Status == "refused"
+	return c.cfg.Dispatcher.Call(dctx, frame)
 }

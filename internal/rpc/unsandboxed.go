@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/apysup/apysup/broker"
 	"github.com/apysup/apysup/python"
 )
 
@@ -32,7 +33,7 @@ type UnsandboxedJob struct {
 	ScriptName string // its file name; default "main.py"
 	Args       []string
 	Prelude    []byte // the generated prelude (plan.Plan.Present)
-	Dispatcher Dispatcher
+	Dispatcher broker.Dispatcher
 	PlanSHA256 string
 	RunID      string // the Broker's run id: the channel's execution id
 	// WorkDir is the script's working directory; empty means a fresh

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/apysup/apysup/broker"
 	"github.com/apysup/apysup/internal/sandbox"
 	"github.com/apysup/apysup/internal/sandbox/wazero"
 )
@@ -24,10 +25,7 @@ func Example() {
 	}
 	defer in.Close(ctx)
 
-	broker := wazero.DispatcherFunc(func(ctx context.Context, frame []byte) []byte {
-		return []byte(`{"schema_version":"apysup.broker.v1","status":"refused","error_code":"capability_unknown"}`)
-	})
-	out, err := in.Backend(broker).Run(ctx, sandbox.Job{
+	out, err := in.Backend(refuseAll{}).Run(ctx, sandbox.Job{
 		ScriptPath:   "/path/to/script.py",
 		Prelude:      []byte("import agent_runtime\nagent_runtime._bind(None)\n"),
 		WorkspaceDir: "/path/to/workspace",
@@ -36,4 +34,11 @@ func Example() {
 		panic(err)
 	}
 	fmt.Println(out.Status, out.ExitCode)
+}
+
+// refuseAll stands in for the run's Broker: it refuses every call.
+type refuseAll struct{}
+
+func (refuseAll) Call(context.Context, []byte) *broker.Response {
+	return &broker.Response{SchemaVersion: broker.ResponseSchemaVersion, Status: broker.StatusRefused, ErrorCode: broker.CodeUnknownCapability}
 }

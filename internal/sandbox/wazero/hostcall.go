@@ -8,20 +8,8 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/apysup/apysup/broker"
+	"github.com/apysup/apysup/internal/rpc"
 )
-
-// Dispatcher answers one broker call frame with a broker response (the
-// Broker's Call). It is called synchronously from the guest's host_call;
-// approval waits happen inside it and end when ctx does.
-type Dispatcher interface {
-	Call(ctx context.Context, frame []byte) []byte
-}
-
-// DispatcherFunc adapts a function to Dispatcher.
-type DispatcherFunc func(ctx context.Context, frame []byte) []byte
-
-// Call implements Dispatcher.
-func (f DispatcherFunc) Call(ctx context.Context, frame []byte) []byte { return f(ctx, frame) }
 
 const (
 	hostModule   = "agent_runtime_v1"
@@ -39,7 +27,7 @@ type runKey struct{}
 // resp_cap) -> i32: the response envelope's length, or -1 when the host
 // cannot hand back an answer after the frame may have been dispatched.
 func hostCall(ctx context.Context, mod api.Module, stack []uint64) {
-	d, _ := ctx.Value(runKey{}).(Dispatcher)
+	d, _ := ctx.Value(runKey{}).(broker.Dispatcher)
 	envelope := exchange(ctx, d, mod.Memory(),
 		api.DecodeU32(stack[0]), api.DecodeU32(stack[1]))
 	stack[0] = api.EncodeI32(deliver(mod.Memory(), envelope,
@@ -51,7 +39,7 @@ func hostCall(ctx context.Context, mod api.Module, stack []uint64) {
 // native bridge does); what still arrives malformed is refused here with
 // the Broker's codes and messages, and no dispatcher means what it means
 // natively: no channel.
-func exchange(ctx context.Context, d Dispatcher, mem api.Memory, ptr, n uint32) []byte {
+func exchange(ctx context.Context, d broker.Dispatcher, mem api.Memory, ptr, n uint32) []byte {
 	if d == nil {
 		return rejected("channel_unavailable", "the capability channel is not configured")
 	}
@@ -67,13 +55,10 @@ func exchange(ctx context.Context, d Dispatcher, mem api.Memory, ptr, n uint32) 
 	}
 	// A copy: the Broker may keep the frame, and guest memory moves on grow.
 	response := d.Call(ctx, bytes.Clone(view))
-	if len(response) == 0 {
+	if response == nil {
 		return nil
 	}
-	envelope := make([]byte, 0, len(response)+48)
-	envelope = append(envelope, `{"status":"completed","broker_response":`...)
-	envelope = append(envelope, response...)
-	return append(envelope, '}')
+	return rpc.Completed(response.AppendJSON(nil), false)
 }
 
 // deliver writes the envelope into the guest's response buffer, or answers

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/tetratelabs/wazero/api"
+
+	"github.com/apysup/apysup/broker"
 )
 
 // fakeMemory is guest memory for exercising the host side of host_call
@@ -37,7 +39,7 @@ func TestExchange(t *testing.T) {
 	mem := &fakeMemory{b: make([]byte, 64)}
 	copy(mem.b[8:], frame[:40])
 	full := &fakeMemory{b: append([]byte(nil), frame...)}
-	broker := []byte(`{"schema_version":"apysup.broker.v1","status":"ok","result":1}`)
+	answer := []byte(`{"schema_version":"apysup.broker.v1","status":"ok","result":1}`)
 	for _, tc := range []struct {
 		name       string
 		broker     bool // a Dispatcher is configured
@@ -46,7 +48,7 @@ func TestExchange(t *testing.T) {
 		want       string
 		dispatched bool
 	}{
-		{"completed", true, full, 0, uint32(len(frame)), `{"status":"completed","broker_response":` + string(broker) + `}`, true},
+		{"completed", true, full, 0, uint32(len(frame)), `{"status":"completed","broker_response":` + string(answer) + `}`, true},
 		{"no dispatcher", false, full, 0, uint32(len(frame)), `"error_code":"channel_unavailable"`, false},
 		{"too large", true, full, 0, MaxMessageBytes + 1, `"error_code":"frame_too_large"`, false},
 		{"empty", true, full, 0, 0, `"error_code":"frame_empty"`, false},
@@ -55,11 +57,11 @@ func TestExchange(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []byte
-			var d Dispatcher
+			var d broker.Dispatcher
 			if tc.broker {
-				d = DispatcherFunc(func(_ context.Context, f []byte) []byte {
+				d = dispatcherFunc(func(_ context.Context, f []byte) []byte {
 					got = f
-					return broker
+					return answer
 				})
 			}
 			env := exchange(context.Background(), d, tc.mem, tc.ptr, tc.n)
@@ -119,7 +121,7 @@ func FuzzHostCall(f *testing.F) {
 	f.Fuzz(func(t *testing.T, memory []byte, ptr, n, respPtr, respCap uint32, answer []byte) {
 		mem := &fakeMemory{b: append([]byte(nil), memory...)}
 		var dispatched []byte
-		d := DispatcherFunc(func(_ context.Context, frame []byte) []byte {
+		d := dispatcherFunc(func(_ context.Context, frame []byte) []byte {
 			dispatched = frame
 			return answer
 		})
@@ -135,4 +137,18 @@ func FuzzHostCall(f *testing.F) {
 			t.Fatalf("deliver = %d for %d bytes into %d", got, len(env), respCap)
 		}
 	})
+}
+
+// dispatcherFunc is a Dispatcher that answers with the broker response its
+// function's bytes decode to; nil (no answer) when they are empty or do not
+// decode.
+type dispatcherFunc func(ctx context.Context, frame []byte) []byte
+
+func (f dispatcherFunc) Call(ctx context.Context, frame []byte) *broker.Response {
+	raw := f(ctx, frame)
+	var r broker.Response
+	if len(raw) == 0 || json.Unmarshal(raw, &r) != nil {
+		return nil
+	}
+	return &r
 }

@@ -98,7 +98,7 @@ func TestMakeOutDir(t *testing.T) {
 func TestOutDirInRunDir(t *testing.T) {
 	runDir := t.TempDir()
 	var during []string
-	d := DispatcherFunc(func(ctx context.Context, frame []byte) []byte {
+	d := dispatcherFunc(func(ctx context.Context, frame []byte) []byte {
 		ents, _ := os.ReadDir(runDir)
 		for _, e := range ents {
 			during = append(during, e.Name())
@@ -136,7 +136,7 @@ func TestStandaloneOutDir(t *testing.T) {
 		return found
 	}
 	var during []string
-	d := DispatcherFunc(func(ctx context.Context, frame []byte) []byte {
+	d := dispatcherFunc(func(ctx context.Context, frame []byte) []byte {
 		during = runDirs()
 		return []byte(`{"status":"ok","result":null}`)
 	})

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apysup/apysup/broker"
 	"github.com/apysup/apysup/internal/sandbox"
 	"github.com/apysup/apysup/internal/testenv"
 )
@@ -36,7 +37,7 @@ func interpreter(t testing.TB) *Interpreter {
 
 type runOpts struct {
 	limits    sandbox.Limits
-	d         Dispatcher
+	d         broker.Dispatcher
 	args      []string
 	workspace string
 	runDir    string
@@ -162,7 +163,7 @@ func TestTimeoutWhileSleeping(t *testing.T) {
 func TestCancelDuringHostCall(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	d := DispatcherFunc(func(ctx context.Context, frame []byte) []byte {
+	d := dispatcherFunc(func(ctx context.Context, frame []byte) []byte {
 		cancel() // the supervisor gives up while the Broker waits (e.g. for approval)
 		<-ctx.Done()
 		return nil
@@ -252,7 +253,7 @@ func TestHostCall(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var frames [][]byte
-			d := DispatcherFunc(func(ctx context.Context, f []byte) []byte {
+			d := dispatcherFunc(func(ctx context.Context, f []byte) []byte {
 				frames = append(frames, f)
 				return []byte(tc.answer)
 			})
@@ -457,8 +458,9 @@ func BenchmarkWazeroCachedLoad(b *testing.B) {
 // Dispatcher and back (the guest makes b.N calls in one run).
 func BenchmarkWazeroHostCall(b *testing.B) {
 	interpreter(b)
-	answer := []byte(`{"schema_version":"apysup.broker.v1","call_id":"capability-1","status":"ok","result":{"ok":true},"receipt_id":"sha256:00"}`)
-	d := DispatcherFunc(func(context.Context, []byte) []byte { return answer })
+	answer := &broker.Response{SchemaVersion: broker.ResponseSchemaVersion, CallID: "capability-1", Status: broker.StatusOK,
+		Result: json.RawMessage(`{"ok":true}`), ReceiptID: "sha256:00"}
+	d := constantDispatcher{answer}
 	script := `import sys, _agent_runtime_host
 frame = b'{"call_id":"capability-1","capability":"echo","arguments":{"x":1}}'
 for _ in range(int(sys.argv[1])):
@@ -536,9 +538,9 @@ try:
     open("big", "ab").truncate(10**6)
 except OSError as e:
     print("truncate", errno.errorcode[e.errno])
-`, runOpts{workspace: ws, limits: sandbox.Limits{OpenFiles: 8, FileSizeBytes: 1000}})
-	// 2 of 8: the directories of the six mounts are open too.
-	if want := "2 EAGAIN\n1000\nfull EIO\ntruncate EIO\n"; string(out.Stdout) != want {
+`, runOpts{workspace: ws, limits: sandbox.Limits{OpenFiles: sandbox.MinOpenFiles, FileSizeBytes: 1000}})
+	// 10 of 16: the directories of the six mounts are open too.
+	if want := "10 EAGAIN\n1000\nfull EIO\ntruncate EIO\n"; string(out.Stdout) != want {
 		t.Fatalf("stdout %q, want %q; stderr %s", out.Stdout, want, out.Stderr)
 	}
 	if fi, err := os.Stat(filepath.Join(ws, "big")); err != nil || fi.Size() != 1000 {
@@ -608,3 +610,8 @@ func TestWorkspaceWithLinksRefused(t *testing.T) {
 		})
 	}
 }
+
+// constantDispatcher answers every frame with one response.
+type constantDispatcher struct{ r *broker.Response }
+
+func (c constantDispatcher) Call(context.Context, []byte) *broker.Response { return c.r }

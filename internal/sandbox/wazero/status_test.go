@@ -40,7 +40,7 @@ func TestGuestCannotFakeHostStatuses(t *testing.T) {
 func TestHostEndingsWin(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	d := DispatcherFunc(func(ctx context.Context, frame []byte) []byte {
+	d := dispatcherFunc(func(ctx context.Context, frame []byte) []byte {
 		cancel()
 		return nil // the guest gets AmbiguousOutcome and exits 0 by itself
 	})
