@@ -59,7 +59,7 @@ func Example_plan() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	p, err := m.Seal()
+	p, err := m.Seal(handlers.Checker{})
 	if err != nil {
 		log.Fatal(err)
 	}

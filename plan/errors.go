@@ -54,17 +54,52 @@ func errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// CodeOf returns the stable code of a plan error, or "".
+// ErrorCode is the error's stable code (the project's error convention:
+// every typed error the project returns has one; CodeOf finds it).
+func (e *Error) ErrorCode() string { return e.Code }
+
+// coded is the error convention: a typed error exposes its stable code.
+type coded interface {
+	error
+	ErrorCode() string
+}
+
+// CodeOf returns the stable code of the first error in err's tree that
+// has one (any of the project's typed errors: plan, handlers, broker,
+// sandbox), or "". For Problems it is the first problem's code.
 func CodeOf(err error) string {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Code
+	var c coded
+	if errors.As(err, &c) {
+		return c.ErrorCode()
 	}
 	return ""
 }
 
 // Problems is every problem found in one manifest, reported at once.
 type Problems []*Error
+
+// Unwrap exposes each problem to errors.Is and errors.As.
+func (p Problems) Unwrap() []error {
+	out := make([]error, len(p))
+	for i, e := range p {
+		out[i] = e
+	}
+	return out
+}
+
+// unique drops repeats (two checks that find the same problem at the same
+// path), keeping the first of each.
+func (p Problems) unique() Problems {
+	seen := make(map[Error]bool, len(p))
+	out := p[:0:0]
+	for _, e := range p {
+		if !seen[*e] {
+			seen[*e] = true
+			out = append(out, e)
+		}
+	}
+	return out
+}
 
 func (p Problems) Error() string {
 	lines := make([]string, len(p))

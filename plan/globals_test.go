@@ -41,7 +41,7 @@ func TestPythonGlobalsRefusals(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			m, err := ParseManifest(mutate(t, data, tc.mutate))
 			if err == nil {
-				_, err = m.Seal()
+				_, err = m.Seal(anyHandlers{})
 			}
 			var problems Problems
 			if !asProblems(err, &problems) {

@@ -24,7 +24,7 @@ func sealOne(t *testing.T, kind, input, policy string) (*Plan, error) {
 	if err != nil {
 		t.Fatalf("parse: %v", err)
 	}
-	return m.Seal()
+	return m.Seal(anyHandlers{})
 }
 
 // Every field of a policy is checked when the Plan is sealed; each problem
@@ -319,7 +319,7 @@ func FuzzPolicyArguments(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	p, err := m.Seal()
+	p, err := m.Seal(anyHandlers{})
 	if err != nil {
 		f.Fatal(err)
 	}

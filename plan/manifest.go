@@ -136,9 +136,55 @@ func parseCapability(f *Fields) ManifestCapability {
 	return mc
 }
 
-// Seal registers every capability and grant and seals the Plan, reporting
-// every registration problem with its manifest path.
-func (m *Manifest) Seal() (*Plan, error) {
+// HandlerChecker checks what only the host's handlers know about a
+// manifest: which handler kinds and ids exist, each handler's config, and
+// the fit of each config with its capability's grant. It returns nil or
+// Problems whose paths point into the manifest. broker/handlers.Checker is
+// the checker of the handlers apysup builds; a host with its own handlers
+// supplies its own, since plan cannot know them (plan is below broker).
+type HandlerChecker interface {
+	CheckHandlers(m *Manifest) error
+}
+
+// Validate is the one validation of a manifest (libcontainer's
+// configs/validate): registration of every capability and grant as Seal
+// does it, then the handlers through hc. Seal calls it, and so does
+// everything that runs a manifest, so that what seals is what runs. Every
+// problem is reported at once, each once, as Problems. A nil hc is refused:
+// a manifest is not valid until its handlers are known to exist.
+func (m *Manifest) Validate(hc HandlerChecker) error {
+	if _, problems := m.validate(hc); len(problems) > 0 {
+		return problems
+	}
+	return nil
+}
+
+// Seal validates the manifest (Validate) and seals its Plan.
+func (m *Manifest) Seal(hc HandlerChecker) (*Plan, error) {
+	r, problems := m.validate(hc)
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	p, err := r.Seal()
+	if err != nil {
+		return nil, appendProblems(nil, "", err)
+	}
+	return p, nil
+}
+
+func (m *Manifest) validate(hc HandlerChecker) (*Registry, Problems) {
+	r, problems := m.register()
+	if hc == nil {
+		problems = append(problems, errorf(CodeInvalidHandler, "no handler checker: the manifest's handlers cannot be checked"))
+	} else {
+		problems = appendProblems(problems, "", hc.CheckHandlers(m))
+	}
+	return r, problems.unique()
+}
+
+// register registers every capability and grant in a fresh registry,
+// collecting every problem with its manifest path.
+func (m *Manifest) register() (*Registry, Problems) {
 	var problems Problems
 	r, err := NewRegistry(m.MaxCalls)
 	if err != nil {
@@ -165,14 +211,7 @@ func (m *Manifest) Seal() (*Plan, error) {
 		}
 		problems = appendProblems(problems, fmt.Sprintf("grants[%d]", i), r.Bind(g.Capability, grant))
 	}
-	if len(problems) > 0 {
-		return nil, problems
-	}
-	p, err := r.Seal()
-	if err != nil {
-		return nil, appendProblems(nil, "", err)
-	}
-	return p, nil
+	return r, problems
 }
 
 func appendProblems(list Problems, path string, err error) Problems {

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -18,13 +19,50 @@ func readManifest(t *testing.T) []byte {
 	return data
 }
 
+// anyHandlers is a HandlerChecker that knows every handler: plan's tests
+// check what plan checks (broker/handlers tests the rest).
+type anyHandlers struct{}
+
+func (anyHandlers) CheckHandlers(*Manifest) error { return nil }
+
+// checkerFunc adapts a function to HandlerChecker.
+type checkerFunc func(*Manifest) error
+
+func (f checkerFunc) CheckHandlers(m *Manifest) error { return f(m) }
+
+// Seal reports the checker's problems with its own, each once, and refuses
+// without a checker.
+func TestSealAsksTheHandlerChecker(t *testing.T) {
+	m, err := ParseManifest(readManifest(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.MaxCalls = 0
+	unknown := &Error{Code: "unknown_handler", Path: "capabilities[0].handler.id", Message: "unknown builtin"}
+	_, err = m.Seal(checkerFunc(func(*Manifest) error { return Problems{unknown, unknown} }))
+	var ps Problems
+	if !errors.As(err, &ps) || len(ps) != 2 || ps[0].Code != CodeInvalidMaxCalls || ps[0].Path != "max_calls" || *ps[1] != *unknown {
+		t.Fatalf("got %v", err)
+	}
+	if err := m.Validate(nil); CodeOf(err) != CodeInvalidMaxCalls || !strings.Contains(err.Error(), CodeInvalidHandler) {
+		t.Fatalf("nil checker: %v", err)
+	}
+	m.MaxCalls = 4
+	if _, err := m.Seal(nil); CodeOf(err) != CodeInvalidHandler {
+		t.Fatalf("nil checker: %v", err)
+	}
+	if err := m.Validate(anyHandlers{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func sealBytes(t *testing.T, data []byte) *Plan {
 	t.Helper()
 	m, err := ParseManifest(data)
 	if err != nil {
 		t.Fatalf("parse: %v", err)
 	}
-	p, err := m.Seal()
+	p, err := m.Seal(anyHandlers{})
 	if err != nil {
 		t.Fatalf("seal: %v", err)
 	}
@@ -165,7 +203,7 @@ func TestEveryCapabilityNeedsOneGrant(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Seal(); !strings.Contains(err.Error(), CodeCapabilityUngranted) {
+	if _, err := m.Seal(anyHandlers{}); !strings.Contains(err.Error(), CodeCapabilityUngranted) {
 		t.Fatalf("ungranted capability sealed: %v", err)
 	}
 }
@@ -181,7 +219,7 @@ func TestManifestReportsEveryProblemWithPath(t *testing.T) {
 	})
 	m, err := ParseManifest(bad)
 	if err == nil {
-		_, err = m.Seal()
+		_, err = m.Seal(anyHandlers{})
 	}
 	if err == nil {
 		t.Fatal("bad manifest accepted")
@@ -196,7 +234,7 @@ func TestManifestReportsEveryProblemWithPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = m.Seal()
+	_, err = m.Seal(anyHandlers{})
 	var problems Problems
 	if !asProblems(err, &problems) {
 		t.Fatalf("not Problems: %v", err)
@@ -209,7 +247,7 @@ func TestManifestReportsEveryProblemWithPath(t *testing.T) {
 	if m, err = ParseManifest(bad); err != nil {
 		t.Fatal(err)
 	}
-	_, err = m.Seal()
+	_, err = m.Seal(anyHandlers{})
 	if !asProblems(err, &problems) {
 		t.Fatalf("not Problems: %v", err)
 	}
@@ -273,7 +311,7 @@ func TestManifestRefusals(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			m, err := ParseManifest(mutate(t, data, tc.mutate))
 			if err == nil {
-				_, err = m.Seal()
+				_, err = m.Seal(anyHandlers{})
 			}
 			if err == nil || !strings.Contains(err.Error(), "("+tc.code+")") {
 				t.Fatalf("want %s, got %v", tc.code, err)

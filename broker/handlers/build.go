@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/apysup/apysup/broker"
@@ -34,11 +35,35 @@ type Options struct {
 	ExecStderr io.Writer
 }
 
+// Checker is the plan.HandlerChecker of the handlers Build makes: it runs
+// every check Build runs on a manifest (kinds and builtin ids, each
+// config, its fit with the capability's grant and effect, identities
+// shared without conflict) and creates nothing. Seal a manifest with it
+// and Build accepts the manifest, except for a resource that cannot be
+// prepared when it builds (handler_setup_failed: a database that cannot
+// be opened). The zero value is ready to use.
+type Checker struct{}
+
+// CheckHandlers implements plan.HandlerChecker: nil or plan.Problems.
+func (Checker) CheckHandlers(m *plan.Manifest) error {
+	if m == nil {
+		return errors.New("handlers: no manifest")
+	}
+	b := newBuilder(Options{}, true)
+	defer b.Close()
+	b.build(m)
+	if len(b.problems) > 0 {
+		return b.problems
+	}
+	return nil
+}
+
 // Build makes one handler per distinct handler identity of m, after
 // validating each capability's handler config strictly and checking it
 // against the capability's grant (the handler section of its policy:
-// http, kv or exec). Problems are reported all at once as plan.Problems
-// whose paths point into the manifest (capabilities[i].handler.config.x,
+// http, kv or exec): the checks of Checker, then the resources. Problems
+// are reported all at once as plan.Problems whose paths point into the
+// manifest (capabilities[i].handler.config.x,
 // grants[j].policy.http.allowed_hosts). The returned Closer releases what
 // the handlers hold (SQLite files, idle HTTP connections); call it after
 // the last run that uses them.
@@ -46,10 +71,24 @@ func Build(m *plan.Manifest, opts Options) (*broker.Handlers, io.Closer, error) 
 	if m == nil {
 		return nil, nil, errors.New("handlers: no manifest")
 	}
+	b := newBuilder(opts, false)
+	hs := b.build(m)
+	if len(b.problems) > 0 {
+		b.Close()
+		return nil, nil, b.problems
+	}
+	return hs, b, nil
+}
+
+func newBuilder(opts Options, checkOnly bool) *builder {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	b := &builder{opts: opts, dbs: map[string]*sql.DB{}}
+	return &builder{opts: opts, checkOnly: checkOnly, dbs: map[string]*sql.DB{}}
+}
+
+// build checks every capability's handler and, unless checkOnly, makes it.
+func (b *builder) build(m *plan.Manifest) *broker.Handlers {
 	hs := broker.NewHandlers()
 	type first struct {
 		index int
@@ -64,6 +103,9 @@ func Build(m *plan.Manifest, opts Options) (*broker.Handlers, io.Closer, error) 
 		}
 		g, grantPath := b.grant(path, m, c)
 		if g == nil {
+			// The grant's problems are recorded; the handler's identity
+			// is still checked, so that one problem does not hide another.
+			b.identity(path, c)
 			continue
 		}
 		h := b.handler(path, c, g, grantPath)
@@ -85,11 +127,7 @@ func Build(m *plan.Manifest, opts Options) (*broker.Handlers, io.Closer, error) 
 			b.problems = append(b.problems, problem(CodeHandlerConflict, path, err.Error()))
 		}
 	}
-	if len(b.problems) > 0 {
-		b.Close()
-		return nil, nil, b.problems
-	}
-	return hs, b, nil
+	return hs
 }
 
 // noGrant stands for the grant of a capability that has none (a manifest
@@ -121,7 +159,7 @@ func (b *builder) grant(path string, m *plan.Manifest, c plan.ManifestCapability
 	}
 	var e *plan.Error
 	if err := g.FitsHandler(c.Spec.Handler.Kind); errors.As(err, &e) {
-		b.problems = append(b.problems, problem(e.Code, grantPath+"."+e.Path, e.Message))
+		b.problems = append(b.problems, problem(e.Code, joinPath(grantPath, e.Path), e.Message))
 		return nil, ""
 	}
 	return g, grantPath
@@ -130,6 +168,7 @@ func (b *builder) grant(path string, m *plan.Manifest, c plan.ManifestCapability
 // builder holds what Build's handlers share; it is the Closer Build returns.
 type builder struct {
 	opts       Options
+	checkOnly  bool // Checker: check everything, create nothing
 	problems   plan.Problems
 	dbs        map[string]*sql.DB // one per kv file path
 	transports []*http.Transport
@@ -181,12 +220,25 @@ func (b *builder) handler(path string, c plan.ManifestCapability, g *plan.Grant,
 	case KindKV:
 		h = b.kv(path, c, g.KV())
 	default:
-		b.problems = append(b.problems, problem(CodeUnknownHandler, path+".kind", "unknown handler kind (known: builtin, exec, http, kv)"))
+		b.identity(path, c)
 	}
 	if len(b.problems) > before {
 		return nil
 	}
 	return h
+}
+
+// identity records an unknown handler kind, or an unknown builtin.
+func (b *builder) identity(path string, c plan.ManifestCapability) {
+	switch id := c.Spec.Handler; id.Kind {
+	case KindBuiltin:
+		if newBuiltin(id, b.opts) == nil {
+			b.problems = append(b.problems, problem(CodeUnknownHandler, path+".id", "unknown builtin (known: echo@1, clock.now@1)"))
+		}
+	case KindExec, KindHTTP, KindKV:
+	default:
+		b.problems = append(b.problems, problem(CodeUnknownHandler, path+".kind", "unknown handler kind (known: builtin, exec, http, kv)"))
+	}
 }
 
 // live refuses captured playback for kinds that have no transport evidence.
@@ -199,4 +251,18 @@ func (b *builder) live(path string, c plan.ManifestCapability) {
 
 func (b *builder) fields(path string, c plan.ManifestCapability) *plan.Fields {
 	return plan.ReadFields(path+".config", CodeInvalidConfig, c.HandlerConfig, &b.problems)
+}
+
+// joinPath is the JSON path rel under base, without a stray dot when
+// either is empty or rel is an index.
+func joinPath(base, rel string) string {
+	switch {
+	case base == "":
+		return rel
+	case rel == "":
+		return base
+	case strings.HasPrefix(rel, "["):
+		return base + rel
+	}
+	return base + "." + rel
 }

@@ -133,6 +133,16 @@ func TestBuildProblems(t *testing.T) {
 			if !problemAt(err, tc.code, tc.path) {
 				t.Fatalf("got %v, want %s at %s", err, tc.code, tc.path)
 			}
+			// The Checker (what plan seal runs) finds the same problems
+			// without building, except a resource that cannot be prepared.
+			checked := Checker{}.CheckHandlers(manifestOf(t, tc.cap))
+			if tc.code == CodeHandlerSetup {
+				if checked != nil {
+					t.Fatalf("Checker: %v", checked)
+				}
+			} else if checked == nil || checked.Error() != err.Error() {
+				t.Fatalf("Checker: %v, Build: %v", checked, err)
+			}
 		})
 	}
 	if _, err := os.Stat(db); !errors.Is(err, os.ErrNotExist) {
@@ -243,5 +253,20 @@ func TestBuildEmptyManifestAndNil(t *testing.T) {
 	}
 	if err := closer.Close(); err != nil {
 		t.Fatalf("second close: %v", err)
+	}
+}
+
+// The Checker creates nothing: a valid kv config leaves no database file.
+func TestCheckerCreatesNothing(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "kv.db")
+	m := manifestOf(t, capability{name: "notes.get", kind: "kv", config: `{"path":"` + db + `","op":"get"}`})
+	if err := (Checker{}).CheckHandlers(m); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(db); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the Checker created the database file: %v", err)
+	}
+	if err := (Checker{}).CheckHandlers(nil); err == nil {
+		t.Fatal("nil manifest accepted")
 	}
 }

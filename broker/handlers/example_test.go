@@ -31,7 +31,7 @@ func ExampleBuild() {
 	if err != nil {
 		panic(err)
 	}
-	p, err := m.Seal()
+	p, err := m.Seal(handlers.Checker{})
 	if err != nil {
 		panic(err)
 	}

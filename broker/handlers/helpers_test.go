@@ -114,7 +114,7 @@ func problemAt(err error, code, path string) bool {
 func runBroker(t testing.TB, opts Options, caps ...capability) *broker.Broker {
 	t.Helper()
 	m := manifestOf(t, caps...)
-	p, err := m.Seal()
+	p, err := m.Seal(Checker{})
 	if err != nil {
 		t.Fatalf("seal: %v", err)
 	}

@@ -90,6 +90,9 @@ func (b *builder) kv(path string, c plan.ManifestCapability, g *plan.KVGrant) an
 	if len(b.problems) > 0 {
 		return nil // do not create a database file for a config that fails
 	}
+	if b.checkOnly {
+		return h
+	}
 	db, err := b.openKV(file)
 	if err != nil {
 		b.problems = append(b.problems, problem(CodeHandlerSetup, path+".config.path", "cannot open the SQLite database"))

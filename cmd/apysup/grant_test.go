@@ -37,7 +37,7 @@ func TestDocumentedGrantsRestrict(t *testing.T) {
 		for _, block := range manifestBlocks(t, path) {
 			m, err := plan.ParseManifest([]byte(block))
 			if err == nil {
-				_, err = m.Seal()
+				_, err = m.Seal(handlers.Checker{})
 			}
 			if err != nil {
 				t.Fatalf("%s: a manifest that does not seal:\n%s\n%v", path, block, err)
@@ -47,7 +47,7 @@ func TestDocumentedGrantsRestrict(t *testing.T) {
 			}
 		}
 	}
-	p, err := readme.Seal()
+	p, err := readme.Seal(handlers.Checker{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -144,7 +144,7 @@ func sealManifest(path string) (*plan.Plan, error) {
 	if err != nil {
 		return nil, cli.Exit(fmt.Sprintf("%s:\n%v", path, err), 2)
 	}
-	p, err := m.Seal()
+	p, err := seal(m)
 	if err != nil {
 		return nil, cli.Exit(fmt.Sprintf("%s:\n%v", path, err), 2)
 	}

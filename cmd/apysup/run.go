@@ -265,7 +265,7 @@ func loadPlan(path string) (*plan.Plan, *broker.Handlers, io.Closer, error) {
 	if err != nil {
 		return fail(err)
 	}
-	p, err := m.Seal()
+	p, err := seal(m)
 	if err != nil {
 		return fail(err)
 	}

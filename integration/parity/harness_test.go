@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/apysup/apysup/broker"
+	"github.com/apysup/apysup/broker/handlers"
 	"github.com/apysup/apysup/internal/sandbox"
 	"github.com/apysup/apysup/internal/sandbox/doctor"
 	"github.com/apysup/apysup/internal/sandbox/native"
@@ -160,12 +161,38 @@ var plans = sync.OnceValues(func() (map[string]*plan.Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		if out[name], err = m.Seal(); err != nil {
+		if out[name], err = m.Seal(parityHandlers{}); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 })
+
+// parityHandlers is the harness's plan.HandlerChecker, as a host with
+// handlers of its own writes one: its kind, parity, with the ids it
+// builds; every other capability as apysup's handlers check it.
+type parityHandlers struct{}
+
+func (parityHandlers) CheckHandlers(m *plan.Manifest) error {
+	rest := *m
+	rest.Capabilities = nil
+	var problems plan.Problems
+	for i, c := range m.Capabilities {
+		switch id := c.Spec.Handler; {
+		case id.Kind != "parity":
+			rest.Capabilities = append(rest.Capabilities, c)
+		case id.ID != "notes" && id.ID != "remove" && id.ID != "fail" && id.ID != "badshape":
+			problems = append(problems, &plan.Error{Code: handlers.CodeUnknownHandler, Path: fmt.Sprintf("capabilities[%d].handler.id", i), Message: "unknown parity handler"})
+		}
+	}
+	if err := (handlers.Checker{}).CheckHandlers(&rest); err != nil {
+		return err // only builtins remain, at their indices in rest
+	}
+	if len(problems) > 0 {
+		return problems
+	}
+	return nil
+}
 
 func planNamed(t testing.TB, name string) *plan.Plan {
 	t.Helper()

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/apysup/apysup/broker"
+	"github.com/apysup/apysup/broker/handlers"
 	"github.com/apysup/apysup/internal/testenv"
 	"github.com/apysup/apysup/plan"
 )
@@ -114,7 +115,7 @@ func seal(t testing.TB, manifest string) (*plan.Manifest, *plan.Plan) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := m.Seal()
+	p, err := m.Seal(handlers.Checker{})
 	if err != nil {
 		t.Fatal(err)
 	}

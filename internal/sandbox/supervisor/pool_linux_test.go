@@ -21,7 +21,7 @@ func TestNativePoolRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := m.Seal()
+	p, err := m.Seal(handlers.Checker{})
 	if err != nil {
 		t.Fatal(err)
 	}
