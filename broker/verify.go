@@ -32,13 +32,29 @@ type VerifyProblem struct {
 	Detail string `json:"detail"`
 }
 
+func (p VerifyProblem) Error() string {
+	return fmt.Sprintf("receipt %d: %s: %s", p.Index, p.Code, p.Detail)
+}
+
+// ErrorCode is the problem's stable code.
+func (p VerifyProblem) ErrorCode() string { return p.Code }
+
 // VerifyError lists every failed check.
 type VerifyError struct{ Problems []VerifyProblem }
+
+// Unwrap exposes each problem (a VerifyProblem) to errors.As.
+func (e *VerifyError) Unwrap() []error {
+	out := make([]error, len(e.Problems))
+	for i, p := range e.Problems {
+		out[i] = p
+	}
+	return out
+}
 
 func (e *VerifyError) Error() string {
 	var lines []string
 	for _, p := range e.Problems {
-		lines = append(lines, fmt.Sprintf("receipt %d: %s: %s", p.Index, p.Code, p.Detail))
+		lines = append(lines, p.Error())
 	}
 	return strings.Join(lines, "\n")
 }

@@ -68,11 +68,15 @@ func (e *Error) Error() string { return "handlers: " + e.Code + ": " + descripti
 
 func (e *Error) Unwrap() error { return e.err }
 
+// ErrorCode is the error's stable code (plan.CodeOf finds it).
+func (e *Error) ErrorCode() string { return e.Code }
+
 func fail(code string) *Error { return &Error{Code: code} }
 
 func cancelled(cause error) *Error { return &Error{Code: CodeCancelled, err: cause} }
 
-// CodeOf returns the code of a handler error, or "".
+// CodeOf returns the code of a handler error, or "" (plan.CodeOf reads
+// the code of any of the project's errors).
 func CodeOf(err error) string {
 	var e *Error
 	if errors.As(err, &e) {

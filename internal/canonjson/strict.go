@@ -43,6 +43,10 @@ type Error struct {
 	Detail string
 }
 
+// ErrorCode is the error's stable code (the project's convention: every
+// typed error has one; plan.CodeOf finds it).
+func (e *Error) ErrorCode() string { return e.Code }
+
 func (e *Error) Error() string {
 	if e.Detail != "" {
 		return fmt.Sprintf("%s at byte %d: %s", e.Code, e.Offset, e.Detail)

@@ -77,6 +77,9 @@ type ApprovalError struct {
 	State      broker.ApprovalState `json:"state,omitempty"` // with approval_already_decided
 }
 
+// ErrorCode is the error's stable code.
+func (e *ApprovalError) ErrorCode() string { return e.Code }
+
 func (e *ApprovalError) Error() string {
 	if e.State != "" {
 		return e.Code + " (" + string(e.State) + ")"

@@ -58,8 +58,8 @@ func (e *LimitError) Error() string {
 	return e.Field + ": " + e.Reason + " (" + CodeInvalidLimits + ")"
 }
 
-// Code is the stable code of every limit refusal, invalid_limits.
-func (e *LimitError) Code() string { return CodeInvalidLimits }
+// ErrorCode is the stable code of every limit refusal, invalid_limits.
+func (e *LimitError) ErrorCode() string { return CodeInvalidLimits }
 
 // LimitErrors is every limit out of range, reported at once.
 type LimitErrors []*LimitError
@@ -71,9 +71,6 @@ func (l LimitErrors) Error() string {
 	}
 	return strings.Join(lines, "\n")
 }
-
-// Code is invalid_limits.
-func (l LimitErrors) Code() string { return CodeInvalidLimits }
 
 // Unwrap exposes each problem to errors.Is and errors.As.
 func (l LimitErrors) Unwrap() []error {

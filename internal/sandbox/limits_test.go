@@ -40,7 +40,7 @@ func TestLimitsWithDefaultsRefuses(t *testing.T) {
 		}
 	}
 	var one *LimitError
-	if !errors.As(err, &one) || one.Code() != CodeInvalidLimits || list.Code() != CodeInvalidLimits {
+	if !errors.As(err, &one) || one.ErrorCode() != CodeInvalidLimits {
 		t.Fatalf("code: %v", err)
 	}
 }

@@ -38,6 +38,9 @@ type WorkspaceError struct {
 	Detail string
 }
 
+// ErrorCode is the error's stable code.
+func (e *WorkspaceError) ErrorCode() string { return e.Code }
+
 func (e *WorkspaceError) Error() string {
 	if e.Path != "" {
 		return fmt.Sprintf("%s: %s: %s", e.Code, e.Path, e.Detail)

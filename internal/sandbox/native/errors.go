@@ -32,6 +32,9 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// ErrorCode is the error's stable code.
+func (e *Error) ErrorCode() string { return e.Code }
+
 func refused(code string, format string, args ...any) *Error {
 	return &Error{Status: sandbox.StatusRefused, Code: code, Err: fmt.Errorf(format, args...)}
 }

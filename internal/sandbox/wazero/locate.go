@@ -31,6 +31,9 @@ type UnavailableError struct {
 
 func (e *UnavailableError) Error() string { return e.Code + ": " + e.Reason }
 
+// ErrorCode is the error's stable code.
+func (e *UnavailableError) ErrorCode() string { return e.Code }
+
 // Build is one finished WASI build in the cache.
 type Build struct {
 	Dir      string
