@@ -66,6 +66,10 @@ func ParseManifest(data []byte) (*Manifest, error) {
 	if err := canonjson.Validate(data, canonjson.MaxHostBytes); err != nil {
 		return nil, Problems{{Code: CodeInvalidManifest, Message: "not strict JSON: " + err.Error()}}
 	}
+	// The structure first (manifestSchemaJSON); then the values are read.
+	if problems := schemaProblems(data); len(problems) > 0 {
+		return nil, problems
+	}
 	var problems Problems
 	root := ReadFields("", CodeInvalidManifest, data, &problems)
 	if root == nil {

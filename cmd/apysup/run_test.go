@@ -41,6 +41,7 @@ func runJSON(t *testing.T, args ...string) (*supervisor.Result, int, string) {
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("run %v: exit %d, not JSON: %v\nstdout %s\nstderr %s", args, code, err, out, errOut)
 	}
+	checkRunResult(t, out)
 	return &res, code, errOut
 }
 
