@@ -16,6 +16,7 @@ import (
 // first native run.
 type nativeState struct {
 	once    sync.Once
+	mu      sync.Mutex // guards pool for PoolState while once builds it
 	backend *native.Backend
 	pool    *native.Pool
 	err     error
@@ -36,10 +37,14 @@ func (s *Supervisor) nativeBackend() (*native.Backend, error) {
 	s.native.once.Do(func() {
 		s.native.backend, s.native.err = native.New(native.Config{GuestFiles: s.cfg.GuestFiles, StateDir: s.cfg.StateDir})
 		if s.native.err == nil && s.cfg.NativePool > 0 {
-			if s.native.pool, s.native.err = s.native.backend.NewPool(s.cfg.NativePoolLimits, s.cfg.NativePool); s.native.err != nil {
+			pool, err := s.native.backend.NewPool(s.cfg.NativePoolLimits, s.cfg.NativePool)
+			if s.native.err = err; err != nil {
 				s.native.backend.Close()
 				s.native.backend = nil
 			}
+			s.native.mu.Lock()
+			s.native.pool = pool
+			s.native.mu.Unlock()
 		}
 	})
 	return s.native.backend, s.native.err
@@ -106,4 +111,29 @@ func (s *Supervisor) runNative(ctx context.Context, b *broker.Broker, runID stri
 		err = derr
 	}
 	return out, err
+}
+
+func (s *Supervisor) prepareNative() error {
+	_, err := s.nativeBackend()
+	return err
+}
+
+// PoolState is what the native pool holds and has done.
+func (s *Supervisor) PoolState() PoolState {
+	st := PoolState{Size: s.cfg.NativePool}
+	if p := s.native.poolIfBuilt(); p != nil {
+		ps := p.Stats()
+		st.Ready, st.Taken, st.Cold, st.Discarded = p.Ready(), ps.Pooled, ps.Cold, ps.Discarded
+		if err := p.Err(); err != nil {
+			st.Error = err.Error()
+		}
+	}
+	return st
+}
+
+// poolIfBuilt is the pool once the backend's first use has built it.
+func (n *nativeState) poolIfBuilt() *native.Pool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.pool
 }

@@ -24,3 +24,8 @@ func (s *Supervisor) runNative(context.Context, *broker.Broker, string, Request,
 	err := &native.Error{Status: sandbox.StatusRefused, Code: c.Status, Err: errors.New(c.Detail + ": " + c.Fix)}
 	return failedOutcome(err.Status, err.Code), err
 }
+
+func (s *Supervisor) prepareNative() error { return nil }
+
+// PoolState is empty: off Linux there is no native pool.
+func (s *Supervisor) PoolState() PoolState { return PoolState{} }

@@ -61,3 +61,16 @@ type Selected struct {
 	Value  string `json:"value"`
 	Source string `json:"source"`
 }
+
+// PoolState is the native pool's state: its configured Size, the
+// sandboxes Ready now, and the counts of runs that took a pooled sandbox
+// (Taken), found none that fit (Cold), and of pooled sandboxes found dead
+// and destroyed unused (Discarded). Error is the filler's last failure.
+type PoolState struct {
+	Size      int    `json:"size"`
+	Ready     int    `json:"ready"`
+	Taken     int64  `json:"taken"`
+	Cold      int64  `json:"cold"`
+	Discarded int64  `json:"discarded"`
+	Error     string `json:"error,omitempty"`
+}

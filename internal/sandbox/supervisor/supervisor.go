@@ -105,6 +105,10 @@ type Request struct {
 	Observers []broker.Observer
 	Surface   plan.Surface
 	Parent    string
+	// RunID names the run; empty is a fresh one. A caller that must name
+	// the run before it starts (a service's run handle) sets it: it must
+	// match broker's run id pattern and be unique.
+	RunID string
 
 	Backend       string // native or wazero
 	BackendSource string // flag, env, config or default
@@ -141,9 +145,12 @@ func (s *Supervisor) Run(ctx context.Context, req Request) (*Result, error) {
 	if (req.IdempotencyKey == "") != (req.Journal == nil) {
 		return nil, errors.New("supervisor: an idempotency key needs a journal, and a journal a key")
 	}
-	runID, err := newID("run-")
-	if err != nil {
-		return nil, err
+	runID := req.RunID
+	if runID == "" {
+		var err error
+		if runID, err = NewRunID(); err != nil {
+			return nil, err
+		}
 	}
 	if req.IdempotencyKey != "" {
 		runID = keyedRunID(req.IdempotencyKey)
@@ -403,6 +410,19 @@ func outcomeOf(err error) *sandbox.Outcome {
 
 func failedOutcome(status sandbox.Status, code string) *sandbox.Outcome {
 	return &sandbox.Outcome{Status: status, ErrorCode: code, ExitCode: -1}
+}
+
+// NewRunID returns a fresh run id, as Run makes one.
+func NewRunID() (string, error) { return newID("run-") }
+
+// Prepare does now what the first run would: it sweeps what supervisors
+// that died left in the state directory (run directories; the native
+// backend's processes, cgroups and uid leases) and builds the native
+// backend and its pool. A long-lived service calls it before it admits
+// runs.
+func (s *Supervisor) Prepare() error {
+	s.sweepOnce.Do(func() { _ = sweepRunDirs(s.cfg.StateDir) })
+	return s.prepareNative()
 }
 
 func newID(prefix string) (string, error) {

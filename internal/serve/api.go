@@ -1,0 +1,327 @@
+package serve
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/apysup/apysup/internal/sandbox"
+	"github.com/apysup/apysup/internal/sandbox/supervisor"
+	"github.com/apysup/apysup/plan"
+)
+
+// Codes of the API's refusals. Each has one HTTP status (statusOf); a
+// manifest's refusal carries the plan package's code (plan.CodeOf) with
+// 400, a workspace's the sandbox package's workspace codes.
+const (
+	CodeInvalidRequest    = "invalid_request"     // 400: malformed JSON, an unknown field, a value out of range
+	CodeRequestTooLarge   = "request_too_large"   // 413: the body is over MaxRequestBytes
+	CodeUnauthorized      = "unauthorized"        // 401: no or a wrong bearer token (TCP)
+	CodeForbidden         = "forbidden"           // 403: the Unix peer is neither root nor in the socket's group
+	CodeHandlerNotAllowed = "handler_not_allowed" // 403: the manifest names a handler kind the server does not serve
+	CodeNotFound          = "not_found"           // 404: no such route
+	CodeRunNotFound       = "run_not_found"       // 404: no such run (or it left the history)
+	CodePlanNotFound      = "plan_not_found"      // 404: plan_sha256 is not in the cache: POST /v1/plans first
+	CodeApprovalNotFound  = "approval_not_found"  // 404: no such waiting approval request
+	CodeMethodNotAllowed  = "method_not_allowed"  // 405
+	CodeApprovalDecided   = "approval_decided"    // 409: the request was decided already
+	CodeOverloaded        = "overloaded"          // 429: max-concurrent runs and a full queue; Retry-After says when to retry
+	CodeShuttingDown      = "shutting_down"       // 503: the server drains and admits nothing
+	CodeInternal          = "internal_error"      // 500
+)
+
+var statusOf = map[string]int{
+	CodeInvalidRequest: http.StatusBadRequest, CodeRequestTooLarge: http.StatusRequestEntityTooLarge,
+	CodeUnauthorized: http.StatusUnauthorized, CodeForbidden: http.StatusForbidden,
+	CodeHandlerNotAllowed: http.StatusForbidden, CodeNotFound: http.StatusNotFound,
+	CodeRunNotFound: http.StatusNotFound, CodePlanNotFound: http.StatusNotFound,
+	CodeApprovalNotFound: http.StatusNotFound, CodeMethodNotAllowed: http.StatusMethodNotAllowed,
+	CodeApprovalDecided: http.StatusConflict, CodeOverloaded: http.StatusTooManyRequests,
+	CodeShuttingDown: http.StatusServiceUnavailable, CodeInternal: http.StatusInternalServerError,
+	sandbox.CodeWorkspaceTooLarge: http.StatusRequestEntityTooLarge,
+}
+
+// HTTPStatus is the status of a refusal's code: 400 for the codes of a
+// refused manifest or workspace input.
+func HTTPStatus(code string) int {
+	if s, ok := statusOf[code]; ok {
+		return s
+	}
+	return http.StatusBadRequest
+}
+
+// Error is every refusal's body. Message never quotes the request.
+type Error struct {
+	Code    string `json:"error_code"`
+	Message string `json:"error"`
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+func refusal(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Bounds of a request.
+const (
+	// MaxRequestBytes bounds a request body: the script, the manifest and
+	// the workspace, base64 included.
+	MaxRequestBytes = 8 << 20
+	// MaxWorkspaceFiles bounds the entries of a workspace file map.
+	MaxWorkspaceFiles = 1024
+	maxArgs           = 256
+	maxArgBytes       = 4096
+	maxPathBytes      = 1024
+)
+
+// Approval modes of a run.
+const (
+	ApproveDeny = "deny" // default: a call that needs approval is rejected
+	ApproveAuto = "auto" // approved (still recorded)
+	ApproveAPI  = "api"  // waits for POST /v1/approvals/{id}/approve|reject
+)
+
+// RunRequest is POST /v1/runs's body.
+type RunRequest struct {
+	Source string   `json:"source"`
+	Args   []string `json:"args,omitempty"`
+	// At most one of PlanSHA256 (a Plan sealed by POST /v1/plans) and
+	// Manifest; neither is the empty Plan.
+	PlanSHA256 string          `json:"plan_sha256,omitempty"`
+	Manifest   json.RawMessage `json:"manifest,omitempty"`
+	Limits     RunLimits       `json:"limits,omitzero"`
+	Backend    string          `json:"backend,omitempty"` // native (default) or wazero
+	Surface    string          `json:"surface,omitempty"` // direct, programmatic (default) or both
+	Parent     string          `json:"parent,omitempty"`  // the parent call id (default main)
+	Approve    string          `json:"approve,omitempty"` // deny (default), auto or api
+	// Workspace is copied into /workspace: relative path -> content
+	// (base64 in JSON).
+	Workspace map[string][]byte `json:"workspace,omitempty"`
+	// Export returns the final workspace (after an ok run) in the result's
+	// exported file map.
+	Export bool `json:"export,omitempty"`
+}
+
+// RunLimits are a run's limits; zero is the default.
+type RunLimits struct {
+	TimeoutMs   int64   `json:"timeout_ms,omitempty"`
+	MemoryBytes int64   `json:"memory_bytes,omitempty"`
+	Pids        int64   `json:"pids,omitempty"`
+	CPUs        float64 `json:"cpus,omitempty"`
+}
+
+// RunResult is a finished run: the RunResult `apysup run --json` prints,
+// with its schema_version, plus the exported workspace when asked.
+type RunResult struct {
+	SchemaVersion string `json:"schema_version"`
+	supervisor.Result
+	Exported map[string][]byte `json:"exported,omitempty"`
+}
+
+// RunResultSchema is RunResult's schema_version, as the CLI prints it.
+const RunResultSchema = "apysup.run_result.v1"
+
+// RunState is GET /v1/runs/{id}: the run's state and, once finished, its
+// result.
+type RunState struct {
+	RunID  string     `json:"run_id"`
+	State  string     `json:"state"` // queued, running or finished
+	Result *RunResult `json:"result,omitempty"`
+}
+
+// States of a run.
+const (
+	StateQueued   = "queued"
+	StateRunning  = "running"
+	StateFinished = "finished"
+)
+
+// RunAccepted is the 202 answer of POST /v1/runs?wait=false.
+type RunAccepted struct {
+	RunID string `json:"run_id"`
+}
+
+// PlanRequest is POST /v1/plans's body; PlanResponse its answer: the
+// Plan's identity and the tools it presents, never its grants.
+type PlanRequest struct {
+	Manifest json.RawMessage `json:"manifest"`
+}
+
+type PlanResponse struct {
+	PlanSHA256 string            `json:"plan_sha256"`
+	Tools      []plan.ToolSchema `json:"tools"`
+}
+
+// Decision is the answer of POST /v1/approvals/{id}/approve|reject.
+type Decision struct {
+	ID    string `json:"id"`
+	State string `json:"state"`
+}
+
+// validRun is a parsed, checked RunRequest.
+type validRun struct {
+	RunRequest
+	limits  sandbox.Limits
+	surface plan.Surface
+}
+
+// ParseRunRequest reads and checks a run request: strict JSON (no unknown
+// field, one value), bounded fields, a clean workspace file map.
+func ParseRunRequest(body []byte) (*validRun, error) {
+	var req RunRequest
+	if err := decodeStrict(body, &req); err != nil {
+		return nil, err
+	}
+	bad := func(format string, args ...any) (*validRun, error) {
+		return nil, refusal(CodeInvalidRequest, format, args...)
+	}
+	switch {
+	case req.Source == "":
+		return bad("source is required")
+	case len(req.Source) > sandbox.MaxScriptBytes:
+		return bad("source is larger than %d bytes", sandbox.MaxScriptBytes)
+	case len(req.Args) > maxArgs:
+		return bad("more than %d args", maxArgs)
+	case req.PlanSHA256 != "" && len(req.Manifest) > 0:
+		return bad("plan_sha256 and manifest are exclusive")
+	case len(req.PlanSHA256) > 80:
+		return bad("plan_sha256 is not a digest")
+	}
+	for _, a := range req.Args {
+		if len(a) > maxArgBytes || strings.IndexByte(a, 0) >= 0 {
+			return bad("an arg is longer than %d bytes or holds NUL", maxArgBytes)
+		}
+	}
+	v := &validRun{RunRequest: req, surface: plan.SurfaceProgrammatic}
+	if req.Surface != "" {
+		s, err := plan.ParseSurface(req.Surface)
+		if err != nil {
+			return bad("surface must be direct, programmatic or both")
+		}
+		v.surface = s
+	}
+	switch req.Backend {
+	case "", supervisor.BackendNative, supervisor.BackendWazero:
+	default:
+		return bad("backend must be native or wazero")
+	}
+	switch req.Approve {
+	case "", ApproveDeny, ApproveAuto, ApproveAPI:
+	default:
+		return bad("approve must be deny, auto or api")
+	}
+	if v.surface == plan.SurfaceDirect {
+		v.Parent = ""
+	} else if v.Parent == "" {
+		v.Parent = "main"
+	}
+	var err error
+	if v.limits, err = req.Limits.sandbox(); err != nil {
+		return nil, err
+	}
+	if err := checkWorkspace(req.Workspace); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// sandbox is the limits with defaults, each in the CLI's range.
+func (l RunLimits) sandbox() (sandbox.Limits, error) {
+	out := sandbox.DefaultLimits()
+	bad := func(field, want string) (sandbox.Limits, error) {
+		return sandbox.Limits{}, refusal(CodeInvalidRequest, "limits.%s: want %s", field, want)
+	}
+	if l.TimeoutMs != 0 {
+		if l.TimeoutMs < 0 || l.TimeoutMs > int64(24*time.Hour/time.Millisecond) {
+			return bad("timeout_ms", "1..86400000")
+		}
+		out.Timeout = time.Duration(l.TimeoutMs) * time.Millisecond
+	}
+	if l.MemoryBytes != 0 {
+		if l.MemoryBytes < 1<<20 || l.MemoryBytes > 1<<40 {
+			return bad("memory_bytes", "1 MiB..1 TiB")
+		}
+		out.MemoryBytes = l.MemoryBytes
+	}
+	if l.Pids != 0 {
+		if l.Pids < 0 || l.Pids > 1<<22 {
+			return bad("pids", "1..4194304")
+		}
+		out.Pids = l.Pids
+	}
+	if l.CPUs != 0 {
+		if !(l.CPUs >= 0.01 && l.CPUs <= 1024) {
+			return bad("cpus", "0.01..1024")
+		}
+		out.CPUs = l.CPUs
+	}
+	return out, nil
+}
+
+// checkWorkspace refuses a file map whose paths are not clean, relative,
+// slash-separated and distinct from each other's directories.
+func checkWorkspace(files map[string][]byte) error {
+	if len(files) > MaxWorkspaceFiles {
+		return refusal(sandbox.CodeWorkspaceTooLarge, "more than %d workspace files", MaxWorkspaceFiles)
+	}
+	for p := range files {
+		if !validWorkspacePath(p) {
+			return refusal(sandbox.CodeWorkspaceInputInvalid, "a workspace path is not a clean relative path")
+		}
+		for dir := path.Dir(p); dir != "."; dir = path.Dir(dir) {
+			if _, ok := files[dir]; ok {
+				return refusal(sandbox.CodeWorkspaceInputInvalid, "a workspace path is both a file and a directory")
+			}
+		}
+	}
+	return nil
+}
+
+func validWorkspacePath(p string) bool {
+	if p == "" || len(p) > maxPathBytes || !utf8.ValidString(p) || path.Clean(p) != p ||
+		strings.HasPrefix(p, "/") || p == "." || p == ".." || strings.HasPrefix(p, "../") {
+		return false
+	}
+	for _, r := range p {
+		if r < 0x20 || r == 0x7f || r == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// ParsePlanRequest reads POST /v1/plans's body.
+func ParsePlanRequest(body []byte) (*PlanRequest, error) {
+	var req PlanRequest
+	if err := decodeStrict(body, &req); err != nil {
+		return nil, err
+	}
+	if len(req.Manifest) == 0 || string(req.Manifest) == "null" {
+		return nil, refusal(CodeInvalidRequest, "manifest is required")
+	}
+	return &req, nil
+}
+
+// decodeStrict decodes one JSON value with no unknown field.
+func decodeStrict(body []byte, v any) error {
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		// The decoder's message may quote the body (an unknown field's
+		// name, a map key): it is not echoed.
+		var ute *json.UnmarshalTypeError
+		if errors.As(err, &ute) {
+			return refusal(CodeInvalidRequest, "a field has the wrong type")
+		}
+		return refusal(CodeInvalidRequest, "the body is not a JSON object of the expected fields")
+	}
+	if dec.More() {
+		return refusal(CodeInvalidRequest, "the body holds more than one JSON value")
+	}
+	return nil
+}

@@ -1,0 +1,194 @@
+package serve
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"iter"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Client speaks the API: to "unix:PATH" or "http://HOST:PORT" (with a
+// bearer token for TCP).
+type Client struct {
+	base  string // http://apysup or the URL
+	token string
+	hc    *http.Client
+}
+
+// NewClient returns a client of the server at addr.
+func NewClient(addr, token string) (*Client, error) {
+	if path, ok := strings.CutPrefix(addr, "unix:"); ok && path != "" {
+		tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", path)
+		}}
+		return &Client{base: "http://apysup", hc: &http.Client{Transport: tr}}, nil
+	}
+	u, err := url.Parse(addr)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
+		return nil, fmt.Errorf("server %q: want unix:PATH or http://HOST:PORT", addr)
+	}
+	return &Client{base: strings.TrimSuffix(addr, "/"), token: token, hc: &http.Client{}}, nil
+}
+
+// Close releases idle connections.
+func (c *Client) Close() { c.hc.CloseIdleConnections() }
+
+func (c *Client) do(ctx context.Context, method, path string, body any) (*http.Response, error) {
+	var rd io.Reader
+	if body != nil {
+		data, err := json.Marshal(body)
+		if err != nil {
+			return nil, err
+		}
+		rd = bytes.NewReader(data)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode >= 300 {
+		defer resp.Body.Close()
+		e := &Error{}
+		if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(e); err != nil || e.Code == "" {
+			return nil, fmt.Errorf("serve: %s %s: HTTP %d", method, path, resp.StatusCode)
+		}
+		return nil, e
+	}
+	return resp, nil
+}
+
+func (c *Client) call(ctx context.Context, method, path string, body, out any) error {
+	resp, err := c.do(ctx, method, path, body)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	return json.NewDecoder(resp.Body).Decode(out)
+}
+
+// Run runs a request and waits for its result. Cancelling ctx cancels the
+// run (the server sees the client leave).
+func (c *Client) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
+	var res RunResult
+	if err := c.call(ctx, http.MethodPost, "/v1/runs", req, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// Start admits a run and returns its id at once.
+func (c *Client) Start(ctx context.Context, req RunRequest) (string, error) {
+	var acc RunAccepted
+	if err := c.call(ctx, http.MethodPost, "/v1/runs?wait=false", req, &acc); err != nil {
+		return "", err
+	}
+	return acc.RunID, nil
+}
+
+// Cancel cancels a run.
+func (c *Client) Cancel(ctx context.Context, runID string) error {
+	var st RunState
+	return c.call(ctx, http.MethodPost, "/v1/runs/"+url.PathEscape(runID)+"/cancel", nil, &st)
+}
+
+// SealPlan seals a manifest on the server.
+func (c *Client) SealPlan(ctx context.Context, manifest json.RawMessage) (*PlanResponse, error) {
+	var out PlanResponse
+	if err := c.call(ctx, http.MethodPost, "/v1/plans", PlanRequest{Manifest: manifest}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Event is one event of a run's stream: its name (EventLedger,
+// EventStdout, ..., EventResult last) and its JSON data.
+type Event struct {
+	Name string
+	Data json.RawMessage
+}
+
+// Events streams a run's events from its start, ending after the result.
+func (c *Client) Events(ctx context.Context, runID string) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		resp, err := c.do(ctx, http.MethodGet, "/v1/runs/"+url.PathEscape(runID)+"/events", nil)
+		if err != nil {
+			yield(Event{}, err)
+			return
+		}
+		defer resp.Body.Close()
+		for ev, err := range ReadEvents(resp.Body) {
+			if !yield(ev, err) || err != nil || ev.Name == EventResult {
+				return
+			}
+		}
+	}
+}
+
+// maxEventBytes bounds one event's data (a result holds two 1 MiB
+// outputs, JSON-escaped, and the ledger).
+const maxEventBytes = 64 << 20
+
+// ReadEvents parses a Server-Sent Events stream: "event:" and "data:"
+// lines, an event per blank line; comments, "id:" and "retry:" are
+// skipped. A line longer than maxEventBytes ends it with an error.
+func ReadEvents(r io.Reader) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 0, 64<<10), maxEventBytes)
+		var ev Event
+		var data []byte
+		for sc.Scan() {
+			line := sc.Text()
+			if line == "" {
+				if ev.Name != "" || data != nil {
+					if ev.Name == "" {
+						ev.Name = "message"
+					}
+					ev.Data = json.RawMessage(data)
+					if !yield(ev, nil) {
+						return
+					}
+				}
+				ev, data = Event{}, nil
+				continue
+			}
+			field, value, _ := strings.Cut(line, ":")
+			value = strings.TrimPrefix(value, " ")
+			switch field {
+			case "event":
+				ev.Name = value
+			case "data":
+				if data != nil {
+					data = append(data, '\n')
+				}
+				data = append(data, value...)
+				if len(data) > maxEventBytes {
+					yield(Event{}, fmt.Errorf("serve: an event is larger than %s bytes", strconv.Itoa(maxEventBytes)))
+					return
+				}
+			}
+		}
+		if err := sc.Err(); err != nil {
+			yield(Event{}, err)
+		}
+	}
+}

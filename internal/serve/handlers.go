@@ -1,0 +1,322 @@
+package serve
+
+import (
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/apysup/apysup/internal/sandbox/doctor"
+	"github.com/apysup/apysup/internal/sandbox/supervisor"
+	"github.com/apysup/apysup/internal/sandbox/wazero"
+)
+
+// OpenAPI is the API's OpenAPI 3.1 document, served at
+// GET /v1/openapi.json (docs/api.md describes the same).
+//
+//go:embed openapi.json
+var OpenAPI []byte
+
+// route is one of the API's routes: a net/http pattern and its handler.
+type route struct {
+	pattern string // "METHOD /path/{param}"
+	handle  func(*Server, http.ResponseWriter, *http.Request)
+}
+
+// routes are every route the API serves (the OpenAPI document lists the
+// same: TestOpenAPIAgreesWithRouter).
+var routes = []route{
+	{"POST /v1/plans", (*Server).postPlan},
+	{"POST /v1/runs", (*Server).postRun},
+	{"GET /v1/runs/{id}", (*Server).getRun},
+	{"POST /v1/runs/{id}/cancel", (*Server).cancelRun},
+	{"GET /v1/runs/{id}/events", (*Server).runEvents},
+	{"GET /v1/approvals", (*Server).listApprovals},
+	{"POST /v1/approvals/{id}/approve", func(s *Server, w http.ResponseWriter, r *http.Request) { s.decideApproval(w, r, true) }},
+	{"POST /v1/approvals/{id}/reject", func(s *Server, w http.ResponseWriter, r *http.Request) { s.decideApproval(w, r, false) }},
+	{"GET /v1/health", (*Server).health},
+	{"GET /v1/openapi.json", func(_ *Server, w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(OpenAPI)
+	}},
+	{"GET /metrics", func(s *Server, w http.ResponseWriter, r *http.Request) { s.metrics.handler().ServeHTTP(w, r) }},
+}
+
+// Handler is the API, unauthenticated: a Listener's check goes in front
+// of it (Serve does that).
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	for _, rt := range routes {
+		mux.HandleFunc(rt.pattern, func(w http.ResponseWriter, r *http.Request) { rt.handle(s, w, r) })
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := mux.Handler(r); pattern == "" {
+			s.fail(w, unrouted(mux, r))
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// unrouted is the typed refusal of a request no route serves: 405 when
+// the path has a route for another method.
+func unrouted(mux *http.ServeMux, r *http.Request) *Error {
+	for _, m := range []string{http.MethodGet, http.MethodPost} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := mux.Handler(probe); pattern != "" {
+			return refusal(CodeMethodNotAllowed, "method not allowed")
+		}
+	}
+	return refusal(CodeNotFound, "no such route")
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+func (s *Server) fail(w http.ResponseWriter, e *Error) {
+	s.metrics.refused.WithLabelValues(e.Code).Inc()
+	if e.Code == CodeOverloaded {
+		w.Header().Set("Retry-After", strconv.Itoa(int((s.cfg.RetryAfter+time.Second-1)/time.Second)))
+	}
+	writeJSON(w, HTTPStatus(e.Code), e)
+}
+
+// readBody reads a bounded body.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, *Error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBytes))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return nil, refusal(CodeRequestTooLarge, "the body is larger than %d bytes", MaxRequestBytes)
+	case err != nil:
+		return nil, refusal(CodeInvalidRequest, "the body could not be read")
+	}
+	return body, nil
+}
+
+func asError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return refusal(CodeInternal, "internal error")
+}
+
+func (s *Server) postPlan(w http.ResponseWriter, r *http.Request) {
+	body, e := readBody(w, r)
+	if e != nil {
+		s.fail(w, e)
+		return
+	}
+	req, err := ParsePlanRequest(body)
+	if err != nil {
+		s.fail(w, asError(err))
+		return
+	}
+	sp, err := s.plans.seal(req.Manifest)
+	if err != nil {
+		s.fail(w, asError(err))
+		return
+	}
+	defer s.plans.release(sp)
+	writeJSON(w, http.StatusOK, PlanResponse{PlanSHA256: sp.plan.Identity(), Tools: sp.tools})
+}
+
+func (s *Server) postRun(w http.ResponseWriter, r *http.Request) {
+	wait := true
+	switch r.URL.Query().Get("wait") {
+	case "", "true":
+	case "false":
+		wait = false
+	default:
+		s.fail(w, refusal(CodeInvalidRequest, "wait must be true or false"))
+		return
+	}
+	body, e := readBody(w, r)
+	if e != nil {
+		s.fail(w, e)
+		return
+	}
+	v, err := ParseRunRequest(body)
+	if err != nil {
+		s.fail(w, asError(err))
+		return
+	}
+	sp, err := s.resolvePlan(v)
+	if err != nil {
+		s.fail(w, asError(err))
+		return
+	}
+	var parent = r.Context()
+	if !wait {
+		parent = nil
+	}
+	run, e := s.admit(parent)
+	if e != nil {
+		s.plans.release(sp)
+		s.fail(w, e)
+		return
+	}
+	go s.execute(run, v, sp)
+	if !wait {
+		writeJSON(w, http.StatusAccepted, RunAccepted{RunID: run.id})
+		return
+	}
+	<-run.done
+	st := run.snapshot()
+	writeJSON(w, http.StatusOK, st.Result)
+}
+
+// resolvePlan is the run's Plan, held: by digest from the cache, sealed
+// from its manifest, or the empty Plan.
+func (s *Server) resolvePlan(v *validRun) (*sealedPlan, error) {
+	switch {
+	case v.PlanSHA256 != "":
+		if sp := s.plans.get(v.PlanSHA256); sp != nil {
+			return sp, nil
+		}
+		return nil, refusal(CodePlanNotFound, "no Plan with that digest is cached: POST /v1/plans first")
+	case len(v.Manifest) > 0:
+		return s.plans.seal(v.Manifest)
+	}
+	s.plans.mu.Lock()
+	s.empty.refs++
+	s.plans.mu.Unlock()
+	return s.empty, nil
+}
+
+func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
+	run := s.lookup(r.PathValue("id"))
+	if run == nil {
+		s.fail(w, refusal(CodeRunNotFound, "no such run"))
+		return
+	}
+	writeJSON(w, http.StatusOK, run.snapshot())
+}
+
+func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
+	run := s.lookup(r.PathValue("id"))
+	if run == nil {
+		s.fail(w, refusal(CodeRunNotFound, "no such run"))
+		return
+	}
+	run.cancel()
+	writeJSON(w, http.StatusAccepted, run.snapshot())
+}
+
+// runEvents streams a run's events as Server-Sent Events: what happened
+// so far, then live, ending with the result.
+func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
+	run := s.lookup(r.PathValue("id"))
+	if run == nil {
+		s.fail(w, refusal(CodeRunNotFound, "no such run"))
+		return
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		s.fail(w, refusal(CodeInternal, "streaming unsupported"))
+		return
+	}
+	past, live, cancel := run.events.subscribe()
+	defer cancel()
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	sawResult := false
+	send := func(ev streamEvent) bool {
+		sawResult = sawResult || ev.Name == EventResult
+		_, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", ev.Seq, ev.Name, ev.Data)
+		flusher.Flush()
+		return err == nil
+	}
+	for _, ev := range past {
+		if !send(ev) {
+			return
+		}
+	}
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case ev, ok := <-live:
+			if !ok {
+				if !sawResult {
+					data, _ := json.Marshal(Error{Code: CodeEventsLagged, Message: "the stream fell behind; GET the run for its result"})
+					send(streamEvent{Name: EventLagged, Data: data})
+				}
+				return
+			}
+			if !send(ev) {
+				return
+			}
+		}
+	}
+}
+
+func (s *Server) listApprovals(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"approvals": s.pendingApprovals()})
+}
+
+func (s *Server) decideApproval(w http.ResponseWriter, r *http.Request, approve bool) {
+	d, e := s.decide(r.PathValue("id"), approve)
+	if e != nil {
+		s.fail(w, e)
+		return
+	}
+	writeJSON(w, http.StatusOK, d)
+}
+
+// Health is GET /v1/health.
+type Health struct {
+	Status   string                   `json:"status"` // ok, degraded (a backend is unavailable) or draining
+	Running  int                      `json:"running"`
+	Queued   int                      `json:"queued"`
+	Pool     supervisor.PoolState     `json:"pool"`
+	Backends map[string]BackendHealth `json:"backends"`
+}
+
+// BackendHealth is one backend's readiness: Code is "ok" or the doctor's
+// (native) or the WASI build's (wazero) reason code.
+type BackendHealth struct {
+	Ready  bool   `json:"ready"`
+	Code   string `json:"code"`
+	Detail string `json:"detail,omitempty"`
+}
+
+func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
+	running, queued := s.counts()
+	h := Health{Status: "ok", Running: running, Queued: queued, Pool: s.sup.PoolState(),
+		Backends: map[string]BackendHealth{}}
+	native := BackendHealth{Ready: true, Code: doctor.CodeOK}
+	if c := doctor.Quick().FirstFailure(); c != nil {
+		native = BackendHealth{Code: c.Status, Detail: c.Detail}
+	}
+	wz := BackendHealth{Ready: true, Code: doctor.CodeOK}
+	if _, err := wazero.Locate(""); err != nil {
+		var ue *wazero.UnavailableError
+		wz = BackendHealth{Code: "wazero_unavailable"}
+		if errors.As(err, &ue) {
+			wz.Code = ue.Code
+		}
+	}
+	h.Backends[supervisor.BackendNative], h.Backends[supervisor.BackendWazero] = native, wz
+	if !native.Ready || !wz.Ready {
+		h.Status = "degraded"
+	}
+	s.mu.Lock()
+	if s.draining {
+		h.Status = "draining"
+	}
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, h)
+}
