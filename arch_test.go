@@ -20,8 +20,9 @@ var layers = map[string]int{
 	"journal": 3, // the supervisor's durable memory; verifies receipts (broker)
 	"seccomp": 3, // used by sandbox only (below)
 	"sandbox": 4,
-	"":        5, // the root package
-	"cmd":     5,
+	"serve":   5, // the run service and its client (internal/serve)
+	"":        6, // the root package
+	"cmd":     6,
 }
 
 // TestImportRules: every import between the project's packages follows

@@ -1,0 +1,70 @@
+package serve
+
+import (
+	"errors"
+	"path"
+	"strings"
+	"testing"
+)
+
+// FuzzParseRunRequest: any body is either refused with a typed code that
+// does not echo it, or parsed into a request whose fields are within
+// their bounds.
+func FuzzParseRunRequest(f *testing.F) {
+	for _, seed := range []string{
+		`{"source": "print(1)"}`,
+		`{"source": "x", "args": ["a"], "limits": {"timeout_ms": 5, "cpus": 0.5}, "surface": "both", "approve": "api"}`,
+		`{"source": "x", "workspace": {"a/b.txt": "aGk=", "c": ""}, "export": true}`,
+		`{"source": "x", "workspace": {"../etc/passwd": ""}}`,
+		`{"source": "x", "manifest": {"schema_version": "apysup.manifest.v1"}}`,
+		`{"source": "x"} trailing`, `[]`, `null`, `{"source": "x", "limits": {"pids": -1}}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		v, err := ParseRunRequest(body)
+		if err != nil {
+			var e *Error
+			if !errors.As(err, &e) || e.Code == "" {
+				t.Fatalf("untyped refusal: %v", err)
+			}
+			if len(body) > 8 && strings.Contains(e.Message, string(body)) {
+				t.Fatalf("the refusal echoes the body: %q", e.Message)
+			}
+			return
+		}
+		if v.Source == "" || len(v.Args) > maxArgs || v.limits.Timeout <= 0 || v.limits.CPUs <= 0 {
+			t.Fatalf("accepted out of bounds: %+v", v.RunRequest)
+		}
+		for p := range v.Workspace {
+			if path.IsAbs(p) || p == ".." || strings.HasPrefix(p, "../") || path.Clean(p) != p {
+				t.Fatalf("accepted workspace path %q", p)
+			}
+		}
+	})
+}
+
+func FuzzParsePlanRequest(f *testing.F) {
+	f.Add([]byte(`{"manifest": {}}`))
+	f.Add([]byte(`{"manifest": null}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if req, err := ParsePlanRequest(body); err == nil && len(req.Manifest) == 0 {
+			t.Fatal("accepted without a manifest")
+		}
+	})
+}
+
+// FuzzReadEvents: the client's SSE parser ends on any stream, and every
+// event it yields has a name.
+func FuzzReadEvents(f *testing.F) {
+	f.Add([]byte("id: 1\nevent: state\ndata: {\"state\":\"running\"}\n\nevent: result\ndata: {}\n\n"))
+	f.Add([]byte(": comment\ndata: a\ndata: b\n\n\n"))
+	f.Add([]byte("event:x\r\ndata:\r\n\r\n"))
+	f.Fuzz(func(t *testing.T, stream []byte) {
+		for ev, err := range ReadEvents(strings.NewReader(string(stream))) {
+			if err == nil && ev.Name == "" {
+				t.Fatal("an event without a name")
+			}
+		}
+	})
+}

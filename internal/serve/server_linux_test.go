@@ -1,0 +1,353 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/apysup/apysup/internal/testenv"
+)
+
+// liveServer is a Server serving on a Unix socket in a temp dir.
+type liveServer struct {
+	*Server
+	socket string
+	client *Client
+}
+
+func startServer(t *testing.T, cfg Config) *liveServer {
+	t.Helper()
+	testenv.NeedRoot(t)
+	dir := shortTempDir(t)
+	if cfg.StateDir == "" {
+		cfg.StateDir = filepath.Join(dir, "state")
+		if err := os.Mkdir(cfg.StateDir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	socket := filepath.Join(dir, "api.sock")
+	l, err := Listen("unix:"+socket, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ctx, []*Listener{l}, 10*time.Second) }()
+	c, err := NewClient("unix:"+socket, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c.Close()
+		stop()
+		if err := <-served; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+		if left, _ := os.ReadDir(cfg.StateDir); len(left) > 0 {
+			t.Errorf("the state dir holds %d entries after the server ended", len(left))
+		}
+		if _, err := os.Stat(socket); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the socket is left behind: %v", err)
+		}
+	})
+	return &liveServer{Server: s, socket: socket, client: c}
+}
+
+// shortTempDir is a temp dir with a short path: a run's channel socket,
+// deep in the state directory, must fit in sockaddr_un.
+func shortTempDir(t *testing.T) string {
+	dir, err := os.MkdirTemp("", "as-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+func TestRealRunsOverUnixSocket(t *testing.T) {
+	ls := startServer(t, Config{Pool: 1})
+	ctx := context.Background()
+	res, err := ls.client.Run(ctx, RunRequest{Source: "import sys\nprint(6*7)\nprint(sys.argv[1:])", Args: []string{"a", "b"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != "ok" || res.Stdout != "42\n['a', 'b']\n" || res.SchemaVersion != RunResultSchema || res.RunID == "" {
+		t.Fatalf("result: %s %q %q", res.Status, res.Stdout, res.Error)
+	}
+	res, err = ls.client.Run(ctx, RunRequest{Source: "import sys; sys.exit(3)"})
+	if err != nil || res.Status != "error" || res.ExitCode != 3 {
+		t.Fatalf("exit 3: %v %+v", err, res)
+	}
+	// A workspace in, the final workspace out.
+	res, err = ls.client.Run(ctx, RunRequest{
+		Source:    "import pathlib\np = pathlib.Path('/workspace/data/in.txt')\npathlib.Path('/workspace/out.txt').write_text(p.read_text().upper())",
+		Workspace: map[string][]byte{"data/in.txt": []byte("hello")}, Export: true})
+	if err != nil || res.Status != "ok" || string(res.Exported["out.txt"]) != "HELLO" || string(res.Exported["data/in.txt"]) != "hello" {
+		t.Fatalf("workspace: %v %+v %q", err, res.Status, res.Exported)
+	}
+}
+
+func TestEventsStreamCallsAndResultWithoutGrants(t *testing.T) {
+	ls := startServer(t, Config{})
+	ctx := context.Background()
+	plan, err := ls.client.SealPlan(ctx, json.RawMessage(echoManifest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := ls.client.Start(ctx, RunRequest{PlanSHA256: plan.PlanSHA256,
+		Source: "import weather\nprint(weather.get(city='" + grantMarker + "'))\ntry:\n    weather.get(city='Oslo')\nexcept Exception as e:\n    print(e.error_code)"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	var kinds []string
+	var result RunResult
+	for ev, err := range ls.client.Events(ctx, id) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, ev.Name)
+		if strings.Contains(string(ev.Data), `"`+grantMarker+`"]`) {
+			t.Errorf("event %s carries the grant", ev.Name)
+		}
+		switch ev.Name {
+		case EventLedger:
+			var e struct{ Kind string }
+			json.Unmarshal(ev.Data, &e)
+			kinds = append(kinds, e.Kind)
+		case EventResult:
+			json.Unmarshal(ev.Data, &result)
+		}
+	}
+	if names[0] != EventState || names[len(names)-1] != EventResult {
+		t.Errorf("events %v: want state first and result last", names)
+	}
+	if result.Status != "ok" || result.Stdout != "{'echo': {'city': '"+grantMarker+"'}}\ngrant_denied\n" || len(result.Receipts) != 1 {
+		t.Fatalf("result %s %q %d receipts", result.Status, result.Stdout, len(result.Receipts))
+	}
+	if got, want := strings.Join(kinds, " "), "run_admitted call_intent call_admitted call_dispatched call_receipt call_intent call_admitted call_refused workspace run_ended"; got != want {
+		t.Errorf("ledger events %q, want %q", got, want)
+	}
+	// A late reader gets the same stream from the start.
+	n := 0
+	for ev, err := range ls.client.Events(ctx, id) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Name != names[n] {
+			t.Errorf("replayed event %d is %s, want %s", n, ev.Name, names[n])
+		}
+		n++
+	}
+	if n != len(names) {
+		t.Errorf("replay has %d events, want %d", n, len(names))
+	}
+}
+
+func TestApprovalsThroughTheAPI(t *testing.T) {
+	ls := startServer(t, Config{})
+	ctx := context.Background()
+	manifest := strings.Replace(echoManifest, `"python": {"module"`, `"approval": {"lease_seconds": 60}, "python": {"module"`, 1)
+	id, err := ls.client.Start(ctx, RunRequest{Manifest: json.RawMessage(manifest), Approve: ApproveAPI,
+		Source: "import weather\nprint(weather.get(city='" + grantMarker + "'))"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ev, err := range ls.client.Events(ctx, id) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Name == EventApproval {
+			var rec struct{ ID, State string }
+			json.Unmarshal(ev.Data, &rec)
+			if rec.State != "waiting" {
+				continue
+			}
+			var list struct{ Approvals []struct{ ID string } }
+			if err := ls.client.call(ctx, http.MethodGet, "/v1/approvals", nil, &list); err != nil || len(list.Approvals) != 1 || list.Approvals[0].ID != rec.ID {
+				t.Fatalf("pending: %v %+v", err, list)
+			}
+			var d Decision
+			if err := ls.client.call(ctx, http.MethodPost, "/v1/approvals/"+rec.ID+"/approve", nil, &d); err != nil || d.State != "approved" {
+				t.Fatalf("approve: %v %+v", err, d)
+			}
+			err := ls.client.call(ctx, http.MethodPost, "/v1/approvals/"+rec.ID+"/reject", nil, &d)
+			var e *Error
+			if !errors.As(err, &e) || e.Code != CodeApprovalDecided {
+				t.Errorf("second decision: %v", err)
+			}
+		}
+		if ev.Name == EventResult {
+			var res RunResult
+			json.Unmarshal(ev.Data, &res)
+			if res.Status != "ok" || len(res.Receipts) != 1 || res.Receipts[0].Outcome != "ok" || res.Receipts[0].ApprovalRequestID == "" {
+				t.Fatalf("approved run: %s %q %+v", res.Status, res.Stdout, res.Receipts)
+			}
+		}
+	}
+}
+
+// waitRunning waits for a run's state event.
+func waitRunning(t *testing.T, c *Client, id string) {
+	t.Helper()
+	for ev, err := range c.Events(context.Background(), id) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Name == EventState {
+			return
+		}
+	}
+	t.Fatal("the run ended without running")
+}
+
+func TestCancelARunningRun(t *testing.T) {
+	ls := startServer(t, Config{})
+	ctx := context.Background()
+	id, err := ls.client.Start(ctx, RunRequest{Source: "import time\nprint('up', flush=True)\ntime.sleep(120)"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitRunning(t, ls.client, id)
+	if err := ls.client.Cancel(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	var st RunState
+	for ev := range ls.client.Events(ctx, id) {
+		if ev.Name == EventResult {
+			json.Unmarshal(ev.Data, &st.Result)
+		}
+	}
+	if st.Result == nil || st.Result.Status != "killed" {
+		t.Fatalf("cancelled run: %+v", st.Result)
+	}
+}
+
+// TestDisconnectCancelsASynchronousRun: a client that leaves a waiting
+// POST /v1/runs cancels its run.
+func TestDisconnectCancelsASynchronousRun(t *testing.T) {
+	ls := startServer(t, Config{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := ls.client.Run(ctx, RunRequest{Source: "import time\ntime.sleep(120)"})
+		done <- err
+	}()
+	var r *run
+	for r == nil { // the run is admitted once the server has read the request
+		for _, lr := range ls.liveRuns() {
+			r = lr
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	waitRunning(t, ls.client, r.id)
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("client: %v", err)
+	}
+	<-r.done
+	if st := r.snapshot(); st.Result.Status != "killed" {
+		t.Fatalf("the run went on without its client: %s %s", st.Result.Status, st.Result.ErrorCode)
+	}
+}
+
+// TestUnixPeersAreCheckedBySOPeercred: with the socket opened to everyone
+// (a mode mistake), a peer that is neither root nor in the socket's group
+// is still refused, and one in the group is served. The clients run as
+// uid 65534 (syscall.Credential).
+func TestUnixPeersAreCheckedBySOPeercred(t *testing.T) {
+	ls := startServer(t, Config{})
+	if err := os.Chmod(filepath.Dir(ls.socket), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(ls.socket, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := os.Stat(ls.socket)
+	group := st.Sys().(*syscall.Stat_t).Gid
+	probe := `import socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+s.sendall(b"GET /v1/health HTTP/1.0\r\nHost: x\r\n\r\n")
+print(s.recv(64).split(b"\r\n")[0].decode())`
+	for _, c := range []struct {
+		name   string
+		groups []uint32
+		want   string
+	}{
+		{"outsider", nil, "403"},
+		{"in the socket's group", []uint32{group}, "200"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cmd := exec.Command("/usr/bin/python3.11", "-S", "-c", probe, ls.socket)
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534, Groups: c.groups}}
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			if !strings.Contains(string(out), " "+c.want+" ") {
+				t.Errorf("status line %q, want %s", out, c.want)
+			}
+		})
+	}
+}
+
+func TestTCPNeedsTheBearerToken(t *testing.T) {
+	testenv.NeedRoot(t)
+	dir := t.TempDir()
+	if _, err := Listen("tcp:127.0.0.1:0", ""); err == nil {
+		t.Fatal("a TCP listener without a token")
+	}
+	tokenFile := filepath.Join(dir, "token")
+	os.WriteFile(tokenFile, []byte("short\n"), 0o600)
+	if _, err := Listen("tcp:127.0.0.1:0", tokenFile); err == nil {
+		t.Fatal("a short token was accepted")
+	}
+	token := "0123456789abcdef0123456789abcdef"
+	os.WriteFile(tokenFile, []byte(token+"\n"), 0o600)
+	os.Chmod(tokenFile, 0o644)
+	if _, err := Listen("tcp:127.0.0.1:0", tokenFile); err == nil {
+		t.Fatal("a token file others can read was accepted")
+	}
+	os.Chmod(tokenFile, 0o600)
+	l, err := Listen("tcp:127.0.0.1:0", tokenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{StateDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { s.Serve(ctx, []*Listener{l}, time.Second) })
+	defer func() { stop(); wg.Wait() }()
+	url := "http://" + strings.TrimPrefix(l.Name, "tcp:")
+	for _, c := range []struct {
+		token string
+		want  error
+	}{{"", &Error{Code: CodeUnauthorized}}, {token + "x", &Error{Code: CodeUnauthorized}}, {token, nil}} {
+		cl, _ := NewClient(url, c.token)
+		var h Health
+		err := cl.call(context.Background(), http.MethodGet, "/v1/health", nil, &h)
+		var e *Error
+		switch {
+		case c.want == nil && err != nil:
+			t.Errorf("the right token: %v", err)
+		case c.want != nil && (!errors.As(err, &e) || e.Code != CodeUnauthorized):
+			t.Errorf("token %q: %v, want unauthorized", c.token, err)
+		}
+	}
+}
