@@ -70,6 +70,7 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "idempotency-key", Usage: "run under `KEY` with a journal in --state: a completed run's result is returned without running anything; an incomplete one runs again without dispatching any call twice"},
 			stateFlag,
 			&cli.BoolFlag{Name: "json", Usage: "print the RunResult as JSON"},
+			serverFlag,
 		},
 		Action: runAction,
 	}
@@ -84,6 +85,9 @@ func runAction(c *cli.Context) error {
 	sel, err := selectSettings(c)
 	if err != nil {
 		return err
+	}
+	if addr := c.String("server"); addr != "" {
+		return runRemote(c, addr, scriptPath, args, sel)
 	}
 	surface, err := plan.ParseSurface(sel.values["surface"])
 	if err != nil {

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/apysup/apysup/internal/sandbox"
+	"github.com/apysup/apysup/internal/sandbox/supervisor"
+	"github.com/apysup/apysup/internal/serve"
+)
+
+// serverFlag sends the run to an `apysup serve` instead of running it here.
+var serverFlag = &cli.StringFlag{Name: "server", EnvVars: []string{"APYSUP_SERVER"},
+	Usage: "run on the server at `ADDR` (unix:PATH or http://HOST:PORT; APYSUP_SERVER): the same flags, RunResult and exit status; " +
+		"--approve is deny or auto there, the token of a TCP server comes from APYSUP_TOKEN"}
+
+// runRemote is `apysup run --server`: the request is built from the same
+// flags and selection, and the answer printed and mapped to the exit
+// status as a local run's.
+func runRemote(c *cli.Context, addr, scriptPath string, args []string, sel *selection) error {
+	source, err := os.ReadFile(scriptPath)
+	if err != nil || len(source) > sandbox.MaxScriptBytes {
+		return cli.Exit(fmt.Sprintf("script %s: not readable or larger than %d bytes", scriptPath, sandbox.MaxScriptBytes), ExitUsage)
+	}
+	req := serve.RunRequest{Source: string(source), Args: args, Parent: c.String("parent"), Export: c.IsSet("export")}
+	if p := c.String("plan"); p != "" {
+		if req.Manifest, err = os.ReadFile(p); err != nil {
+			return cli.Exit(err.Error(), ExitUsage)
+		}
+	}
+	if sel.sources["backend"] != SourceDefault {
+		req.Backend = sel.values["backend"]
+	}
+	if sel.sources["surface"] != SourceDefault {
+		req.Surface = sel.values["surface"]
+	}
+	switch approve := sel.values["approve"]; {
+	case approve == approveDeny || approve == approveAuto:
+		req.Approve = approve
+	case sel.sources["approve"] != SourceDefault:
+		return cli.Exit("--approve "+approve+": a run on a server is decided by deny, auto, or its API (docs/api.md)", ExitUsage)
+	}
+	if req.Limits, err = remoteLimits(sel); err != nil {
+		return cli.Exit(err.Error(), ExitUsage)
+	}
+	if dir := c.String("workspace"); dir != "" {
+		if req.Workspace, err = readWorkspace(dir); err != nil {
+			return cli.Exit(fmt.Sprintf("--workspace %s: %v", dir, err), ExitUsage)
+		}
+	}
+	export := c.String("export")
+	if export != "" {
+		if _, err := os.Lstat(export); err == nil {
+			return cli.Exit(fmt.Sprintf("--export %s: exists", export), ExitUsage)
+		}
+	}
+	client, err := serve.NewClient(addr, os.Getenv("APYSUP_TOKEN"))
+	if err != nil {
+		return cli.Exit(err.Error(), ExitUsage)
+	}
+	defer client.Close()
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	// Interrupted, the request ends and the server cancels the run.
+	res, err := client.Run(ctx, req)
+	var refused *serve.Error
+	switch {
+	case errors.As(err, &refused):
+		return cli.Exit(fmt.Sprintf("the server refused the run (%s): %s", refused.Code, refused.Message), ExitRefused)
+	case errors.Is(err, context.Canceled):
+		return cli.Exit("interrupted: the run was cancelled", ExitKilled)
+	case err != nil:
+		return cli.Exit(fmt.Sprintf("server %s: %v", addr, err), ExitSetupFailed)
+	}
+	if export != "" && res.Workspace != nil && res.Workspace.Disposition == "exported" {
+		if err := writeExport(export, res.Exported); err != nil {
+			res.Workspace.Disposition, res.Workspace.ErrorCode = "discarded", supervisor.CodeExportFailed
+		}
+	}
+	return reportRun(c, &res.Result)
+}
+
+// remoteLimits are the limits selected by a flag, the environment or the
+// config file (the server applies its defaults to the rest).
+func remoteLimits(sel *selection) (serve.RunLimits, error) {
+	var l serve.RunLimits
+	set := func(name string) bool { return sel.sources[name] != SourceDefault }
+	if set("timeout") {
+		d, err := parseDuration(sel.values["timeout"])
+		if err != nil {
+			return l, err
+		}
+		l.TimeoutMs = d.Milliseconds()
+	}
+	var err error
+	if set("memory") {
+		if l.MemoryBytes, err = parseBytes(sel.values["memory"]); err != nil {
+			return l, err
+		}
+	}
+	if set("pids") {
+		if l.Pids, err = parsePositive(sel.values["pids"]); err != nil {
+			return l, err
+		}
+	}
+	if set("cpus") {
+		if l.CPUs, err = parseCPUs(sel.values["cpus"]); err != nil {
+			return l, err
+		}
+	}
+	return l, nil
+}
+
+// readWorkspace reads a directory of regular files into a file map,
+// within the bounds of a request.
+func readWorkspace(dir string) (map[string][]byte, error) {
+	files := map[string][]byte{}
+	total := 0
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir():
+			return nil
+		case !d.Type().IsRegular():
+			return fmt.Errorf("%s: only regular files and directories are sent", p)
+		}
+		rel, _ := filepath.Rel(dir, p)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if total += len(data); total > serve.MaxRequestBytes*3/4 || len(files) >= serve.MaxWorkspaceFiles {
+			return fmt.Errorf("larger than a request may carry (%d files, %d bytes)", serve.MaxWorkspaceFiles, serve.MaxRequestBytes*3/4)
+		}
+		files[filepath.ToSlash(rel)] = data
+		return nil
+	})
+	return files, err
+}
+
+// writeExport publishes the exported file map to dir, which must not
+// exist.
+func writeExport(dir string, files map[string][]byte) error {
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return err
+	}
+	for rel, data := range files {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if !filepath.IsLocal(rel) {
+			return fmt.Errorf("export path %q is not local", rel)
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,213 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/apysup/apysup/internal/serve"
+)
+
+// startServe starts `apysup serve` (this test binary as the command) on
+// a socket in a short temp dir and returns it once it serves.
+func startServe(t *testing.T, extra ...string) (cmd *exec.Cmd, socket, state string) {
+	t.Helper()
+	needNative(t)
+	dir, err := os.MkdirTemp("", "as-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	socket, state = filepath.Join(dir, "api.sock"), filepath.Join(dir, "state")
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd = exec.Command(self, append([]string{"serve", "--listen", "unix:" + socket, "--state", state}, extra...)...)
+	cmd.Env = append(os.Environ(), cliEnv+"=1")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	lines := bufio.NewScanner(stderr)
+	for lines.Scan() {
+		if strings.Contains(lines.Text(), "serving on unix:") {
+			go func() {
+				for lines.Scan() {
+					t.Log("serve:", lines.Text())
+				}
+			}()
+			return cmd, socket, state
+		}
+		t.Log("serve:", lines.Text())
+	}
+	t.Fatal("apysup serve ended before it served")
+	return nil, "", ""
+}
+
+// TestServeDrainsOnSIGTERM: SIGTERM lets a run in flight finish, cancels
+// one that outlives the grace period, destroys the pool, exits 0, and
+// leaves no process, cgroup, mount, socket or state directory.
+func TestServeDrainsOnSIGTERM(t *testing.T) {
+	cmd, socket, state := startServe(t, "--pool", "1", "--grace", "8s")
+	client, err := serve.NewClient("unix:"+socket, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	ctx := context.Background()
+	short, err := client.Start(ctx, serve.RunRequest{Source: "import time\ntime.sleep(0.5)\nprint('finished')"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long, err := client.Start(ctx, serve.RunRequest{Source: "import time\ntime.sleep(300)"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := map[string]chan serve.RunResult{}
+	for _, id := range []string{short, long} {
+		ch := make(chan serve.RunResult, 1)
+		results[id] = ch
+		running := make(chan struct{})
+		go func() {
+			var res serve.RunResult
+			for ev, err := range client.Events(ctx, id) {
+				if err != nil {
+					break
+				}
+				switch ev.Name {
+				case serve.EventState:
+					close(running)
+				case serve.EventResult:
+					json.Unmarshal(ev.Data, &res)
+				}
+			}
+			ch <- res
+		}()
+		<-running
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if res := <-results[short]; res.Status != "ok" || res.Stdout != "finished\n" {
+		t.Errorf("the run in flight did not finish: %s %q", res.Status, res.Error)
+	}
+	if res := <-results[long]; res.Status != "killed" {
+		t.Errorf("the run past the grace period: %s, want killed", res.Status)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("apysup serve: %v, want exit 0", err)
+	}
+	for _, left := range serveLeftovers(cmd.Process.Pid, state, socket) {
+		t.Error(left)
+	}
+}
+
+// serveLeftovers lists what a server that exited left: its state
+// directory or socket, a process or mount under the state directory, a
+// cgroup of its containers (apysup-<pid>-<n>).
+func serveLeftovers(pid int, state, socket string) []string {
+	var out []string
+	for _, p := range []string{state, socket} {
+		if _, err := os.Lstat(p); err == nil {
+			out = append(out, "left behind: "+p)
+		}
+	}
+	ours := fmt.Sprintf("apysup-%d-", pid)
+	procs, _ := os.ReadDir("/proc")
+	for _, p := range procs {
+		cg, _ := os.ReadFile(filepath.Join("/proc", p.Name(), "cgroup"))
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", p.Name(), "cmdline"))
+		if strings.Contains(string(cg), ours) || strings.Contains(string(cmdline), state) {
+			out = append(out, fmt.Sprintf("process %s: %q", p.Name(), cmdline))
+		}
+	}
+	if mi, err := os.ReadFile("/proc/self/mountinfo"); err == nil && strings.Contains(string(mi), state) {
+		out = append(out, "a mount under "+state)
+	}
+	filepath.WalkDir("/sys/fs/cgroup", func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil || !d.IsDir():
+			return nil
+		case strings.HasPrefix(d.Name(), ours):
+			out = append(out, "cgroup: "+p)
+			return fs.SkipDir
+		case strings.Count(p, "/") > 8:
+			return fs.SkipDir
+		}
+		return nil
+	})
+	return out
+}
+
+// TestRunWithServerIsTheSameRun: `apysup run --server` takes the same
+// flags and gives the same RunResult document and exit status as a local
+// run.
+func TestRunWithServerIsTheSameRun(t *testing.T) {
+	_, socket, _ := startServe(t)
+	src := "import sys\nprint('out', sys.argv[1:])\nsys.exit(7)"
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "in.txt"), []byte("x"), 0o600)
+	export := filepath.Join(t.TempDir(), "out")
+	for _, c := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"--json", "--timeout", "20s", "-c", src, "a"}, 7},
+		{[]string{"--json", "--plan", "../../examples/plan.json", "-c", "import weather\nprint(weather.get(city='Paris'))"}, 0},
+		{[]string{"--json", "--workspace", ws, "--export", export, "-c", "open('/workspace/new.txt', 'w').write('y')"}, 0},
+		{[]string{"--timeout", "1s", "-c", "import time\ntime.sleep(30)"}, ExitTimeout},
+	} {
+		local, _, localCode := run(t, append([]string{"run"}, c.args...)...)
+		os.RemoveAll(export)
+		remote, errOut, remoteCode := run(t, append([]string{"run", "--server", "unix:" + socket}, c.args...)...)
+		if slices.Contains(c.args, "--export") {
+			if data, err := os.ReadFile(filepath.Join(export, "new.txt")); err != nil || string(data) != "y" {
+				t.Errorf("export with --server: %v %q", err, data)
+			}
+		}
+		if localCode != c.code || remoteCode != c.code {
+			t.Errorf("%v: exit %d local, %d with --server, want %d (%s)", c.args, localCode, remoteCode, c.code, errOut)
+		}
+		if c.args[0] != "--json" {
+			continue
+		}
+		var l, r map[string]any
+		if err := json.Unmarshal([]byte(local), &l); err != nil {
+			t.Fatalf("local: %v %s", err, local)
+		}
+		if err := json.Unmarshal([]byte(remote), &r); err != nil {
+			t.Fatalf("remote: %v %s", err, remote)
+		}
+		for _, k := range []string{"schema_version", "status", "exit_code", "stdout", "stderr", "plan_sha256", "backend"} {
+			if fmt.Sprint(l[k]) != fmt.Sprint(r[k]) {
+				t.Errorf("%v: %s differs: local %v, --server %v", c.args, k, l[k], r[k])
+			}
+		}
+		if fmt.Sprint(keys(l)) != fmt.Sprint(keys(r)) {
+			t.Errorf("%v: the documents' fields differ:\nlocal  %v\nserver %v", c.args, keys(l), keys(r))
+		}
+	}
+}
+
+func keys(m map[string]any) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
