@@ -92,7 +92,8 @@ type Server struct {
 // state directory and starts the pool, before anything is admitted.
 func New(cfg Config) (*Server, error) {
 	cfg = cfg.withDefaults()
-	sup := supervisor.New(supervisor.Config{StateDir: cfg.StateDir, NativePool: cfg.Pool})
+	// The pool's limits are a request's without limits (RunLimits.sandbox).
+	sup := supervisor.New(supervisor.Config{StateDir: cfg.StateDir, NativePool: cfg.Pool, NativePoolLimits: sandbox.DefaultLimits()})
 	if err := sup.Prepare(); err != nil && cfg.Pool > 0 {
 		// Without a pool a native failure is each run's typed refusal
 		// (and /v1/health's); a pool that cannot start is the operator's.

@@ -80,12 +80,21 @@ func shortTempDir(t *testing.T) string {
 func TestRealRunsOverUnixSocket(t *testing.T) {
 	ls := startServer(t, Config{Pool: 1})
 	ctx := context.Background()
+	for p := ls.sup.PoolState(); p.Ready == 0; p = ls.sup.PoolState() { // the pool starts its sandbox in the background
+		if p.Error != "" {
+			t.Fatalf("the pool: %s", p.Error)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	res, err := ls.client.Run(ctx, RunRequest{Source: "import sys\nprint(6*7)\nprint(sys.argv[1:])", Args: []string{"a", "b"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Status != "ok" || res.Stdout != "42\n['a', 'b']\n" || res.SchemaVersion != RunResultSchema || res.RunID == "" {
 		t.Fatalf("result: %s %q %q", res.Status, res.Stdout, res.Error)
+	}
+	if p := ls.sup.PoolState(); p.Taken != 1 || p.Cold != 0 {
+		t.Errorf("a run with the default limits did not take the pooled sandbox: %+v", p)
 	}
 	res, err = ls.client.Run(ctx, RunRequest{Source: "import sys; sys.exit(3)"})
 	if err != nil || res.Status != "error" || res.ExitCode != 3 {
