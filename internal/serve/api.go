@@ -19,20 +19,20 @@ import (
 // manifest's refusal carries the plan package's code (plan.CodeOf) with
 // 400, a workspace's the sandbox package's workspace codes.
 const (
-	CodeInvalidRequest    = "invalid_request"     // 400: malformed JSON, an unknown field, a value out of range
-	CodeRequestTooLarge   = "request_too_large"   // 413: the body is over MaxRequestBytes
-	CodeUnauthorized      = "unauthorized"        // 401: no or a wrong bearer token (TCP)
-	CodeForbidden         = "forbidden"           // 403: the Unix peer is neither root nor in the socket's group
-	CodeHandlerNotAllowed = "handler_not_allowed" // 403: the manifest names a handler kind the server does not serve
-	CodeNotFound          = "not_found"           // 404: no such route
-	CodeRunNotFound       = "run_not_found"       // 404: no such run (or it left the history)
-	CodePlanNotFound      = "plan_not_found"      // 404: plan_sha256 is not in the cache: POST /v1/plans first
-	CodeApprovalNotFound  = "approval_not_found"  // 404: no such waiting approval request
-	CodeMethodNotAllowed  = "method_not_allowed"  // 405
-	CodeApprovalDecided   = "approval_decided"    // 409: the request was decided already
-	CodeOverloaded        = "overloaded"          // 429: max-concurrent runs and a full queue; Retry-After says when to retry
-	CodeShuttingDown      = "shutting_down"       // 503: the server drains and admits nothing
-	CodeInternal          = "internal_error"      // 500
+	CodeInvalidRequest    = "invalid_request"          // 400: malformed JSON, an unknown field, a value out of range
+	CodeRequestTooLarge   = "request_too_large"        // 413: the body is over MaxRequestBytes
+	CodeUnauthorized      = "unauthorized"             // 401: no or a wrong bearer token (TCP)
+	CodeForbidden         = "forbidden"                // 403: the Unix peer is neither root nor in the socket's group
+	CodeHandlerNotAllowed = "handler_not_allowed"      // 403: the manifest names a handler kind the server does not serve
+	CodeNotFound          = "not_found"                // 404: no such route
+	CodeRunNotFound       = "run_not_found"            // 404: no such run (or it left the history)
+	CodePlanNotFound      = "plan_not_found"           // 404: plan_sha256 is not in the cache: POST /v1/plans first
+	CodeApprovalNotFound  = "approval_not_found"       // 404: no such waiting approval request
+	CodeMethodNotAllowed  = "method_not_allowed"       // 405
+	CodeApprovalDecided   = "approval_already_decided" // 409: the request was decided already
+	CodeOverloaded        = "overloaded"               // 429: max-concurrent runs and a full queue; Retry-After says when to retry
+	CodeShuttingDown      = "shutting_down"            // 503: the server drains and admits nothing
+	CodeInternal          = "internal_error"           // 500
 )
 
 var statusOf = map[string]int{
