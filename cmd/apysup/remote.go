@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -69,8 +70,16 @@ func runRemote(c *cli.Context, addr, scriptPath string, args []string, sel *sele
 	defer client.Close()
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	// Interrupted, the request ends and the server cancels the run.
-	res, err := client.Run(ctx, req)
+	// Interrupted, the run is cancelled: the request ends (--json), or
+	// the stream's reader cancels it.
+	var res *serve.RunResult
+	var streams *guestStreams
+	if c.Bool("json") {
+		res, err = client.Run(ctx, req)
+	} else {
+		streams = newGuestStreams(c.App.Writer, isTerminal(c.App.Writer), c.App.ErrWriter, isTerminal(c.App.ErrWriter))
+		res, err = streamRemote(ctx, client, req, streams)
+	}
 	var refused *serve.Error
 	switch {
 	case errors.As(err, &refused):
@@ -85,7 +94,38 @@ func runRemote(c *cli.Context, addr, scriptPath string, args []string, sel *sele
 			res.Workspace.Disposition, res.Workspace.ErrorCode = "discarded", supervisor.CodeExportFailed
 		}
 	}
-	return reportRun(c, &res.Result)
+	return reportRun(c, &res.Result, streams)
+}
+
+// streamRemote starts the run, passes its stdout and stderr events to the
+// user's streams as they come, and returns its result event. Interrupted,
+// it cancels the run.
+func streamRemote(ctx context.Context, client *serve.Client, req serve.RunRequest, streams *guestStreams) (*serve.RunResult, error) {
+	id, err := client.Start(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	stop := context.AfterFunc(ctx, func() { _ = client.Cancel(context.Background(), id) })
+	defer stop()
+	for ev, err := range client.Events(context.WithoutCancel(ctx), id) {
+		if err != nil {
+			return nil, err
+		}
+		switch ev.Name {
+		case serve.EventStdout, serve.EventStderr:
+			var chunk struct{ Data string }
+			if json.Unmarshal(ev.Data, &chunk) == nil {
+				streams.Output(ev.Name, []byte(chunk.Data))
+			}
+		case serve.EventResult:
+			var res serve.RunResult
+			if err := json.Unmarshal(ev.Data, &res); err != nil {
+				return nil, err
+			}
+			return &res, nil // cancelled or not: the result says how it ended
+		}
+	}
+	return nil, errors.New("the event stream ended before the result")
 }
 
 // remoteLimits are the limits selected by a flag, the environment or the

@@ -1,10 +1,14 @@
 package serve
 
 import (
+	"encoding/json"
 	"errors"
 	"path"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/apysup/apysup/internal/sandbox"
 )
 
 // FuzzParseRunRequest: any body is either refused with a typed code that
@@ -65,6 +69,37 @@ func FuzzReadEvents(f *testing.F) {
 			if err == nil && ev.Name == "" {
 				t.Fatal("an event without a name")
 			}
+		}
+	})
+}
+
+// FuzzOutputEvents: however the guest's output is split into chunks, the
+// stdout events carry it whole (valid UTF-8 stays the same bytes).
+func FuzzOutputEvents(f *testing.F) {
+	f.Add([]byte("héllo wörld ✓"), uint8(3))
+	f.Add([]byte("\xe2\x9c"), uint8(1))
+	f.Fuzz(func(t *testing.T, data []byte, step uint8) {
+		if !utf8.Valid(data) || step == 0 {
+			return
+		}
+		ev := newRunEvents()
+		o := &outputEvents{events: ev}
+		for i := 0; i < len(data); i += int(step) {
+			o.publish(sandbox.Stdout, data[i:min(i+int(step), len(data))])
+		}
+		o.flush()
+		past, _, cancel := ev.subscribe()
+		cancel()
+		var got strings.Builder
+		for _, e := range past {
+			var chunk struct{ Data string }
+			if err := json.Unmarshal(e.Data, &chunk); err != nil {
+				t.Fatal(err)
+			}
+			got.WriteString(chunk.Data)
+		}
+		if got.String() != string(data) {
+			t.Fatalf("events carry %q, the guest wrote %q", got.String(), data)
 		}
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/apysup/apysup/broker"
 	"github.com/apysup/apysup/broker/handlers"
@@ -272,10 +273,9 @@ func (s *Server) runQueued(r *run, v *validRun, sp *sealedPlan) *RunResult {
 	if req.Backend == "" {
 		req.Backend, req.BackendSource = supervisor.BackendNative, "default"
 	}
-	// STDOUT STREAMING: once the supervisor's Request has an output hook,
-	// it publishes here: r.events.publish(EventStdout or EventStderr,
-	// map[string]string{"data": chunk}). Until then the run's output
-	// reaches the stream in its result event.
+	output := &outputEvents{events: r.events}
+	req.Output = output.publish
+	defer output.flush()
 	if err := os.WriteFile(req.ScriptPath, []byte(v.Source), 0o600); err != nil {
 		return setupFailed(r.id, v, sp, err)
 	}
@@ -430,4 +430,44 @@ func setupFailed(id string, v *validRun, sp *sealedPlan, err error) *RunResult {
 		return failedResult(id, v, sp, sandbox.StatusRefused, we.Code, "the workspace was refused")
 	}
 	return failedResult(id, v, sp, sandbox.StatusSetupFailed, sandbox.CodeSetupFailed, "the run's files could not be written")
+}
+
+// outputEvents publishes the guest's output as stdout and stderr events,
+// each chunk cut at a UTF-8 character's end (the rest waits for the next
+// chunk), so that JSON strings carry whole characters.
+type outputEvents struct {
+	events *runEvents
+	held   [2][]byte // stdout, stderr
+}
+
+func (o *outputEvents) publish(stream string, chunk []byte) {
+	i := 0
+	if stream == sandbox.Stderr {
+		i = 1
+	}
+	text := append(o.held[i], chunk...)
+	cut := len(text)
+	for back := 1; back <= 3 && back <= len(text); back++ {
+		if b := text[len(text)-back]; b >= 0xC0 { // the start of a sequence: is it whole?
+			if !utf8.FullRune(text[len(text)-back:]) {
+				cut = len(text) - back
+			}
+			break
+		} else if b < 0x80 {
+			break
+		}
+	}
+	o.held[i] = append([]byte(nil), text[cut:]...)
+	if cut > 0 {
+		o.events.publish(stream, map[string]string{"data": string(text[:cut])})
+	}
+}
+
+// flush publishes what is held back (a run that ended mid-character).
+func (o *outputEvents) flush() {
+	for i, stream := range []string{sandbox.Stdout, sandbox.Stderr} {
+		if len(o.held[i]) > 0 {
+			o.events.publish(stream, map[string]string{"data": string(o.held[i])})
+		}
+	}
 }

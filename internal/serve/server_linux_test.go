@@ -124,6 +124,7 @@ func TestEventsStreamCallsAndResultWithoutGrants(t *testing.T) {
 	var names []string
 	var kinds []string
 	var result RunResult
+	var stdout strings.Builder
 	for ev, err := range ls.client.Events(ctx, id) {
 		if err != nil {
 			t.Fatal(err)
@@ -137,9 +138,16 @@ func TestEventsStreamCallsAndResultWithoutGrants(t *testing.T) {
 			var e struct{ Kind string }
 			json.Unmarshal(ev.Data, &e)
 			kinds = append(kinds, e.Kind)
+		case EventStdout:
+			var chunk struct{ Data string }
+			json.Unmarshal(ev.Data, &chunk)
+			stdout.WriteString(chunk.Data)
 		case EventResult:
 			json.Unmarshal(ev.Data, &result)
 		}
+	}
+	if stdout.String() != result.Stdout {
+		t.Errorf("stdout events %q, result's stdout %q", stdout.String(), result.Stdout)
 	}
 	if names[0] != EventState || names[len(names)-1] != EventResult {
 		t.Errorf("events %v: want state first and result last", names)
