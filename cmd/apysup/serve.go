@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/apysup/apysup/internal/journal"
 	"github.com/apysup/apysup/internal/serve"
 )
 
@@ -37,6 +38,7 @@ func serveCommand() *cli.Command {
 			&cli.IntFlag{Name: "max-concurrent", Usage: "run at most `N` scripts at once (default: the number of CPUs)"},
 			&cli.IntFlag{Name: "queue", Usage: "let `N` more runs wait (default 4 x max-concurrent); beyond, 429"},
 			&cli.DurationFlag{Name: "grace", Value: serveGrace, Usage: "how long runs may finish after SIGTERM"},
+			&cli.StringFlag{Name: "journal", Usage: "keep a journal in `DIR` so that runs may name an idempotency_key (docs/spec.md section 10)"},
 			&cli.StringSliceFlag{Name: "allow-handlers", Usage: "handler `KIND`s a posted manifest may use (default builtin; exec, http and kv act on the host as the server)"},
 		},
 		Action: serveAction,
@@ -62,8 +64,16 @@ func serveAction(c *cli.Context) error {
 		}
 		created = true
 	}
+	var jn *journal.Journal
+	if dir := c.String("journal"); dir != "" {
+		var err error
+		if jn, err = journal.Open(dir, journal.Options{Failpoint: failpoint}); err != nil {
+			return cli.Exit(err.Error(), ExitSetupFailed)
+		}
+		defer jn.Close()
+	}
 	srv, err := serve.New(serve.Config{StateDir: state, Pool: c.Int("pool"), MaxConcurrent: c.Int("max-concurrent"),
-		Queue: queue, AllowHandlers: c.StringSlice("allow-handlers")})
+		Queue: queue, AllowHandlers: c.StringSlice("allow-handlers"), Journal: jn})
 	if err != nil {
 		return cli.Exit(err.Error(), ExitSetupFailed)
 	}

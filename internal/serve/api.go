@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/apysup/apysup/internal/journal"
 	"github.com/apysup/apysup/internal/sandbox"
 	"github.com/apysup/apysup/internal/sandbox/supervisor"
 	"github.com/apysup/apysup/plan"
@@ -43,6 +44,7 @@ var statusOf = map[string]int{
 	CodeApprovalNotFound: http.StatusNotFound, CodeMethodNotAllowed: http.StatusMethodNotAllowed,
 	CodeApprovalDecided: http.StatusConflict, CodeOverloaded: http.StatusTooManyRequests,
 	CodeShuttingDown: http.StatusServiceUnavailable, CodeInternal: http.StatusInternalServerError,
+	journal.CodeUnavailable: http.StatusServiceUnavailable, journal.CodeRunActive: http.StatusConflict,
 	sandbox.CodeWorkspaceTooLarge: http.StatusRequestEntityTooLarge,
 }
 
@@ -105,6 +107,11 @@ type RunRequest struct {
 	// Export returns the final workspace (after an ok run) in the result's
 	// exported file map.
 	Export bool `json:"export,omitempty"`
+	// IdempotencyKey runs under a key of the server's journal (apysup
+	// serve --journal DIR): a completed run's result comes back without
+	// running anything; an interrupted one runs again without dispatching
+	// any call twice (docs/spec.md section 10).
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
 }
 
 // RunLimits are a run's limits; zero is the default.
@@ -191,6 +198,8 @@ func ParseRunRequest(body []byte) (*validRun, error) {
 		return bad("plan_sha256 and manifest are exclusive")
 	case len(req.PlanSHA256) > 80:
 		return bad("plan_sha256 is not a digest")
+	case req.IdempotencyKey != "" && !journal.ValidKey(req.IdempotencyKey):
+		return bad("idempotency_key: 1-128 characters of [A-Za-z0-9._:-], starting with a letter or digit")
 	}
 	for _, a := range req.Args {
 		if len(a) > maxArgBytes || strings.IndexByte(a, 0) >= 0 {

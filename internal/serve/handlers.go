@@ -161,7 +161,7 @@ func (s *Server) postRun(w http.ResponseWriter, r *http.Request) {
 	if !wait {
 		parent = nil
 	}
-	run, e := s.admit(parent)
+	run, e := s.admit(parent, v.IdempotencyKey)
 	if e != nil {
 		s.plans.release(sp)
 		s.fail(w, e)

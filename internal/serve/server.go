@@ -15,6 +15,7 @@ import (
 
 	"github.com/apysup/apysup/broker"
 	"github.com/apysup/apysup/broker/handlers"
+	"github.com/apysup/apysup/internal/journal"
 	"github.com/apysup/apysup/internal/sandbox"
 	"github.com/apysup/apysup/internal/sandbox/supervisor"
 	"github.com/apysup/apysup/plan"
@@ -38,6 +39,8 @@ type Config struct {
 	MaxFinished   int // finished runs kept for GET (default 256)
 	// RetryAfter is the Retry-After of a 429 (default 1s).
 	RetryAfter time.Duration
+	// Journal, when set, lets runs name an idempotency_key.
+	Journal *journal.Journal
 }
 
 func (c Config) withDefaults() Config {
@@ -164,14 +167,21 @@ func (r *run) setState(state string) {
 
 // admit registers a run, or refuses it: draining, or max-concurrent runs
 // plus a full queue. A synchronous run ends with its client (parent).
-func (s *Server) admit(parent context.Context) (*run, *Error) {
+func (s *Server) admit(parent context.Context, key string) (*run, *Error) {
 	id, err := supervisor.NewRunID()
 	if err != nil {
 		return nil, refusal(CodeInternal, "no run id")
 	}
+	if key != "" { // every attempt under a key is one run, with one id
+		id = supervisor.KeyedRunID(key)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
+	case key != "" && s.cfg.Journal == nil:
+		return nil, refusal(journal.CodeUnavailable, "this server keeps no journal (apysup serve --journal DIR)")
+	case key != "" && s.live[id] != nil:
+		return nil, refusal(journal.CodeRunActive, "a run under this idempotency key is running")
 	case s.draining:
 		return nil, refusal(CodeShuttingDown, "the server is shutting down")
 	case len(s.live) >= s.cfg.MaxConcurrent+s.cfg.Queue:
@@ -265,6 +275,7 @@ func (s *Server) runQueued(r *run, v *validRun, sp *sealedPlan) *RunResult {
 		Plan: sp.plan, Handlers: sp.handlers, Approvals: r.approvals, Surface: v.surface, Parent: v.Parent,
 		RunID: r.id, Backend: v.Backend, BackendSource: "request", ScriptPath: filepath.Join(dir.Path, "main.py"),
 		Args: v.Args, Limits: v.limits, LimitSources: limitSources(v), Choices: choices(v),
+		IdempotencyKey: v.IdempotencyKey, Journal: s.journalFor(v),
 		Observers: []broker.Observer{broker.ObserverFunc(func(e broker.Event) error {
 			r.events.publish(EventLedger, e)
 			return nil
@@ -470,4 +481,12 @@ func (o *outputEvents) flush() {
 			o.events.publish(stream, map[string]string{"data": string(o.held[i])})
 		}
 	}
+}
+
+// journalFor is the journal of a run under a key, nil otherwise.
+func (s *Server) journalFor(v *validRun) *journal.Journal {
+	if v.IdempotencyKey == "" {
+		return nil
+	}
+	return s.cfg.Journal
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apysup/apysup/internal/journal"
 	"github.com/apysup/apysup/internal/testenv"
 )
 
@@ -366,5 +367,39 @@ func TestTCPNeedsTheBearerToken(t *testing.T) {
 		case c.want != nil && (!errors.As(err, &e) || e.Code != CodeUnauthorized):
 			t.Errorf("token %q: %v, want unauthorized", c.token, err)
 		}
+	}
+}
+
+// TestRunsUnderAnIdempotencyKey: with a journal, a second run under a key
+// returns the first one's result without running (same run id, replayed);
+// another script under the key is refused; without a journal, a key is
+// refused with journal_unavailable (503).
+func TestRunsUnderAnIdempotencyKey(t *testing.T) {
+	jn, err := journal.Open(filepath.Join(shortTempDir(t), "journal"), journal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer jn.Close()
+	ls := startServer(t, Config{Journal: jn})
+	ctx := context.Background()
+	req := RunRequest{Source: "import time\nprint(time.time_ns())", IdempotencyKey: "order-17"}
+	first, err := ls.client.Run(ctx, req)
+	if err != nil || first.Status != "ok" || first.Idempotency == nil || first.Idempotency.Attempt != 1 {
+		t.Fatalf("first: %v %+v", err, first)
+	}
+	again, err := ls.client.Run(ctx, req)
+	if err != nil || again.Stdout != first.Stdout || again.RunID != first.RunID || again.Idempotency == nil || !again.Idempotency.Replayed {
+		t.Fatalf("again: %v %+v", err, again)
+	}
+	other, err := ls.client.Run(ctx, RunRequest{Source: "print(1)", IdempotencyKey: "order-17"})
+	if err != nil || other.Status != "refused" || other.ErrorCode != journal.CodeKeyConflict {
+		t.Fatalf("another script under the key: %v %+v", err, other)
+	}
+	plain := startServer(t, Config{})
+	if _, err := plain.client.Run(ctx, req); err == nil || !strings.Contains(err.Error(), journal.CodeUnavailable) {
+		t.Fatalf("a key without a journal: %v", err)
+	}
+	if _, err := ls.client.Run(ctx, RunRequest{Source: "pass", IdempotencyKey: "bad key"}); err == nil || !strings.Contains(err.Error(), CodeInvalidRequest) {
+		t.Fatalf("a malformed key: %v", err)
 	}
 }

@@ -29,9 +29,9 @@ var finalStatuses = map[sandbox.Status]bool{
 	sandbox.StatusOK: true, sandbox.StatusError: true, sandbox.StatusTimeout: true, sandbox.StatusMemoryLimit: true,
 }
 
-// keyedRunID is the run id of every attempt under key: receipts of calls
+// KeyedRunID is the run id of every attempt under key: receipts of calls
 // replayed from an earlier attempt name the same run.
-func keyedRunID(key string) string {
+func KeyedRunID(key string) string {
 	sum := sha256.Sum256([]byte("apysup.run_id.v1\x00" + key))
 	return "run-k" + hex.EncodeToString(sum[:12])
 }

@@ -153,7 +153,7 @@ func (s *Supervisor) Run(ctx context.Context, req Request) (*Result, error) {
 		}
 	}
 	if req.IdempotencyKey != "" {
-		runID = keyedRunID(req.IdempotencyKey)
+		runID = KeyedRunID(req.IdempotencyKey)
 	}
 	res := &Result{RunID: runID, Backend: req.Backend, BackendSource: req.BackendSource, PlanSHA256: req.Plan.Identity(),
 		Receipts: []broker.Receipt{}, Limits: req.LimitSources, Choices: req.Choices, ExitCode: -1}
