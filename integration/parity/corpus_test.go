@@ -26,6 +26,8 @@ var corpus = []corpusCase{
 	{script: "std_classes.py"},
 	{script: "std_csv_io.py"},
 	{script: "fs_workspace.py"},
+	{script: "fs_missing_paths.py"},
+	{script: "fs_set_blocking.py"},
 	{script: "compute.py"},
 	{script: "recursion.py"},
 	{script: "output.py"},
@@ -142,7 +144,7 @@ var corpus = []corpusCase{
 		"stdout":      {native: "fcntl ok\npwd ok\ngrp ok\nresource ok\nmmap ok\ntermios ok\n_posixsubprocess ok\nselect ok\n_bz2 ok\n_lzma ok\nreadline ok\n_curses ok\n_uuid ok\n_dbm ok\npyexpat ok\n_decimal ok\n_multiprocessing ok\n_posixshmem ok\nsyslog ok\nspwd ok\n_crypt ok\n", wazero: "fcntl failed\npwd failed\ngrp failed\nresource failed\nmmap failed\ntermios failed\n_posixsubprocess failed\nselect ok\n_bz2 failed\n_lzma failed\nreadline failed\n_curses failed\n_uuid failed\n_dbm failed\npyexpat ok\n_decimal ok\n_multiprocessing failed\n_posixshmem failed\nsyslog failed\nspwd failed\n_crypt ok\n"},
 	}},
 	{script: "gap_listdir_root.py", known: map[string]pinned{
-		"stdout": {native: "/ ['bin', 'dev', 'etc', 'lib', 'lib64', 'opt']\n/usr/lib/python3.11/json ['__init__.py', 'decoder.py', 'encoder.py', 'scanner.py', 'tool.py']\n/opt/apysup ['_agent_runtime_host.py', '_agent_runtime_wire.py', 'agent_runtime.py', 'apysup_runner.py']\n/run/apysup/job ['.argv', 'gap_listdir_root.py', 'prelude.py']\n/tmp []\n/etc ['alternatives', 'group', 'hostname', 'hosts', 'ld.so.cache', 'nsswitch.conf']\n/proc True\n", wazero: "/ failed: PermissionError 76\n/usr/lib/python3.11/json ['__init__.pyc', 'decoder.pyc', 'encoder.pyc', 'scanner.pyc', 'tool.pyc']\n/opt/apysup ['_agent_runtime_host.py', '_agent_runtime_wire.py', 'agent_runtime.py', 'apysup_runner.py']\n/run/apysup/job ['.argv', 'gap_listdir_root.py', 'prelude.py']\n/tmp failed: PermissionError 76\n/etc failed: PermissionError 76\n/proc failed: PermissionError 76\n"},
+		"stdout": {native: "/ ['bin', 'dev', 'etc', 'lib', 'lib64', 'opt']\n/usr/lib/python3.11/json ['__init__.py', 'decoder.py', 'encoder.py', 'scanner.py', 'tool.py']\n/opt/apysup ['_agent_runtime_host.py', '_agent_runtime_wire.py', 'agent_runtime.py', 'apysup_runner.py']\n/run/apysup/job ['.argv', 'gap_listdir_root.py', 'prelude.py']\n/tmp []\n/etc ['alternatives', 'group', 'hostname', 'hosts', 'ld.so.cache', 'nsswitch.conf']\n/proc True\n", wazero: "/ ['opt', 'run', 'usr', 'workspace']\n/usr/lib/python3.11/json ['__init__.pyc', 'decoder.pyc', 'encoder.pyc', 'scanner.pyc', 'tool.pyc']\n/opt/apysup ['_agent_runtime_host.py', '_agent_runtime_wire.py', 'agent_runtime.py', 'apysup_runner.py']\n/run/apysup/job ['.argv', 'gap_listdir_root.py', 'prelude.py']\n/tmp failed: FileNotFoundError 44\n/etc failed: FileNotFoundError 44\n/proc failed: FileNotFoundError 44\n"},
 	}},
 	{script: "gap_symlinks_limits.py", known: map[string]pinned{
 		"stdout": {native: "symlink created target.txt\nopen files stopped: OSError EMFILE True\nfile size stopped: OSError ENOSPC\ncpu_count " + hostCPUCount + "\n", wazero: "symlink refused: PermissionError EPERM\nopen files stopped: BlockingIOError EAGAIN True\nfile size stopped: OSError EIO\ncpu_count 1\n"},
@@ -151,7 +153,7 @@ var corpus = []corpusCase{
 		"stdout": {native: "sys.platform linux\nos.name posix\nuname Linux\ngetpid True getuid 1000\n", wazero: "sys.platform wasi\nos.name posix\nuname wasi\ngetpid True getuid False\n"},
 	}},
 	{script: "gap_tempdir.py", known: map[string]pinned{
-		"stdout": {native: "gettempdir: /tmp\n/tmp writable\nTemporaryFile in the workspace: b'in the workspace'\n['data.csv', 'input.txt', 'sub']\n", wazero: "gettempdir: /workspace\n/tmp failed: PermissionError\nTemporaryFile in the workspace: b'in the workspace'\n['data.csv', 'input.txt', 'sub']\n"},
+		"stdout": {native: "gettempdir: /tmp\n/tmp writable\nTemporaryFile in the workspace: b'in the workspace'\n['data.csv', 'input.txt', 'sub']\n", wazero: "gettempdir: /workspace\n/tmp failed: FileNotFoundError\nTemporaryFile in the workspace: b'in the workspace'\n['data.csv', 'input.txt', 'sub']\n"},
 	}},
 	{script: "gap_libm.py", known: map[string]pinned{
 		"stdout": {native: "gauss 1.2651764365566445\nsin+cos+log+sqrt -0.19993517246546683\npow 1.4142135623730951 0.0005011872336272725 0.000710174388842549\n", wazero: "gauss 1.2651764365566447\nsin+cos+log+sqrt -0.19993517246546683\npow 1.4142135623730951 0.0005011872336272725 0.000710174388842549\n"},
@@ -163,7 +165,7 @@ var corpus = []corpusCase{
 		"stdout": {native: "ENOENT 2 EACCES 13 EEXIST 17 EROFS 30\nOSError(2) FileNotFoundError OSError(13) PermissionError\nstrerror(2) No such file or directory\nmkdir . FileExistsError True\n", wazero: "ENOENT 44 EACCES 2 EEXIST 20 EROFS 69\nOSError(2) PermissionError OSError(13) ConnectionAbortedError\nstrerror(2) Permission denied\nmkdir . FileExistsError True\n"},
 	}},
 	{script: "gap_outside_mounts.py", known: map[string]pinned{
-		"stdout": {native: "/etc/parity-nope OSError 30\n/usr/lib/parity-nope OSError 30\n/opt/apysup/parity-nope OSError 30\n/run/apysup/job/parity-nope OSError 30\n/parity-nope OSError 30\n", wazero: "/etc/parity-nope PermissionError 76\n/usr/lib/parity-nope FileNotFoundError 44\n/opt/apysup/parity-nope FileNotFoundError 44\n/run/apysup/job/parity-nope FileNotFoundError 44\n/parity-nope PermissionError 76\n"},
+		"stdout": {native: "/etc/parity-nope OSError 30\n/usr/lib/parity-nope OSError 30\n/opt/apysup/parity-nope OSError 30\n/run/apysup/job/parity-nope OSError 30\n/parity-nope OSError 30\n", wazero: "/etc/parity-nope FileNotFoundError 44\n/usr/lib/parity-nope FileNotFoundError 44\n/opt/apysup/parity-nope FileNotFoundError 44\n/run/apysup/job/parity-nope FileNotFoundError 44\n/parity-nope FileNotFoundError 44\n"},
 	}},
 	{script: "gap_stdlib_modules.py", known: map[string]pinned{
 		"stdout": {native: "305 names; 9 do not import:\n_msi _overlapped _scproxy _winapi msilib msvcrt nt winreg winsound\n", wazero: "305 names; 42 do not import:\n_bz2 _ctypes _curses _curses_panel _dbm _hashlib _lzma _msi _multiprocessing _overlapped _posixshmem _posixsubprocess _scproxy _sqlite3 _ssl _uuid _winapi bz2 ctypes curses ensurepip fcntl grp lzma mmap msilib msvcrt nis nt ossaudiodev pty pwd readline resource spwd sqlite3 ssl syslog termios tty winreg winsound\n"},

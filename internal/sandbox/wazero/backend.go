@@ -5,8 +5,11 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 	"testing/fstest"
 	"time"
 
@@ -140,12 +143,15 @@ func (b *Backend) Run(ctx context.Context, job sandbox.Job, limits sandbox.Limit
 	if job.Output != nil {
 		jobFiles[sandbox.StreamFile] = &fstest.MapFile{Mode: 0o444}
 	}
-	// Exactly these paths exist in the guest; "/" itself is not mounted.
-	// Every file the guest opens on any of them counts against one budget.
+	// Exactly these paths exist in the guest, and the directories that
+	// lead to them (guestRoot). Every file the guest opens on any of them
+	// counts against one budget.
 	files := &openFiles{max: int(min(limits.OpenFiles, 1<<20))}
 	fsc := wazero.NewFSConfig()
+	var mounted []string
 	mount := func(fsys experimentalsys.FS, guestPath string) {
 		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(&countedFS{FS: fsys, q: files}, guestPath)
+		mounted = append(mounted, guestPath)
 	}
 	mount(&sysfs.AdaptFS{FS: b.in.stdlib}, stdlibMount)
 	mount(&sysfs.AdaptFS{FS: b.in.guestFiles}, sandbox.GuestFilesDir)
@@ -166,6 +172,7 @@ func (b *Backend) Run(ctx context.Context, job sandbox.Job, limits sandbox.Limit
 		return refused(fmt.Errorf("workspace: %w", err))
 	}
 	mount(workFS, sandbox.GuestWorkDir)
+	mount(&sysfs.AdaptFS{FS: guestRoot(mounted)}, "/")
 
 	args := sandbox.RunnerArgv()
 	mem := &linearMemory{limit: uint64(limits.MemoryBytes)}
@@ -295,4 +302,20 @@ func classify(out *sandbox.Outcome, err error, how ending) {
 	if how.memoryRefused && out.Status != sandbox.StatusOK {
 		out.Status, out.ErrorCode = sandbox.StatusMemoryLimit, ""
 	}
+}
+
+// guestRoot is the guest's "/": read-only and empty but for the
+// directories that lead to the mounts (usr/lib, opt/apysup, ...), so that
+// a path outside every mount resolves, and a missing one is ENOENT as
+// natively. Without a "/" preopen, wasi-libc refuses such a path itself
+// with ENOTCAPABLE (PermissionError): pathlib's exists() raised where
+// os.path.exists() answered False.
+func guestRoot(mounts []string) fstest.MapFS {
+	root := fstest.MapFS{}
+	for _, m := range mounts {
+		for d := strings.Trim(m, "/"); d != "" && d != "."; d = path.Dir(d) {
+			root[d] = &fstest.MapFile{Mode: fs.ModeDir | 0o555}
+		}
+	}
+	return root
 }

@@ -64,7 +64,7 @@ func (q *openFiles) held() int {
 // path_open always passes 0o600), as soon as wasi-libc lists the
 // preopens before main. That open is counted but never refused: wazero
 // treats any error there but ENOENT as a bug and panics. It is at most one
-// per mount, six in all.
+// per mount, seven in all (with the guest's "/").
 type countedFS struct {
 	experimentalsys.FS
 	q          *openFiles
@@ -86,10 +86,45 @@ func (c *countedFS) OpenFile(path string, flag experimentalsys.Oflag, perm fs.Fi
 }
 
 // countedFile holds its slot until closed.
+//
+// It is also every guest file's O_NONBLOCK: a file of a mount is a regular
+// file or a directory, on which Linux accepts O_NONBLOCK and ignores it
+// (reads never block), so the flag is recorded and reported back
+// (os.set_blocking, os.get_blocking) and changes nothing, as natively.
+// Without it wazero answers fd_fdstat_set_flags with ENOSYS for any file
+// that is not a PollableFile, which no wrapped file is.
 type countedFile struct {
 	experimentalsys.File
-	q      *openFiles
-	closed bool
+	q        *openFiles
+	closed   bool
+	nonblock bool
+}
+
+var _ experimentalsys.PollableFile = (*countedFile)(nil)
+
+// SetNonblock implements experimentalsys.PollableFile.
+func (f *countedFile) SetNonblock(enable bool) experimentalsys.Errno {
+	f.nonblock = enable
+	return 0
+}
+
+// SetAppend changes nothing when the flag stays as it is: wazero sets it
+// along with O_NONBLOCK (fcntl F_SETFL sets both), and a read-only mount's
+// files cannot change it at all (ENOSYS), where natively F_SETFL succeeds.
+func (f *countedFile) SetAppend(enable bool) experimentalsys.Errno {
+	if enable == f.File.IsAppend() {
+		return 0
+	}
+	return f.File.SetAppend(enable)
+}
+
+// IsNonblock implements experimentalsys.PollableFile.
+func (f *countedFile) IsNonblock() bool { return f.nonblock }
+
+// Poll implements experimentalsys.PollableFile: a regular file or a
+// directory is always ready, as poll(2) answers for one.
+func (f *countedFile) Poll(experimentalsys.Pflag, int32) (bool, experimentalsys.Errno) {
+	return true, 0
 }
 
 func (f *countedFile) Close() experimentalsys.Errno {

@@ -337,8 +337,10 @@ def probe(f):
     except OSError as e:
         return "errno %d" % e.errno
 r = {}
-for p in ["/", "/etc", "/etc/passwd", "/usr/bin/python3.11", "/proc/self", "/tmp", "/root", "/usr", "/run/apysup/channel.json", "/run/apysup/out/x/../../../../etc"]:
+for p in ["/etc", "/etc/passwd", "/usr/bin/python3.11", "/proc/self", "/tmp", "/root", "/run/apysup/channel.json", "/run/apysup/out/x/../../../../etc"]:
     r["exists " + p] = os.path.exists(p)
+r["ls /"] = sorted(os.listdir("/"))
+r["ls /usr"] = sorted(os.listdir("/usr"))
 r["ls /usr/lib"] = sorted(os.listdir("/usr/lib"))
 r["ls job"] = sorted(os.listdir("/run/apysup/job"))
 r["ls opt"] = sorted(os.listdir("/opt/apysup"))
@@ -348,6 +350,7 @@ r["write workspace"] = probe(lambda: open("out.txt", "w").write("ok"))
 r["write job"] = probe(lambda: open("/run/apysup/job/x", "w"))
 r["write opt"] = probe(lambda: open("/opt/apysup/x", "w"))
 r["write stdlib"] = probe(lambda: open("/usr/lib/x", "w"))
+r["write root"] = probe(lambda: open("/x", "w"))
 r["make symlink"] = probe(lambda: os.symlink("../..", "up"))
 r["dotdot"] = probe(lambda: open("../" * 8 + "etc/passwd").read())
 print(json.dumps(r, sort_keys=True))
@@ -361,7 +364,14 @@ print(json.dumps(r, sort_keys=True))
 			t.Errorf("%s: %v", k, v)
 		}
 	}
+	// "/" holds only the directories that lead to the mounts.
+	lsUsr := `["lib"]`
+	if interpreter(t).zoneinfo != nil {
+		lsUsr = `["lib","share"]`
+	}
 	for k, want := range map[string]string{
+		"ls /":            `["opt","run","usr","workspace"]`,
+		"ls /usr":         lsUsr,
 		"ls /usr/lib":     `["python3.11"]`,
 		"ls job":          `[".argv","main.py","prelude.py"]`,
 		"ls opt":          `["_agent_runtime_host.py","_agent_runtime_wire.py","agent_runtime.py","apysup_runner.py"]`,
@@ -373,7 +383,7 @@ print(json.dumps(r, sort_keys=True))
 			t.Errorf("%s = %s, want %s", k, b, want)
 		}
 	}
-	for _, k := range []string{"write job", "write opt", "write stdlib", "make symlink", "dotdot"} {
+	for _, k := range []string{"write job", "write opt", "write stdlib", "write root", "make symlink", "dotdot"} {
 		if s, _ := got[k].(string); !strings.HasPrefix(s, "errno ") {
 			t.Errorf("%s = %v, want an OSError", k, got[k])
 		}
@@ -539,8 +549,8 @@ try:
 except OSError as e:
     print("truncate", errno.errorcode[e.errno])
 `, runOpts{workspace: ws, limits: sandbox.Limits{OpenFiles: sandbox.MinOpenFiles, FileSizeBytes: 1000}})
-	// 10 of 16: the directories of the six mounts are open too.
-	if want := "10 EAGAIN\n1000\nfull EIO\ntruncate EIO\n"; string(out.Stdout) != want {
+	// 9 of 16: the directories of the seven mounts ("/" included) are open too.
+	if want := "9 EAGAIN\n1000\nfull EIO\ntruncate EIO\n"; string(out.Stdout) != want {
 		t.Fatalf("stdout %q, want %q; stderr %s", out.Stdout, want, out.Stderr)
 	}
 	if fi, err := os.Stat(filepath.Join(ws, "big")); err != nil || fi.Size() != 1000 {

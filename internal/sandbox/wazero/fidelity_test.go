@@ -1,0 +1,60 @@
+package wazero
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/apysup/apysup/internal/sandbox"
+)
+
+// guestLines runs script on the real guest and returns its stdout lines;
+// the run must end ok.
+func guestLines(t *testing.T, script string) []string {
+	t.Helper()
+	out := run(t, script, runOpts{})
+	if out.Status != sandbox.StatusOK {
+		t.Fatalf("status %s exit %d stderr %s", out.Status, out.ExitCode, out.Stderr)
+	}
+	return strings.Split(strings.TrimRight(string(out.Stdout), "\n"), "\n")
+}
+
+func wantLines(t *testing.T, got []string, want ...string) {
+	t.Helper()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("guest printed\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// A path outside every mount is missing (ENOENT), as natively, not a
+// capability error: pathlib's exists() answers False instead of raising.
+func TestPathOutsideMountsIsMissing(t *testing.T) {
+	wantLines(t, guestLines(t, `import errno, os, pathlib
+for p in ("/nonexistent/x", "/etc/passwd", "/usr/lib/nonexistent", "/run/nonexistent"):
+    try:
+        os.stat(p)
+    except OSError as e:
+        print(p, pathlib.Path(p).exists(), os.path.exists(p), type(e).__name__, errno.errorcode[e.errno])
+print("/", pathlib.Path("/").is_dir(), "/usr", pathlib.Path("/usr").is_dir())
+`), "/nonexistent/x False False FileNotFoundError ENOENT",
+		"/etc/passwd False False FileNotFoundError ENOENT",
+		"/usr/lib/nonexistent False False FileNotFoundError ENOENT",
+		"/run/nonexistent False False FileNotFoundError ENOENT",
+		"/ True /usr True")
+}
+
+// os.set_blocking on a regular file works and reads back, as natively
+// (where O_NONBLOCK changes nothing for a regular file).
+func TestSetBlockingOnFile(t *testing.T) {
+	wantLines(t, guestLines(t, `import os
+open("f", "w").write("data")
+for path, flags in (("f", os.O_RDONLY), ("/usr/lib/python3.11/os.pyc", os.O_RDONLY), (".", os.O_RDONLY)):
+    fd = os.open(path, flags)
+    os.set_blocking(fd, False)
+    a = os.get_blocking(fd)
+    os.set_blocking(fd, True)
+    print(path, a, os.get_blocking(fd))
+fd = os.open("f", os.O_RDONLY)
+os.set_blocking(fd, False)
+print(os.read(fd, 10))
+`), "f False True", "/usr/lib/python3.11/os.pyc False True", ". False True", "b'data'")
+}
