@@ -145,3 +145,59 @@ func writeScript(b *testing.B, name, body string) string {
 	}
 	return p
 }
+
+// cpuLoopScript is a pystone-like pure-Python loop (calls, attributes,
+// lists, dicts, strings, integer arithmetic), timed inside the guest so
+// that start-up is left out; it prints milliseconds.
+const cpuLoopScript = `import sys, time
+class Record:
+    __slots__ = ("ident", "value", "name")
+    def __init__(self, ident, value, name):
+        self.ident, self.value, self.name = ident, value, name
+def step(r, acc):
+    if r.value % 3 == 0:
+        acc[r.name] = acc.get(r.name, 0) + r.ident
+    else:
+        acc["other"] = acc.get("other", 0) ^ (r.value * 7 + 1)
+    return len(r.name)
+n = int(sys.argv[1])
+t0 = time.perf_counter()
+acc, total, items = {}, 0, []
+for i in range(n):
+    r = Record(i, (i * 31) & 1023, "n%d" % (i & 15))
+    total += step(r, acc)
+    items.append(r.value)
+    if len(items) > 64:
+        items.sort()
+        del items[:32]
+t1 = time.perf_counter()
+print((t1 - t0) * 1e3, total, len(acc))
+`
+
+// BenchmarkCPULoop is CPU-bound pure Python on each backend, as loop-ms
+// (the guest's own clock): the ratio wazero/native is the interpreter's
+// slowdown under wasm, start-up excluded.
+func BenchmarkCPULoop(b *testing.B) {
+	sup := need(b)
+	script := writeScript(b, "cpuloop.py", cpuLoopScript)
+	for _, backend := range []string{supervisor.BackendNative, supervisor.BackendWazero} {
+		b.Run(backend, func(b *testing.B) {
+			var ms float64
+			runs := 0
+			for b.Loop() {
+				res := benchRun(b, sup, backend, script, "50000")
+				fields := strings.Fields(res.Stdout)
+				if len(fields) != 3 {
+					b.Fatalf("stdout %q", res.Stdout)
+				}
+				v, err := strconv.ParseFloat(fields[0], 64)
+				if err != nil {
+					b.Fatalf("stdout %q", res.Stdout)
+				}
+				ms += v
+				runs++
+			}
+			b.ReportMetric(ms/float64(runs), "loop-ms")
+		})
+	}
+}
