@@ -8,14 +8,15 @@ SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Debian packages the build and the tests need: cgo + libseccomp for the
 # seccomp filter, Debian's own interpreter for the guest, bubblewrap as the
 # benchmark's baseline, vagrant to validate the Vagrantfile, strace and the
-# command-line tools a guest commonly runs (traced under the filter).
+# command-line tools a guest commonly runs (traced under the filter), and
+# CPython's own test modules for the differential run (make regrtest).
 APT_PACKAGES := gcc libc6-dev libseccomp-dev pkg-config python3.11 bubblewrap vagrant \
-	strace tar gzip xz-utils bzip2 zip unzip sqlite3 git
+	strace tar gzip xz-utils bzip2 zip unzip sqlite3 git libpython3.11-testsuite
 TEST_TIMEOUT ?= 45m
 
 include mk/wasi.mk
 
-.PHONY: all deps build test unit vet lint demo bench fault ci clean docs
+.PHONY: all deps build test unit vet lint demo bench fault ci clean docs regrtest regrtest-update
 
 all: build
 
@@ -68,6 +69,18 @@ fault: deps
 	APYSUP_FAULT_KILLS=1000 $(GO) test -tags $(TAGS) -count=1 -timeout 120m -run TestFaultCampaign -v ./integration/
 
 ci: test
+
+# CPython's regression tests bare, natively and under wazero, every
+# difference checked against integration/regrtest/expected.txt (make test
+# runs the modules marked fast). regrtest-update rewrites expected.txt from
+# a run: entries that still apply keep their cause, new ones are
+# UNEXPLAINED (which fails) unless a rule of the file names their cause.
+REGRTEST_FLAGS := -tags $(TAGS) -count=1 -timeout 180m -run '^TestRegrtest$$' -v ./integration/regrtest/
+regrtest: deps wasi-python
+	mkdir -p bin && APYSUP_REQUIRE_ALL=1 $(GO) test $(REGRTEST_FLAGS) -args -regrtest.all -regrtest.report $(CURDIR)/bin/regrtest.md
+
+regrtest-update: deps wasi-python
+	mkdir -p bin && APYSUP_REQUIRE_ALL=1 $(GO) test $(REGRTEST_FLAGS) -args -regrtest.all -regrtest.update -regrtest.report $(CURDIR)/bin/regrtest.md
 
 # docs/cli.md is generated from the CLI definitions; a test fails when stale.
 docs: deps

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -16,38 +15,16 @@ import (
 
 	"github.com/apysup/apysup/broker"
 	"github.com/apysup/apysup/broker/handlers"
+	"github.com/apysup/apysup/integration/internal/bothbackends"
 	"github.com/apysup/apysup/internal/sandbox"
-	"github.com/apysup/apysup/internal/sandbox/doctor"
-	"github.com/apysup/apysup/internal/sandbox/native"
 	"github.com/apysup/apysup/internal/sandbox/supervisor"
-	"github.com/apysup/apysup/internal/sandbox/wazero"
-	"github.com/apysup/apysup/internal/testenv"
 	"github.com/apysup/apysup/plan"
 )
 
-func TestMain(m *testing.M) {
-	native.MaybeInit()
-	code := m.Run()
-	if err := suite.close(); err != nil {
-		fmt.Fprintln(os.Stderr, "parity:", err)
-		code = 1
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { suite.Main(m) }
 
-// The one Supervisor of the test binary: the wazero module is compiled (or
-// loaded from the on-disk cache) once and every run reuses it. Its StateDir
-// is private so that the suite can demand it be empty at the end.
-var suite state
-
-type state struct {
-	once     sync.Once
-	sup      *supervisor.Supervisor
-	stateDir string
-	err      error
-	native   *doctor.Check
-	wasi     error
-}
+// The one Supervisor of the test binary (integration/internal/bothbackends).
+var suite = bothbackends.Suite{StatePrefix: "apysup-p"}
 
 // need returns the suite's Supervisor, or stops the test when either
 // backend cannot run here: a skip locally, a failure under
@@ -55,58 +32,7 @@ type state struct {
 // backends; neither is optional.
 func need(t testing.TB) *supervisor.Supervisor {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("parity: real guests are not run with -short (make unit)")
-	}
-	testenv.NeedRoot(t)
-	suite.once.Do(func() {
-		suite.native = doctor.Run(context.Background()).FirstFailure()
-		_, suite.wasi = wazero.Locate("")
-		if suite.native != nil || suite.wasi != nil {
-			return
-		}
-		suite.stateDir, suite.err = os.MkdirTemp("", "apysup-p")
-		if suite.err == nil {
-			// Each native run's container root (an unprivileged host uid)
-			// must traverse it, as it does /tmp.
-			suite.err = os.Chmod(suite.stateDir, 0o711)
-		}
-		if suite.err == nil {
-			suite.sup = supervisor.New(supervisor.Config{StateDir: suite.stateDir})
-		}
-	})
-	if f := suite.native; f != nil {
-		testenv.Need(t, false, "native backend: "+f.Name+": "+f.Status+": "+f.Detail+" (fix: "+f.Fix+")")
-	}
-	var ue *wazero.UnavailableError
-	if errors.As(suite.wasi, &ue) {
-		testenv.Need(t, false, "the WASI CPython build ("+wazero.BuildCommand+"): "+ue.Reason)
-	}
-	if suite.wasi != nil {
-		t.Fatal(suite.wasi)
-	}
-	if suite.err != nil {
-		t.Fatal(suite.err)
-	}
-	return suite.sup
-}
-
-// close ends the Supervisor and checks that no run left anything in the
-// state directory.
-func (s *state) close() error {
-	if s.sup == nil {
-		return nil
-	}
-	err := s.sup.Close()
-	entries, rerr := os.ReadDir(s.stateDir)
-	if rerr == nil && len(entries) > 0 {
-		var names []string
-		for _, e := range entries {
-			names = append(names, e.Name())
-		}
-		err = errors.Join(err, fmt.Errorf("left behind in %s: %s", s.stateDir, strings.Join(names, ", ")))
-	}
-	return errors.Join(err, rerr, os.RemoveAll(s.stateDir))
+	return suite.Need(t)
 }
 
 // manifest is the Plan of every corpus run: max_calls, then the grant
