@@ -175,7 +175,7 @@ func TestReadExpectationsRejects(t *testing.T) {
 
 // TestExpectationsFile checks the checked-in files without running
 // anything: expected.txt parses, every entry is of a module of
-// modules.txt, and every cause is used. With -regrtest.rules it first
+// modules.txt; causes that explain nothing are logged. With -regrtest.rules it first
 // gives UNEXPLAINED entries the cause of their first matching rule.
 func TestExpectationsFile(t *testing.T) {
 	all, fast, err := readModules(modulesFile)
@@ -208,9 +208,11 @@ func TestExpectationsFile(t *testing.T) {
 			t.Errorf("%s: module %s is not in %s", expectedFile, e.module, modulesFile)
 		}
 	}
+	// A cause no entry uses is reported, not failed: rules may name it
+	// for differences a fix has removed, until its lines are deleted.
 	for _, c := range exp.order {
 		if !used[c] {
-			t.Errorf("%s: cause %s explains no difference", expectedFile, c)
+			t.Logf("%s: cause %s explains no difference", expectedFile, c)
 		}
 	}
 	if used[unexplained] {
