@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -59,25 +60,38 @@ type moduleRun struct {
 }
 
 // buildSeed makes the workspace seed: dir/test holds test/__init__.py,
-// test.support, every helper and data file of the testsuite (what is not
+// test.support (from the testsuite directory first), every helper and data file of the testsuite (what is not
 // a test_* module) and the chosen modules.
 func buildSeed(dir string, modules []string) error {
 	suite := testsuiteDir()
-	entries, err := os.ReadDir(suite)
-	if err != nil {
-		return err
-	}
-	wanted := []string{"__init__.py", "support"}
-	for _, e := range entries {
-		if n := e.Name(); !strings.HasPrefix(n, "test_") && n != "__pycache__" {
-			wanted = append(wanted, n)
+	var wanted []string
+	for _, dir := range []string{suite, stdlibTestDir} {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			if n := e.Name(); !strings.HasPrefix(n, "test_") && n != "__pycache__" {
+				wanted = append(wanted, n)
+			}
 		}
 	}
 	for _, m := range modules {
 		if _, err := os.Stat(filepath.Join(suite, m)); err == nil {
 			wanted = append(wanted, m)
-		} else {
-			wanted = append(wanted, m+".py")
+			continue
+		}
+		wanted = append(wanted, m+".py")
+		// Other test modules it imports (test_float imports
+		// test.test_grammar).
+		src, err := os.ReadFile(filepath.Join(suite, m+".py"))
+		if err != nil {
+			return err
+		}
+		for _, dep := range siblingImport.FindAllStringSubmatch(string(src), -1) {
+			if dep[1] != m {
+				wanted = append(wanted, dep[1]+".py")
+			}
 		}
 	}
 	dst := filepath.Join(dir, "test")
@@ -106,6 +120,10 @@ func buildSeed(dir string, modules []string) error {
 	}
 	return nil
 }
+
+// siblingImport finds "test.test_x" and "from test import test_x" in a
+// test module's source.
+var siblingImport = regexp.MustCompile(`(?m)(?:\btest\.|^from test import )(test_\w+)`)
 
 // copyEntry copies a file or a directory tree, skipping __pycache__ and
 // anything that is neither a regular file nor a directory.
