@@ -4,6 +4,8 @@ usage: python3.11 -I -S apysup_runner.py --prelude PRELUDE.py
            --outcome OUTCOME.json [--workdir DIR] -- SCRIPT [ARGS...]
        python3.11 -I -S apysup_runner.py --prelude PRELUDE.py
            --outcome OUTCOME.json [--workdir DIR] --argv ARGV
+       python3.11 -I -S apysup_runner.py --prelude PRELUDE.py
+           --outcome OUTCOME.json [--workdir DIR] --job-fd FD [--ready-fd FD]
 
 Executes the prelude (which installs the capability modules in sys.modules
 and leaves the capabilities' global names in its _main_globals), runs SCRIPT
@@ -16,6 +18,13 @@ With --argv, [SCRIPT, ARGS...] is read from ARGV, each argument followed by
 a NUL byte (as in /proc/PID/cmdline) and decoded as the interpreter decodes
 its own command line: the backends start their sandboxes before they know
 the job, so the command line cannot name the script.
+
+With --job-fd, the same bytes are read from the inherited descriptor FD
+(a pipe the host writes and closes), after one byte "R" was written to
+--ready-fd: the native warm pool starts the interpreter before there is a
+job, and the runner waits here, having imported nothing of the job, until
+the host hands it over (its run directory and workspace are mounted in by
+then). Both descriptors are closed before the prelude and the script run.
 
 Start-up matters: this module imports nothing beyond what the interpreter
 has loaded already and os (json, traceback, runpy and signal would cost
@@ -35,20 +44,22 @@ TRACEBACK_BYTES = 16 << 10
 MESSAGE_BYTES = 4 << 10
 USAGE = (
     "usage: apysup_runner.py --prelude PRELUDE --outcome OUTCOME "
-    "[--workdir DIR] (-- SCRIPT [ARGS...] | --argv ARGV)\n"
+    "[--workdir DIR] (-- SCRIPT [ARGS...] | --argv ARGV | --job-fd FD [--ready-fd FD])\n"
 )
 
 
 def _parse(argv):
     """Returns (prelude, outcome, workdir, script_argv) or None. script_argv
-    is a list, or the path of the --argv file (read by _script_argv)."""
-    opts = {"--prelude": None, "--outcome": None, "--workdir": "/workspace", "--argv": None}
+    is a list, the path of the --argv file, or the (job, ready) descriptors
+    of --job-fd and --ready-fd (ready may be None); _script_argv reads it."""
+    opts = {"--prelude": None, "--outcome": None, "--workdir": "/workspace", "--argv": None,
+            "--job-fd": None, "--ready-fd": None}
     i = 0
     while i < len(argv):
         arg = argv[i]
         if arg == "--":
             rest = argv[i + 1 :]
-            if not rest or opts["--argv"] is not None:
+            if not rest or opts["--argv"] is not None or opts["--job-fd"] is not None:
                 return None
             break
         if arg not in opts or i + 1 >= len(argv):
@@ -57,17 +68,54 @@ def _parse(argv):
         i += 2
     else:
         rest = opts["--argv"]
+        if opts["--job-fd"] is not None:
+            fds = [_descriptor(opts[o]) for o in ("--job-fd", "--ready-fd")]
+            if rest is not None or fds[0] is None or (opts["--ready-fd"] is not None and fds[1] is None):
+                return None
+            rest = tuple(fds)
+    if opts["--ready-fd"] is not None and not isinstance(rest, tuple):
+        return None
     if rest is None or opts["--prelude"] is None or opts["--outcome"] is None:
         return None
     return opts["--prelude"], opts["--outcome"], opts["--workdir"], rest
+
+
+def _descriptor(text):
+    """text as a descriptor number above stderr, or None."""
+    if text is None or not text.isdigit() or int(text) < 3:
+        return None
+    return int(text)
+
+
+def _receive_job(job, ready):
+    """Says ready, then reads the job from the descriptor to its end."""
+    if ready is not None:
+        try:
+            os.write(ready, b"R")
+        except OSError:
+            pass  # nobody waits for it (a run that started its own sandbox)
+        os.close(ready)
+    chunks = []
+    try:
+        while True:
+            chunk = os.read(job, 1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(job)
+    return b"".join(chunks)
 
 
 def _script_argv(spec):
     """The script's argv: spec itself, or read from the --argv file."""
     if isinstance(spec, list):
         return spec
-    with open(spec, "rb") as f:
-        data = f.read()
+    if isinstance(spec, tuple):
+        data, spec = _receive_job(*spec), "the job"
+    else:
+        with open(spec, "rb") as f:
+            data = f.read()
     if not data.endswith(b"\0") or data.startswith(b"\0"):
         raise ValueError("%s: not a list of NUL-terminated arguments naming a script" % spec)
     return [os.fsdecode(arg) for arg in data[:-1].split(b"\0")]
@@ -206,7 +254,14 @@ def main(argv):
         sys.stderr.write(USAGE)
         return 2
     prelude, outcome, workdir, script_argv = parsed
-    if not isinstance(script_argv, list) and os.path.exists(os.path.join(os.path.dirname(script_argv), ".stream")):
+    # The job directory (the prelude's) is complete once the job is read.
+    streams = not isinstance(script_argv, list)
+    try:
+        script_argv = _script_argv(script_argv)
+    except (OSError, ValueError) as exc:
+        sys.stderr.write("apysup_runner: the script's argv: %s\n" % exc)
+        return 2
+    if streams and os.path.exists(os.path.join(os.path.dirname(prelude), ".stream")):
         # The host streams the output to its caller: each line leaves as it
         # is printed, as on a terminal (on a pipe CPython would hold stdout
         # until 8 KiB or the end of the run; one write per 8 KiB is cheaper
@@ -216,11 +271,6 @@ def main(argv):
                 stream.reconfigure(line_buffering=True)
             except Exception:
                 pass
-    try:
-        script_argv = _script_argv(script_argv)
-    except (OSError, ValueError) as exc:
-        sys.stderr.write("apysup_runner: --argv: %s\n" % exc)
-        return 2
     exit_code, error = 0, None
     try:
         if os.path.isdir(workdir):
@@ -269,6 +319,15 @@ def _supervise_as_init(argv):
     child = os.fork()
     if child == 0:
         return
+    # The job's descriptors are the child's to read; init keeps none open.
+    parsed = _parse(argv)
+    if parsed is not None and isinstance(parsed[3], tuple):
+        for fd in parsed[3]:
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
 
     reaped = False
 

@@ -290,6 +290,27 @@ class RunnerArguments(unittest.TestCase):
             with self.assertRaises(OSError):
                 runner._script_argv(os.path.join(d, "missing"))
 
+    def test_job_descriptor(self):
+        parsed = runner._parse(self.BASE + ["--job-fd", "7", "--ready-fd", "8"])
+        self.assertEqual(parsed, ("p.py", "o.json", "/workspace", (7, 8)))
+        self.assertEqual(runner._parse(self.BASE + ["--job-fd", "7"])[3], (7, None))
+        job_r, job_w = os.pipe()
+        ready_r, ready_w = os.pipe()
+        os.write(job_w, b"/run/apysup/job/main.py\0a\0")
+        os.close(job_w)
+        self.assertEqual(runner._script_argv((job_r, ready_w)), ["/run/apysup/job/main.py", "a"])
+        # Ready was said, and both of the runner's descriptors are closed.
+        self.assertEqual(os.read(ready_r, 2), b"R")
+        os.close(ready_r)
+        for fd in (job_r, ready_w):
+            with self.assertRaises(OSError):
+                os.fstat(fd)
+        # A job that never came (the host closed the pipe unwritten).
+        job_r, job_w = os.pipe()
+        os.close(job_w)
+        with self.assertRaises(ValueError):
+            runner._script_argv((job_r, None))
+
     def test_outcome_encoding(self):
         doc = {"exit_code": 1, "result_set": False,
                "error": {"type": "ValueError", "message": 'q"\\\n\x00\x1f\x7f\u2028\ud800é\U0001f600',
@@ -348,7 +369,10 @@ class RunnerArguments(unittest.TestCase):
     def test_refused_forms(self):
         for argv in ([], self.BASE, self.BASE + ["--"], ["--prelude", "p.py", "--", "s.py"],
                      self.BASE + ["--argv", "a.json", "--", "s.py"], self.BASE + ["--argv"],
-                     self.BASE + ["--unknown", "x", "--", "s.py"]):
+                     self.BASE + ["--unknown", "x", "--", "s.py"],
+                     self.BASE + ["--job-fd", "3", "--argv", "a"], self.BASE + ["--job-fd", "2"],
+                     self.BASE + ["--job-fd", "x"], self.BASE + ["--job-fd", "3", "--ready-fd", "-1"],
+                     self.BASE + ["--ready-fd", "4", "--argv", "a"], self.BASE + ["--job-fd", "3", "--", "s.py"]):
             self.assertIsNone(runner._parse(argv), argv)
 
 

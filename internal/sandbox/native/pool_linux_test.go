@@ -5,6 +5,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,18 +20,25 @@ import (
 // Backend's state after Close) and waits until it is full.
 func newTestPool(t *testing.T, limits sandbox.Limits, size int) (*Backend, *Pool) {
 	t.Helper()
+	b, p := newConfiguredPool(t, PoolConfig{Size: size, Limits: []sandbox.Limits{limits}})
+	waitFull(t, p)
+	return b, p
+}
+
+// newConfiguredPool makes a Pool of cfg on a Backend of its own.
+func newConfiguredPool(t *testing.T, cfg PoolConfig) (*Backend, *Pool) {
+	t.Helper()
 	testBackend(t) // the host checks
 	b, err := New(Config{GuestFiles: guestFiles()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
-	p, err := b.NewPool(limits, size)
+	p, err := b.NewPool(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
-	waitFull(t, p)
 	return b, p
 }
 
@@ -37,7 +46,7 @@ func newTestPool(t *testing.T, limits sandbox.Limits, size int) (*Backend, *Pool
 func waitFull(t testing.TB, p *Pool) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
-	for p.Ready() < p.size {
+	for p.Ready() < p.cfg.Size {
 		if time.Now().After(deadline) {
 			t.Fatalf("pool not full after 30 s: %d ready, last error %v", p.Ready(), p.Err())
 		}
@@ -92,7 +101,8 @@ print(sorted(os.listdir("/run/apysup/job")))
 	if st := p.Stats(); st.Pooled != 1 || st.Cold != 0 {
 		t.Errorf("stats %+v, want one pooled run", st)
 	}
-	if tm := out.Timings; tm.Prepare <= 0 || tm.Start <= 0 || tm.Run <= 0 || tm.Destroy <= 0 {
+	// Nothing of the start is left for a pooled run: the interpreter waited.
+	if tm := out.Timings; tm.Prepare <= 0 || tm.Start != 0 || tm.Run <= 0 || tm.Destroy <= 0 {
 		t.Errorf("timings %+v", tm)
 	}
 	assertWorkspaceReturned(t, job.WorkspaceDir)
@@ -179,11 +189,13 @@ func TestPoolFallsBackToColdStarts(t *testing.T) {
 func TestPoolDiscardsDeadSandboxes(t *testing.T) {
 	_, p := newTestPool(t, sandbox.Limits{}, 1)
 	var pid int
-	s := <-p.ready
+	key, _ := classOf(sandbox.Limits{})
+	p.mu.Lock()
+	s := p.classes[key].ready[0].s
+	p.mu.Unlock()
 	if st, err := s.container.State(); err == nil {
 		pid = st.InitProcessPid
 	}
-	p.ready <- s
 	if pid <= 0 {
 		t.Fatal("no init pid")
 	}
@@ -251,7 +263,7 @@ func TestPoolReportsAndRetriesFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	p, err := b.NewPool(sandbox.Limits{}, 2)
+	p, err := b.NewPool(PoolConfig{Size: 2, Limits: []sandbox.Limits{{}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,5 +288,105 @@ func TestPoolReportsAndRetriesFailures(t *testing.T) {
 	}
 	if st := p.Stats(); st.Pooled != 1 {
 		t.Errorf("stats %+v", st)
+	}
+}
+
+// pooledInitPid is the init pid of the oldest ready sandbox of limits' class.
+func pooledInitPid(t *testing.T, p *Pool, limits sandbox.Limits) int {
+	t.Helper()
+	key, err := classOf(limits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.mu.Lock()
+	s := p.classes[key].ready[0].s
+	p.mu.Unlock()
+	st, err := s.container.State()
+	if err != nil || st.InitProcessPid <= 0 {
+		t.Fatalf("no init pid: %v", err)
+	}
+	return st.InitProcessPid
+}
+
+// A pooled sandbox's interpreter is already running the runner, which waits
+// for its job; the job's pipe is gone from every guest process by the time
+// the script runs, and the script sees the run's own argv and directories.
+func TestPoolInterpreterWaitsForItsJob(t *testing.T) {
+	_, p := newTestPool(t, sandbox.Limits{}, 1)
+	pid := pooledInitPid(t, p, sandbox.Limits{})
+	cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if args := strings.Split(string(cmdline), "\x00"); args[0] != sandbox.GuestPython || !slices.Contains(args, sandbox.GuestRunner) || !slices.Contains(args, "--job-fd") {
+		t.Fatalf("the pooled init runs %q, not the runner", args)
+	}
+	out := runIn(t, p, newJob(t, `
+import os, sys
+def open_fds(pid):
+    return sorted(int(fd) for fd in os.listdir("/proc/%s/fd" % pid))
+own = [fd for fd in (3, 4) if os.path.exists("/proc/self/fd/%d" % fd)]
+print(sys.argv[1:], os.getcwd(), open_fds(1), own)
+`, "x"), sandbox.Limits{})
+	if out.Status != sandbox.StatusOK || string(out.Stdout) != "['x'] /workspace [0, 1, 2] []\n" {
+		t.Fatalf("status %s stdout %q stderr %q", out.Status, out.Stdout, out.Stderr)
+	}
+}
+
+// A sandbox no one takes within Idle is destroyed, and its class, unused
+// as long, is dropped; the next Take makes it again, and it fills again.
+func TestPoolIdleSandboxesExpire(t *testing.T) {
+	b, p := newConfiguredPool(t, PoolConfig{Size: 1, Limits: []sandbox.Limits{{}}, Idle: 300 * time.Millisecond})
+	waitUntil(t, func() bool { return p.Stats().Expired >= 1 && p.Classes() == 0 && p.Ready() == 0 })
+	if s := p.Take(sandbox.Limits{}); s != nil {
+		t.Fatal("a dropped class had a sandbox")
+	}
+	if p.Classes() != 1 {
+		t.Fatalf("Take did not make the class again: %d classes", p.Classes())
+	}
+	waitUntil(t, func() bool { return p.Ready() == 1 })
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	assertClean(t, b)
+}
+
+// Other limits get a class of their own on demand, up to MaxClasses; the
+// workspace bounds are not part of a class.
+func TestPoolClassesOnDemand(t *testing.T) {
+	b, p := newConfiguredPool(t, PoolConfig{Size: 1, Limits: []sandbox.Limits{{}}, MaxClasses: 2})
+	other := sandbox.Limits{Pids: 32}
+	if s := p.Take(other); s != nil {
+		t.Fatal("a new class had a sandbox at once")
+	}
+	waitUntil(t, func() bool { return p.Ready() == 2 })
+	if s := p.Take(sandbox.Limits{Pids: 64}); s != nil || p.Classes() != 2 {
+		t.Fatalf("a third class: sandbox %v, %d classes", s != nil, p.Classes())
+	}
+	s := p.Take(sandbox.Limits{Pids: 32, WorkspaceBytes: 1 << 20})
+	if s == nil {
+		t.Fatal("no sandbox of the second class")
+	}
+	if s.limits.Pids != 32 {
+		t.Errorf("class limits %+v", s.limits)
+	}
+	if err := s.Destroy(); err != nil {
+		t.Fatal(err)
+	}
+	if st := p.Stats(); st.Pooled != 1 || st.Cold != 2 {
+		t.Errorf("stats %+v", st)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	assertClean(t, b)
+}
+
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached in 30 s")
+		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -27,19 +29,28 @@ var guestEnv = []string{
 //
 //	Prepare  limits known: host checked, host ids and run directory taken
 //	Start    the container built and confined (namespaces, cgroups, mounts,
-//	         pivot_root, seccomp); its init waits for a job
+//	         pivot_root, seccomp) and the interpreter started in it: the
+//	         runner waits, having imported nothing of a job, on a pipe
+//	         for its job (WaitReady tells when it got there)
 //	Assign   the job: script, prelude and argv copied in, the caller's run
 //	         directory and workspace mounted into the started container,
-//	         then the guest is released; the timeout clock starts
+//	         then the job handed over on the pipe; the timeout clock starts
 //	Wait     the guest ends (exit, timeout, limit, ctx) and is measured
+//	Release  the caller's directories are given back (the guest is dead,
+//	         the run's host mounts detached, RunDir and the workspace
+//	         restored): after it the caller may remove them
 //	Destroy  everything taken is given back; safe at any point and twice;
-//	         it adds its duration to the Outcome that Wait returned
+//	         it adds its duration to the Outcome that Wait returned unless
+//	         Release came first (then Destroy may run on another goroutine,
+//	         off the result's path: Release reported what the run waited for)
 //
 // Nothing before Assign depends on the job, so a Pool keeps sandboxes
-// started ahead of their jobs. The argv of a started container is fixed:
-// the runner reads the script's argv from a file of the job directory
-// (--argv), and the job's directories reach the container through mount
-// propagation (see mountJob). A Sandbox belongs to one goroutine.
+// started ahead of their jobs, interpreter included. The argv of a started
+// container is fixed: the runner reads the script's argv from the job pipe
+// (--job-fd; only the host holds its write end, and the runner closes it
+// before the script runs), and the job's directories reach the container
+// through mount propagation (see mountJob). A Sandbox belongs to one
+// goroutine at a time.
 type Sandbox struct {
 	b      *Backend
 	id     string
@@ -61,9 +72,13 @@ type Sandbox struct {
 	cgroupPaths    map[string]string
 	output         *sandbox.Capture // both streams, kept and handed to the job's Output
 	stdout, stderr *capture
-	started        time.Time // when the guest was released (the timeout clock)
+	jobW           *os.File      // the host's end of the job pipe (runner: --job-fd)
+	readyR         *os.File      // the host's end of the ready pipe (runner: --ready-fd)
+	handedOver     chan struct{} // closed when the job write ended
+	started        time.Time     // when the guest was released (the timeout clock)
 	timings        sandbox.Timings
 	waited         bool // the init was reaped (Wait, or Destroy of a started one)
+	released       bool
 	destroyed      bool
 	outcome        *sandbox.Outcome // what Wait returned; Destroy adds its timing
 }
@@ -99,7 +114,7 @@ func (b *Backend) Prepare(ctx context.Context, limits sandbox.Limits) (*Sandbox,
 	s.dir = filepath.Join(b.runsDir, s.id)
 	s.jobDir = filepath.Join(s.dir, "job")
 	s.outDir = filepath.Join(s.dir, "out")
-	s.args = sandbox.RunnerArgv()
+	s.args = runnerArgv()
 	if err := s.makeDirs(); err != nil {
 		s.Destroy()
 		return nil, setupFailed(err)
@@ -160,8 +175,25 @@ func withDefaults(l sandbox.Limits) (sandbox.Limits, error) {
 	return l, nil
 }
 
+// The runner's descriptors in the container: the job pipe's read end and
+// the ready pipe's write end (Process.ExtraFiles, in this order).
+const (
+	jobFD   = 3
+	readyFD = 4
+)
+
+// runnerArgv is sandbox.RunnerArgv with the script's argv read from the job
+// pipe instead of the job directory's argv file.
+func runnerArgv() []string {
+	argv := sandbox.RunnerArgv()
+	if i := slices.Index(argv, "--argv"); i >= 0 {
+		argv = slices.Delete(argv, i, i+2)
+	}
+	return append(argv, "--job-fd", strconv.Itoa(jobFD), "--ready-fd", strconv.Itoa(readyFD))
+}
+
 // Start builds the container and starts its init, which sets up the whole
-// confinement and then waits for the job (libcontainer's exec fifo).
+// confinement and execs the runner, which then waits for the job.
 func (s *Sandbox) Start() error {
 	if s.destroyed || s.container != nil {
 		return setupFailed(errors.New("Start after Destroy or twice"))
@@ -197,11 +229,25 @@ func (s *Sandbox) Start() error {
 	s.output = sandbox.NewCapture(s.limits.OutputBytes)
 	s.stdout = startCapture(outR, s.output, sandbox.Stdout)
 	s.stderr = startCapture(errR, s.output, sandbox.Stderr)
+	jobR, readyW, err := s.jobPipes()
+	if err != nil {
+		outW.Close()
+		errW.Close()
+		return setupFailed(err)
+	}
+	s.process.ExtraFiles = []*os.File{jobR, readyW}
 	err = startContainer(s.container, s.process)
 	outW.Close()
 	errW.Close()
+	jobR.Close()
+	readyW.Close()
 	if err != nil {
 		return s.b.diagnose(setupFailed(fmt.Errorf("start container: %w", err)))
+	}
+	// The init execs the runner now; it starts the interpreter and waits
+	// for its job.
+	if err := s.container.Exec(); err != nil {
+		return setupFailed(fmt.Errorf("start the runner: %w", err))
 	}
 	if st, err := s.container.State(); err == nil {
 		s.cgroupPaths = st.CgroupPaths
@@ -209,8 +255,41 @@ func (s *Sandbox) Start() error {
 	return nil
 }
 
+// jobPipes makes the job and ready pipes and keeps the host's ends; it
+// returns the runner's ends.
+func (s *Sandbox) jobPipes() (jobR, readyW *os.File, err error) {
+	jobR, s.jobW, err = os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	s.readyR, readyW, err = os.Pipe()
+	if err != nil {
+		jobR.Close()
+		return nil, nil, err
+	}
+	return jobR, readyW, nil
+}
+
+// WaitReady waits until the runner of a started sandbox waits for its job,
+// at most d. It fails when the runner died or did not get there in time.
+func (s *Sandbox) WaitReady(d time.Duration) error {
+	if s.readyR == nil {
+		return setupFailed(errors.New("WaitReady before Start or twice"))
+	}
+	defer func() { s.readyR.Close(); s.readyR = nil }()
+	if err := s.readyR.SetReadDeadline(time.Now().Add(d)); err != nil {
+		return setupFailed(err)
+	}
+	var b [1]byte
+	if n, err := s.readyR.Read(b[:]); n != 1 || b[0] != 'R' {
+		return setupFailed(fmt.Errorf("the runner did not get ready: %v", err))
+	}
+	return nil
+}
+
 // Assign copies the job in, mounts its directories into the started
-// container and releases the guest. The timeout clock starts here.
+// container and hands the job over to the waiting runner. The timeout
+// clock starts here.
 func (s *Sandbox) Assign(job sandbox.Job) error {
 	if s.container == nil || s.job.ScriptPath != "" || s.destroyed {
 		return setupFailed(errors.New("Assign before Start, after Destroy or twice"))
@@ -261,15 +340,21 @@ func (s *Sandbox) Assign(job sandbox.Job) error {
 		return setupFailed(fmt.Errorf("mount the job: %w", err))
 	}
 	s.timings.Prepare += time.Since(t0)
-	// The guest writes nothing before it is released; what the container's
+	// The runner writes nothing before it has its job; what the container's
 	// init may have written is kept and handed over first.
 	s.output.Deliver(job.Output)
 	s.started = time.Now()
-	err = s.container.Exec()
-	s.timings.Start += time.Since(s.started)
-	if err != nil {
-		return setupFailed(fmt.Errorf("release the guest: %w", err))
-	}
+	// The write never blocks for long: the runner reads the pipe to its
+	// end (a job larger than the pipe's buffer goes in while it does).
+	// If the runner is gone, Wait reports its ending and the write fails
+	// with EPIPE, which says nothing more.
+	s.handedOver = make(chan struct{})
+	go func(w *os.File) {
+		defer close(s.handedOver)
+		_, _ = w.Write(argv)
+		w.Close()
+	}(s.jobW)
+	s.jobW = nil
 	return nil
 }
 
@@ -546,14 +631,18 @@ func (s *Sandbox) kill() {
 	}
 }
 
-// Destroy kills what is left, removes the container and its cgroups, the
-// run directory and the mount points, gives the workspace back to its
-// owner and frees the host identity. It is safe at any phase and idempotent.
-func (s *Sandbox) Destroy() error {
-	if s.destroyed {
+// Release kills what is left of the guest and gives the caller's
+// directories back: the run's host mounts are detached, the mount points
+// made in RunDir removed, RunDir's mode and the workspace's owner restored.
+// The caller may remove RunDir and the workspace afterwards; Destroy then
+// finishes the rest (container, cgroups, host ids) and may run on another
+// goroutine. Safe at any phase and idempotent; Timings.Destroy of the
+// Outcome that Wait returned is the time Release took.
+func (s *Sandbox) Release() error {
+	if s.released || s.destroyed {
 		return nil
 	}
-	s.destroyed = true
+	s.released = true
 	t0 := time.Now()
 	defer func() {
 		s.timings.Destroy = time.Since(t0)
@@ -561,24 +650,38 @@ func (s *Sandbox) Destroy() error {
 			s.outcome.Timings.Destroy = s.timings.Destroy
 		}
 	}()
-	var errs []error
-	containerGone := true
-	if s.container != nil {
-		s.kill()
-		if s.process != nil && !s.waited {
-			// A started guest no one waited for (its job was refused, or
-			// a pool closed): reap its init, a child of this process.
-			s.waited = true
-			_, _ = s.process.Wait()
-		}
-		if err := s.container.Destroy(); err != nil {
-			errs = append(errs, err)
-			containerGone = false
+	s.reap()
+	return cleanupError(s.release())
+}
+
+// reap kills a started guest and reaps its init, a child of this process,
+// if no one waited for it (its job was refused, or a pool closed). Every
+// other process of its pid namespace is gone with it.
+func (s *Sandbox) reap() {
+	if s.container == nil {
+		return
+	}
+	s.kill()
+	if s.process != nil && !s.waited {
+		s.waited = true
+		_, _ = s.process.Wait()
+	}
+}
+
+// release is Release's work once the guest is dead.
+func (s *Sandbox) release() []error {
+	if s.handedOver != nil {
+		<-s.handedOver // the runner is dead: the write has ended
+	}
+	for _, f := range []*os.File{s.jobW, s.readyR} {
+		if f != nil {
+			f.Close()
 		}
 	}
+	s.jobW, s.readyR = nil, nil
 	s.endOutput()
 	// Mount points in the caller's RunDir are free once the mounts are gone.
-	errs = append(errs, s.unmountAll()...)
+	errs := s.unmountAll()
 	for _, p := range s.madeMounts {
 		if err := os.Remove(p); err != nil {
 			errs = append(errs, err)
@@ -589,9 +692,56 @@ func (s *Sandbox) Destroy() error {
 			errs = append(errs, err)
 		}
 	}
+	s.madeMounts = nil
 	if s.wsChowned {
+		s.wsChowned = false
 		if err := chownTree(s.job.WorkspaceDir, s.wsOwner[0], s.wsOwner[1]); err != nil {
 			errs = append(errs, fmt.Errorf("give the workspace back: %w", err))
+		}
+	}
+	return errs
+}
+
+func cleanupError(errs []error) error {
+	if len(errs) > 0 {
+		return &Error{Status: sandbox.StatusSetupFailed, Code: CodeCleanupFailed, Err: errors.Join(errs...)}
+	}
+	return nil
+}
+
+// Destroy kills what is left, removes the container and its cgroups, the
+// run directory and the mount points, gives the workspace back to its
+// owner and frees the host identity (Release, then the rest). It is safe
+// at any phase and idempotent.
+func (s *Sandbox) Destroy() error {
+	if s.destroyed {
+		return nil
+	}
+	t0 := time.Now()
+	var errs []error
+	wasReleased := s.released
+	if !s.released {
+		s.released = true
+		s.reap()
+		errs = s.release()
+	}
+	s.destroyed = true
+	defer func() {
+		// After Release, Wait's Outcome is the caller's (and this may run
+		// on another goroutine): Release timed what the run waited for.
+		if !wasReleased {
+			s.timings.Destroy = time.Since(t0)
+			if s.outcome != nil {
+				s.outcome.Timings.Destroy = s.timings.Destroy
+			}
+		}
+	}()
+	containerGone := true
+	if s.container != nil {
+		s.reap()
+		if err := s.container.Destroy(); err != nil {
+			errs = append(errs, err)
+			containerGone = false
 		}
 	}
 	if err := os.RemoveAll(s.dir); err != nil {
@@ -602,10 +752,7 @@ func (s *Sandbox) Destroy() error {
 	if containerGone {
 		s.b.uids.Release(s.ids)
 	}
-	if len(errs) > 0 {
-		return &Error{Status: sandbox.StatusSetupFailed, Code: CodeCleanupFailed, Err: errors.Join(errs...)}
-	}
-	return nil
+	return cleanupError(errs)
 }
 
 // unmountAll detaches the run's host mounts, last first.

@@ -13,13 +13,28 @@ import (
 )
 
 // nativeState is the native backend and its pool, built on a Supervisor's
-// first native run.
+// first native run, and the sandboxes being destroyed after their runs.
 type nativeState struct {
 	once    sync.Once
-	mu      sync.Mutex // guards pool for PoolState while once builds it
 	backend *native.Backend
 	pool    *native.Pool
 	err     error
+
+	destroying sync.WaitGroup
+	mu         sync.Mutex // guards pool for PoolState while once builds it, and destroyErr
+	destroyErr []error    // what destroys after their runs reported
+}
+
+// destroyLater destroys a released sandbox off the run's path; Close waits
+// for it and reports its failure.
+func (n *nativeState) destroyLater(sb *native.Sandbox) {
+	n.destroying.Go(func() {
+		if err := sb.Destroy(); err != nil {
+			n.mu.Lock()
+			n.destroyErr = append(n.destroyErr, err)
+			n.mu.Unlock()
+		}
+	})
 }
 
 func (n *nativeState) close() error {
@@ -27,6 +42,8 @@ func (n *nativeState) close() error {
 	if n.pool != nil {
 		errs = append(errs, n.pool.Close())
 	}
+	n.destroying.Wait()
+	errs = append(errs, n.destroyErr...)
 	if n.backend != nil {
 		errs = append(errs, n.backend.Close())
 	}
@@ -37,7 +54,8 @@ func (s *Supervisor) nativeBackend() (*native.Backend, error) {
 	s.native.once.Do(func() {
 		s.native.backend, s.native.err = native.New(native.Config{GuestFiles: s.cfg.GuestFiles, StateDir: s.cfg.StateDir})
 		if s.native.err == nil && s.cfg.NativePool > 0 {
-			pool, err := s.native.backend.NewPool(s.cfg.NativePoolLimits, s.cfg.NativePool)
+			pool, err := s.native.backend.NewPool(native.PoolConfig{Size: s.cfg.NativePool,
+				Limits: []sandbox.Limits{s.cfg.NativePoolLimits}, MaxClasses: s.cfg.NativePoolClasses, Idle: s.cfg.NativePoolIdle})
 			if s.native.err = err; err != nil {
 				s.native.backend.Close()
 				s.native.backend = nil
@@ -50,9 +68,11 @@ func (s *Supervisor) nativeBackend() (*native.Backend, error) {
 	return s.native.backend, s.native.err
 }
 
-// runNative prepares and starts the sandbox while it opens the run's
-// channel on a socket owned by the run's host uid, then assigns the job,
-// waits for the guest and destroys the sandbox.
+// runNative takes a started sandbox from the pool, or prepares and starts
+// one while it opens the run's channel on a socket owned by the run's host
+// uid, then assigns the job (the channel file, with the run's credential,
+// reaches the guest only then), waits for the guest and releases the
+// sandbox; the rest of its destruction happens off the result's path.
 func (s *Supervisor) runNative(ctx context.Context, b *broker.Broker, runID string, req Request, job sandbox.Job, runDir string) (*sandbox.Outcome, error) {
 	be, err := s.nativeBackend()
 	if err != nil {
@@ -74,7 +94,11 @@ func (s *Supervisor) runNative(ctx context.Context, b *broker.Broker, runID stri
 		// the channel opens.
 		go func() { defer close(startDone); startErr = sb.Start() }()
 	}
-	defer func() { <-startDone; sb.Destroy() }()
+	defer func() {
+		<-startDone
+		sb.Release()
+		s.native.destroyLater(sb)
+	}()
 	ids := sb.HostIDs()
 	sock, err := rpc.ListenRunSocket(runDir, &rpc.Owner{UID: int(ids.Guest), GID: int(ids.Guest)})
 	if err != nil {
@@ -107,8 +131,8 @@ func (s *Supervisor) runNative(ctx context.Context, b *broker.Broker, runID stri
 		return outcomeOf(err), err
 	}
 	out, err := sb.Wait(ctx)
-	if derr := sb.Destroy(); derr != nil && err == nil {
-		err = derr
+	if rerr := sb.Release(); rerr != nil && err == nil {
+		err = rerr
 	}
 	return out, err
 }

@@ -51,11 +51,18 @@ type Config struct {
 	// compile, only when the compilation cache does not hold it).
 	Progress func(string)
 	// NativePool, when positive, keeps that many native sandboxes started
-	// ahead of their runs (native.Pool) for runs whose limits, defaults
-	// applied, are NativePoolLimits: worth it for a long-lived Supervisor
-	// that runs many scripts; a one-shot run gains nothing from it.
-	NativePool       int
-	NativePoolLimits sandbox.Limits
+	// ahead of their runs (native.Pool), interpreter included, per limits
+	// class: worth it for a long-lived Supervisor that runs many scripts;
+	// a one-shot run gains nothing from it. NativePoolLimits is the class
+	// started at once. NativePoolClasses bounds how many classes exist at
+	// once (0: one, NativePoolLimits'); runs with other limits get a class
+	// on demand while there is room. NativePoolIdle (0: 5 minutes) is how
+	// long a started sandbox waits before it is destroyed, and how long a
+	// class is kept filled after its last run (then dropped).
+	NativePool        int
+	NativePoolLimits  sandbox.Limits
+	NativePoolClasses int
+	NativePoolIdle    time.Duration
 }
 
 // Supervisor runs scripts. Backends are built on first use and reused.
