@@ -16,7 +16,7 @@ TEST_TIMEOUT ?= 45m
 
 include mk/wasi.mk
 
-.PHONY: all deps build test unit vet lint demo bench fault ci clean docs regrtest regrtest-update
+.PHONY: all deps build test test-pooled unit vet lint demo bench fault ci clean docs regrtest regrtest-update
 
 all: build
 
@@ -49,6 +49,12 @@ lint: vet
 # APYSUP_REQUIRE_ALL=1 (as in CI).
 test: deps wasi-python lint
 	$(GO) test -race -tags $(TAGS) -count=1 -timeout $(TEST_TIMEOUT) ./...
+	$(MAKE) test-pooled
+
+# The escape suite (integration/) again, through a Supervisor with a warm
+# pool: every run it can takes a sandbox whose interpreter started ahead.
+test-pooled: deps
+	APYSUP_TEST_POOL=1 $(GO) test -race -tags $(TAGS) -count=1 -timeout $(TEST_TIMEOUT) ./integration
 
 unit: deps
 	$(GO) test -race -tags $(TAGS) -count=1 -short ./...

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/apysup/apysup/broker"
 	"github.com/apysup/apysup/internal/sandbox"
@@ -78,7 +79,7 @@ func need(t *testing.T) *supervisor.Supervisor {
 			suite.err = os.Chmod(suite.stateDir, 0o711)
 		}
 		if suite.err == nil {
-			suite.sup = supervisor.New(supervisor.Config{StateDir: suite.stateDir})
+			suite.sup = supervisor.New(suiteConfig())
 		}
 	})
 	if f := suite.report.FirstFailure(); f != nil {
@@ -88,6 +89,38 @@ func need(t *testing.T) *supervisor.Supervisor {
 		t.Fatal(suite.err)
 	}
 	return suite.sup
+}
+
+// poolEnv, set to N, runs the suite through a pooled Supervisor (N
+// sandboxes per limits class, up to poolClasses classes, made on demand):
+// the escape suite against runs whose interpreter was started ahead
+// (make test-pooled; make test runs a representative part of it).
+const (
+	poolEnv     = "APYSUP_TEST_POOL"
+	poolClasses = 8
+)
+
+func poolSize() int {
+	n, _ := strconv.Atoi(os.Getenv(poolEnv))
+	return max(n, 0)
+}
+
+func suiteConfig() supervisor.Config {
+	return supervisor.Config{StateDir: suite.stateDir, NativePool: poolSize(), NativePoolClasses: poolClasses}
+}
+
+// awaitPool waits (a few seconds at most: this is no assertion) until
+// every class of a pooled supervisor is full, so that a run of a class
+// seen before takes a sandbox started ahead.
+func awaitPool(sup *supervisor.Supervisor) {
+	if poolSize() == 0 {
+		return
+	}
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+		if st := sup.PoolState(); st.Size == 0 || st.Ready >= st.Classes*poolSize() {
+			return
+		}
+	}
 }
 
 // emptyPlan is the Plan of every escape run: no capability at all.
@@ -171,6 +204,7 @@ func completeRequest(t *testing.T, req supervisor.Request) supervisor.Request {
 // tryRun runs a complete request and records it for the final check; it
 // never stops the test, so goroutines may call it.
 func tryRun(ctx context.Context, sup *supervisor.Supervisor, req supervisor.Request) (*supervisor.Result, error) {
+	awaitPool(sup)
 	res, err := sup.Run(ctx, req)
 	if err != nil {
 		return nil, err

@@ -52,6 +52,12 @@ func finishSuite(before hostSnapshot) []string {
 		return nil
 	}
 	var problems []string
+	if st := suite.sup.PoolState(); st.Size > 0 {
+		fmt.Fprintf(os.Stderr, "integration: pooled supervisor: %+v\n", st)
+		if st.Taken == 0 {
+			problems = append(problems, poolEnv+" is set but no run took a pooled sandbox")
+		}
+	}
 	if err := suite.sup.Close(); err != nil {
 		problems = append(problems, "closing the supervisor: "+err.Error())
 	}

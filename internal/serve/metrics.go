@@ -41,12 +41,10 @@ func newMetrics(s *Server) *metrics {
 		gauge("apysup_runs_in_flight", "Runs running now.", func() float64 { r, _ := s.counts(); return float64(r) }),
 		gauge("apysup_queue_depth", "Runs admitted and waiting for a slot.", func() float64 { _, q := s.counts(); return float64(q) }),
 		gauge("apysup_pool_ready", "Native sandboxes started and waiting for a run.", func() float64 { return float64(s.sup.PoolState().Ready) }),
-		counter("apysup_pool_started_total", "Native sandboxes the pool started (taken, discarded or ready).", func() float64 {
-			p := s.sup.PoolState()
-			return float64(p.Taken + p.Discarded + int64(p.Ready))
-		}),
+		counter("apysup_pool_started_total", "Native sandboxes the pool started and saw ready.", func() float64 { return float64(s.sup.PoolState().Started) }),
 		counter("apysup_pool_taken_total", "Runs that took a pooled sandbox.", func() float64 { return float64(s.sup.PoolState().Taken) }),
 		counter("apysup_pool_discarded_total", "Pooled sandboxes found dead and destroyed unused.", func() float64 { return float64(s.sup.PoolState().Discarded) }),
+		counter("apysup_pool_expired_total", "Pooled sandboxes destroyed unused after the idle time.", func() float64 { return float64(s.sup.PoolState().Expired) }),
 		gauge("apysup_approvals_pending", "Approval requests waiting for a decision.", func() float64 { return float64(len(s.pendingApprovals())) }),
 	)
 	return m

@@ -147,7 +147,8 @@ func (s *Supervisor) PoolState() PoolState {
 	st := PoolState{Size: s.cfg.NativePool}
 	if p := s.native.poolIfBuilt(); p != nil {
 		ps := p.Stats()
-		st.Ready, st.Taken, st.Cold, st.Discarded = p.Ready(), ps.Pooled, ps.Cold, ps.Discarded
+		st.Ready, st.Classes = p.Ready(), p.Classes()
+		st.Started, st.Taken, st.Cold, st.Discarded, st.Expired = ps.Started, ps.Pooled, ps.Cold, ps.Discarded, ps.Expired
 		if err := p.Err(); err != nil {
 			st.Error = err.Error()
 		}

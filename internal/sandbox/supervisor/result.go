@@ -63,14 +63,19 @@ type Selected struct {
 }
 
 // PoolState is the native pool's state: its configured Size, the
-// sandboxes Ready now, and the counts of runs that took a pooled sandbox
-// (Taken), found none that fit (Cold), and of pooled sandboxes found dead
-// and destroyed unused (Discarded). Error is the filler's last failure.
+// sandboxes Ready now and the limits Classes kept, and the counts of
+// sandboxes started and seen ready (Started), of runs that took a pooled
+// sandbox (Taken) or found none that fit (Cold), and of pooled sandboxes
+// found dead (Discarded) or destroyed unused after the idle time
+// (Expired). Error is the filler's last failure.
 type PoolState struct {
 	Size      int    `json:"size"`
 	Ready     int    `json:"ready"`
+	Classes   int    `json:"classes"`
+	Started   int64  `json:"started"`
 	Taken     int64  `json:"taken"`
 	Cold      int64  `json:"cold"`
 	Discarded int64  `json:"discarded"`
+	Expired   int64  `json:"expired"`
 	Error     string `json:"error,omitempty"`
 }
