@@ -311,6 +311,31 @@ class RunnerArguments(unittest.TestCase):
         with self.assertRaises(ValueError):
             runner._script_argv((job_r, None))
 
+    def test_job_descriptor_run_exits_as_the_interpreter_does(self):
+        # With --job-fd the runner skips the interpreter's teardown, not
+        # what a script sees of its exit: threads joined, atexit, flushed.
+        import subprocess
+        with tempfile.TemporaryDirectory() as d:
+            script = os.path.join(d, "s.py")
+            with open(script, "w") as f:
+                f.write("import atexit, sys, threading, time\n"
+                        "atexit.register(lambda: print('atexit'))\n"
+                        "threading.Thread(target=lambda: (time.sleep(0.2), print('thread'))).start()\n"
+                        "sys.stdout.write('unflushed')\n"
+                        "sys.exit(7)\n")
+            prelude = os.path.join(d, "p.py")
+            open(prelude, "w").close()
+            job_r, job_w = os.pipe()
+            os.write(job_w, script.encode() + b"\0")
+            os.close(job_w)
+            cmd = [sys.executable, "-I", "-S", runner.__file__, "--prelude", prelude,
+                   "--outcome", os.path.join(d, "o.json"), "--workdir", d, "--job-fd", str(job_r)]
+            out = subprocess.run(cmd, pass_fds=(job_r,), capture_output=True, text=True)
+            os.close(job_r)
+            self.assertEqual((out.returncode, out.stdout), (7, "unflushedthread\natexit\n"), out.stderr)
+            with open(os.path.join(d, "o.json")) as f:
+                self.assertEqual(json.load(f)["exit_code"], 7)
+
     def test_outcome_encoding(self):
         doc = {"exit_code": 1, "result_set": False,
                "error": {"type": "ValueError", "message": 'q"\\\n\x00\x1f\x7f\u2028\ud800é\U0001f600',
