@@ -411,8 +411,9 @@ def _write_signalled(path, sig):
 if __name__ == "__main__":
     if os.getpid() == 1 and hasattr(os, "fork"):
         _supervise_as_init(sys.argv[1:])
-    code = main(sys.argv[1:])
+    # Parsed first: main sets sys.argv to the script's.
     parsed = _parse(sys.argv[1:])
+    code = main(sys.argv[1:])
     if parsed is not None and isinstance(parsed[3], tuple):
         _exit_as_interpreter(code)
     sys.exit(code)

@@ -322,7 +322,12 @@ class RunnerArguments(unittest.TestCase):
                         "atexit.register(lambda: print('atexit'))\n"
                         "threading.Thread(target=lambda: (time.sleep(0.2), print('thread'))).start()\n"
                         "sys.stdout.write('unflushed')\n"
-                        "sys.exit(7)\n")
+                        "class Late:\n"
+                        "    def __del__(self, marker=%r, write=open):\n"
+                        "        write(marker, 'w').close()\n"
+                        "sys.modules['late'] = sys.modules['__main__']\n"
+                        "late = Late()\n"
+                        "sys.exit(7)\n" % os.path.join(d, "teardown"))
             prelude = os.path.join(d, "p.py")
             open(prelude, "w").close()
             job_r, job_w = os.pipe()
@@ -335,6 +340,13 @@ class RunnerArguments(unittest.TestCase):
             self.assertEqual((out.returncode, out.stdout), (7, "unflushedthread\natexit\n"), out.stderr)
             with open(os.path.join(d, "o.json")) as f:
                 self.assertEqual(json.load(f)["exit_code"], 7)
+            # The interpreter was not torn down: no object of a module was
+            # finalized at exit.
+            self.assertFalse(os.path.exists(os.path.join(d, "teardown")))
+            # As a control, the same script run the ordinary way is.
+            out = subprocess.run([sys.executable, "-I", "-S", script], capture_output=True, text=True)
+            self.assertEqual(out.returncode, 7, out.stderr)
+            self.assertTrue(os.path.exists(os.path.join(d, "teardown")))
 
     def test_outcome_encoding(self):
         doc = {"exit_code": 1, "result_set": False,
