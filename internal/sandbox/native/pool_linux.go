@@ -78,6 +78,8 @@ type poolClass struct {
 	limits   sandbox.Limits
 	ready    []pooled // oldest first
 	starting int
+	backoff  time.Duration // the pause after the last failure to start
+	paused   bool          // no start during that pause
 	lastUse  time.Time
 	bell     chan struct{} // wakes the filler (capacity 1)
 }
@@ -94,6 +96,10 @@ const (
 	poolRetry = 5 * time.Second
 	// readyTimeout bounds the wait for a started runner to wait for its job.
 	readyTimeout = 30 * time.Second
+	// maxStarts bounds the sandboxes of a class starting at once: a start
+	// spends much of its time waiting (the kernel's cgroup grace period,
+	// the sync with the init), so a few in parallel refill a busy class.
+	maxStarts = 4
 )
 
 // NewPool starts keeping sandboxes started as cfg says.
@@ -158,55 +164,64 @@ func ring(bell chan struct{}) {
 // Name implements sandbox.Backend.
 func (p *Pool) Name() string { return "native" }
 
-// fill keeps the class full while it is in use, and drops it once it is
-// idle and empty.
+// fill keeps the class full while it is in use, up to maxStarts sandboxes
+// starting at once, and drops the class once it is idle and empty.
 func (p *Pool) fill(c *poolClass) {
 	defer p.wg.Done()
-	pause := 50 * time.Millisecond
 	for {
 		p.mu.Lock()
 		active := time.Since(c.lastUse) < p.cfg.Idle
-		want := !p.closed && active && len(c.ready)+c.starting < p.cfg.Size
-		if want {
+		for !p.closed && active && len(c.ready)+c.starting < p.cfg.Size && c.starting < maxStarts && !c.paused {
 			c.starting++
-		} else if !p.closed && !active && len(c.ready) == 0 && c.starting == 0 {
+			p.wg.Add(1)
+			go p.startOne(c)
+		}
+		if !p.closed && !active && len(c.ready) == 0 && c.starting == 0 {
 			delete(p.classes, c.limits)
 			p.mu.Unlock()
 			return
 		}
 		p.mu.Unlock()
-		if !want {
-			select {
-			case <-c.bell:
-				continue
-			case <-p.stop:
-				return
-			}
+		select {
+		case <-c.bell:
+		case <-p.stop:
+			return
 		}
-		s, err := p.start(c.limits)
+	}
+}
+
+// startOne starts one sandbox for the class. After a failure the class
+// starts nothing for a pause that doubles up to poolRetry.
+func (p *Pool) startOne(c *poolClass) {
+	defer p.wg.Done()
+	defer ring(c.bell)
+	s, err := p.start(c.limits)
+	p.mu.Lock()
+	p.lastErr = err
+	if err != nil {
+		c.backoff = min(max(2*c.backoff, 50*time.Millisecond), poolRetry)
+		c.paused = true
+		pause := c.backoff
+		p.mu.Unlock()
+		select {
+		case <-time.After(pause):
+		case <-p.stop:
+		}
 		p.mu.Lock()
 		c.starting--
-		p.lastErr = err
-		if err == nil {
-			p.stats.Started++
-			if p.closed {
-				p.destroyLater(s)
-			} else {
-				c.ready = append(c.ready, pooled{s, time.Now()})
-			}
-		}
+		c.paused = false
 		p.mu.Unlock()
-		if err != nil {
-			select {
-			case <-time.After(pause):
-				pause = min(2*pause, poolRetry)
-			case <-p.stop:
-				return
-			}
-			continue
-		}
-		pause = 50 * time.Millisecond
+		return
 	}
+	defer p.mu.Unlock()
+	c.starting--
+	c.backoff = 0
+	p.stats.Started++
+	if p.closed {
+		p.destroyLater(s)
+		return
+	}
+	c.ready = append(c.ready, pooled{s, time.Now()})
 }
 
 // start prepares and starts a sandbox and waits until its runner waits for

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apysup/apysup"
+	"github.com/apysup/apysup/internal/sandbox"
+)
+
+// pooledSupervisor is a library Supervisor with a warm pool of size
+// sandboxes, its state directory short (socket paths are bounded), warmed
+// by one run.
+func pooledSupervisor(b *testing.B, size int) *apysup.Supervisor {
+	b.Helper()
+	needNative(b)
+	state, err := os.MkdirTemp("", "apb")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(state) })
+	if err := os.Chmod(state, 0o711); err != nil {
+		b.Fatal(err)
+	}
+	s := apysup.New(apysup.Config{StateDir: state, NativePool: size})
+	b.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			b.Error(err)
+		}
+	})
+	runPassIn(b, s)
+	time.Sleep(500 * time.Millisecond) // the pool fills
+	return s
+}
+
+// runPassIn runs `pass` through the library API and says whether its
+// sandbox came from the pool (a pooled run spends nothing on Start).
+func runPassIn(b *testing.B, s *apysup.Supervisor) (pooled bool) {
+	res, err := s.Run(context.Background(), apysup.Request{Source: []byte("pass\n")})
+	if err != nil || res.Status != sandbox.StatusOK {
+		b.Fatalf("%v %+v", err, res)
+	}
+	return res.Timings.StartMs == 0
+}
+
+// BenchmarkWarmPool interleaves, in one run: a bare `python3.11 -S -c
+// pass`; a run of `pass` through the library API (apysup.Supervisor.Run,
+// request to RunResult) whose sandbox, interpreter included, was started
+// ahead by the pool; and a whole `apysup run` process of the same script
+// without a server, as today. It reports medians, p90s, ratios to the bare
+// run, and how many library samples found the pool empty (they ran cold
+// and count as they are).
+func BenchmarkWarmPool(b *testing.B) {
+	s := pooledSupervisor(b, 2)
+	self, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	script := filepath.Join(b.TempDir(), "pass.py")
+	if err := os.WriteFile(script, []byte("pass\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	process := func(argv ...string) func() {
+		return func() {
+			cmd := exec.Command(argv[0], argv[1:]...)
+			cmd.Env = append(os.Environ(), cliEnv+"=1")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				b.Fatalf("%v: %v\n%s", argv, err, out)
+			}
+		}
+	}
+	cold := 0
+	cases := []struct {
+		name string
+		run  func()
+	}{
+		{"bare", process(sandbox.GuestPython, "-S", "-c", "pass")},
+		{"pooled-library", func() {
+			if !runPassIn(b, s) {
+				cold++
+			}
+		}},
+		{"apysup-run", process(self, "run", "--approve", "deny", script)},
+	}
+	times := make([][]time.Duration, len(cases))
+	for b.Loop() {
+		for i, c := range cases {
+			t0 := time.Now()
+			c.run()
+			times[i] = append(times[i], time.Since(t0))
+		}
+	}
+	bare := median(times[0])
+	for i, c := range cases {
+		b.ReportMetric(ms(median(times[i])), c.name+"-p50-ms")
+		b.ReportMetric(ms(percentile(times[i], 0.9)), c.name+"-p90-ms")
+		if i > 0 {
+			b.ReportMetric(float64(median(times[i]))/float64(bare), c.name+"-x-bare")
+		}
+	}
+	b.ReportMetric(float64(cold), "pooled-cold-samples")
+}
+
+// BenchmarkPoolThroughput runs `pass` through one library Supervisor with
+// a warm pool, 500 runs per iteration at concurrency 8, and reports runs per
+// second and the p50 and p99 latency of a run (request to RunResult).
+func BenchmarkPoolThroughput(b *testing.B) {
+	const runs, concurrency = 500, 8
+	s := pooledSupervisor(b, concurrency)
+	var lat []time.Duration
+	var wall time.Duration
+	cold := 0
+	for b.Loop() {
+		next := make(chan struct{}, runs)
+		for range runs {
+			next <- struct{}{}
+		}
+		close(next)
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		t0 := time.Now()
+		for range concurrency {
+			wg.Go(func() {
+				for range next {
+					r0 := time.Now()
+					pooled := runPassIn(b, s)
+					d := time.Since(r0)
+					mu.Lock()
+					lat = append(lat, d)
+					if !pooled {
+						cold++
+					}
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		wall += time.Since(t0)
+	}
+	b.ReportMetric(float64(len(lat))/wall.Seconds(), "runs/s")
+	b.ReportMetric(ms(median(lat)), "p50-ms")
+	b.ReportMetric(ms(percentile(lat, 0.99)), "p99-ms")
+	b.ReportMetric(100*float64(cold)/float64(len(lat)), "cold-%")
+	b.Log(fmt.Sprintf("%d runs at concurrency %d in %v", len(lat), concurrency, wall))
+}
