@@ -65,8 +65,13 @@ type Backend struct {
 	quick      doctor.Report // doctor.Quick, before every run
 	doctorOnce sync.Once
 	report     doctor.Report // doctor.Run, when a run fails to start
-	seq        atomic.Uint64
 }
+
+// sandboxSeq numbers the sandboxes of this process, across Backends: a
+// sandbox's id (apysup-<pid>-<n>) names its container and its cgroup, which
+// is the same path for every Backend of the process (under the process's
+// own cgroup, or CgroupParent), so two Backends must never pick one id.
+var sandboxSeq atomic.Uint64
 
 var _ sandbox.Backend = (*Backend)(nil)
 

@@ -110,7 +110,7 @@ func (b *Backend) Prepare(ctx context.Context, limits sandbox.Limits) (*Sandbox,
 		return nil, refused(CodeUIDsExhausted, "%v", err)
 	}
 	s := &Sandbox{b: b, limits: limits, ids: ids,
-		id: fmt.Sprintf("apysup-%d-%d", os.Getpid(), b.seq.Add(1))}
+		id: fmt.Sprintf("apysup-%d-%d", os.Getpid(), sandboxSeq.Add(1))}
 	s.dir = filepath.Join(b.runsDir, s.id)
 	s.jobDir = filepath.Join(s.dir, "job")
 	s.outDir = filepath.Join(s.dir, "out")
