@@ -16,7 +16,7 @@ TEST_TIMEOUT ?= 45m
 
 include mk/wasi.mk
 
-.PHONY: all deps build test test-pooled unit vet lint demo bench fault ci clean docs regrtest regrtest-update
+.PHONY: all deps build test test-pooled load unit vet lint demo bench fault ci clean docs regrtest regrtest-update
 
 all: build
 
@@ -50,6 +50,11 @@ lint: vet
 test: deps wasi-python lint
 	$(GO) test -race -tags $(TAGS) -count=1 -timeout $(TEST_TIMEOUT) ./...
 	$(MAKE) test-pooled
+
+# 1,000 runs at concurrency 16 through a pooled Supervisor, one in ten
+# hostile (make test runs 100 of them): statuses, bounded memory, no leaks.
+load: deps
+	APYSUP_LOAD_RUNS=1000 $(GO) test -race -tags $(TAGS) -count=1 -timeout $(TEST_TIMEOUT) -run 'TestPooledLoad$$' -v ./integration
 
 # The escape suite (integration/) again, through a Supervisor with a warm
 # pool: every run it can takes a sandbox whose interpreter started ahead.
