@@ -31,6 +31,9 @@ var hostEnvValue = "host-only-" + strconv.Itoa(os.Getpid())
 
 func TestMain(m *testing.M) {
 	native.MaybeInit()
+	if state := os.Getenv(sweepChildEnv); state != "" {
+		os.Exit(pooledChild(state)) // TestKilledPoolIsSwept's child; it is killed
+	}
 	os.Setenv(hostEnvName, hostEnvValue)
 	before := snapshotHost()
 	code := m.Run()

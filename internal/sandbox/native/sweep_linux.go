@@ -126,6 +126,18 @@ func runCgroupParents(parent string) []string {
 	return dirs
 }
 
+// Sweep does what New does first: it kills the guests of dead
+// supervisors' runs and removes their cgroups and their state directories
+// in stateDir (default: New's), with their mounts. A caller that keeps
+// run directories of its own sweeps them after this, since those mounts
+// keep them busy.
+func Sweep(stateDir, cgroupParent string) error {
+	if stateDir == "" {
+		stateDir = defaultStateDir()
+	}
+	return sweepStale(stateDir, cgroupParent)
+}
+
 // sweepStale kills the processes of dead supervisors' runs and removes
 // their cgroups and state directories. Errors are reported, not fatal.
 func sweepStale(stateBase, cgroupParent string) error {

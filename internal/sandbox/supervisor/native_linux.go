@@ -50,6 +50,11 @@ func (n *nativeState) close() error {
 	return errors.Join(errs...)
 }
 
+// sweepNative removes what native sandboxes of dead supervisors left in
+// the state directory (killing their guests): first, since their mounts
+// keep those supervisors' run directories busy.
+func (s *Supervisor) sweepNative() { _ = native.Sweep(s.cfg.StateDir, "") }
+
 func (s *Supervisor) nativeBackend() (*native.Backend, error) {
 	s.native.once.Do(func() {
 		s.native.backend, s.native.err = native.New(native.Config{GuestFiles: s.cfg.GuestFiles, StateDir: s.cfg.StateDir})

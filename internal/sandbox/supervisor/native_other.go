@@ -17,6 +17,9 @@ type nativeState struct{}
 
 func (*nativeState) close() error { return nil }
 
+// sweepNative has nothing to sweep off Linux.
+func (s *Supervisor) sweepNative() {}
+
 // runNative refuses: the native backend needs Linux (the doctor's one
 // failed check, native_unsupported_os). Never a fallback to wazero.
 func (s *Supervisor) runNative(context.Context, *broker.Broker, string, Request, sandbox.Job, string) (*sandbox.Outcome, error) {

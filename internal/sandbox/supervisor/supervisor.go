@@ -212,7 +212,7 @@ func (s *Supervisor) Run(ctx context.Context, req Request) (*Result, error) {
 	ledger.Append(broker.EventRunAdmitted, admittedBody(res, req))
 	defer b.Close()
 
-	s.sweepOnce.Do(func() { _ = sweepRunDirs(s.cfg.StateDir) })
+	s.sweep()
 	dir, err := newRunDir(s.cfg.StateDir, runID)
 	if err != nil {
 		return refuse(sandbox.StatusSetupFailed, native.CodeSetupFailed, err)
@@ -428,8 +428,18 @@ func NewRunID() (string, error) { return newID("run-") }
 // backend and its pool. A long-lived service calls it before it admits
 // runs.
 func (s *Supervisor) Prepare() error {
-	s.sweepOnce.Do(func() { _ = sweepRunDirs(s.cfg.StateDir) })
+	s.sweep()
 	return s.prepareNative()
+}
+
+// sweep removes, once, what dead supervisors left: the native sandboxes
+// first (killing their guests), since their mounts keep those supervisors'
+// run directories busy, then the run directories.
+func (s *Supervisor) sweep() {
+	s.sweepOnce.Do(func() {
+		s.sweepNative()
+		_ = sweepRunDirs(s.cfg.StateDir)
+	})
 }
 
 func newID(prefix string) (string, error) {
