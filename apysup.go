@@ -79,8 +79,10 @@ type Config struct {
 	// StateDir holds the per-run directories; default os.TempDir().
 	StateDir string
 	// NativePool keeps that many native sandboxes started ahead of their
-	// runs, for runs whose limits are NativePoolLimits: a pooled run
-	// starts in about half the time. Zero starts each sandbox for its run.
+	// runs, interpreter included, for runs whose limits are
+	// NativePoolLimits: such a run skips the sandbox's start and the
+	// interpreter's. Each sandbox serves one run. Zero starts each sandbox
+	// for its run.
 	NativePool       int
 	NativePoolLimits Limits
 }

@@ -12,9 +12,11 @@
 // A run goes through Prepare -> Start -> Assign -> Wait -> Destroy (see
 // Sandbox); Backend.Run strings them together. Nothing before Assign
 // depends on the job, so a Pool keeps sandboxes started ahead of their
-// jobs: the job's directories reach a started container by mount
-// propagation and the runner reads the script's argv from the job
-// directory. Before the first run the host
+// jobs, per limits class, with the interpreter running: the runner waits
+// on a pipe for its job (the script's argv), the job's directories reach
+// the started container by mount propagation, and every sandbox serves one
+// run. Release gives the caller's directories back, so that the rest of
+// Destroy can happen off the run's path. Before the first run the host
 // is checked with sandbox/doctor (once per Backend) and a missing feature is
 // a typed refusal with the doctor's code. New sweeps what supervisors that
 // died left behind. STARTUP.md says where the start-up time goes.
