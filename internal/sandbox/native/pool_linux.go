@@ -310,7 +310,16 @@ func (p *Pool) Take(limits sandbox.Limits) *Sandbox {
 				got = c.ready[0].s
 				c.ready = c.ready[1:]
 			}
-			ring(c.bell) // refill, or wake a class that was idle
+			// A class left empty refills now (or wakes, if it was idle);
+			// one with sandboxes left refills when this run releases its
+			// sandbox, so that the run does not share the CPUs with the
+			// start of its replacement.
+			if got != nil && len(c.ready) > 0 {
+				bell := c.bell
+				got.onRelease = func() { ring(bell) }
+			} else {
+				ring(c.bell)
+			}
 		}
 		if got == nil {
 			p.stats.Cold++

@@ -79,6 +79,7 @@ type Sandbox struct {
 	timings        sandbox.Timings
 	waited         bool // the init was reaped (Wait, or Destroy of a started one)
 	released       bool
+	onRelease      func() // called once, when Release or Destroy begins (Pool.Take)
 	destroyed      bool
 	outcome        *sandbox.Outcome // what Wait returned; Destroy adds its timing
 }
@@ -643,6 +644,7 @@ func (s *Sandbox) Release() error {
 		return nil
 	}
 	s.released = true
+	s.notifyRelease()
 	t0 := time.Now()
 	defer func() {
 		s.timings.Destroy = time.Since(t0)
@@ -652,6 +654,13 @@ func (s *Sandbox) Release() error {
 	}()
 	s.reap()
 	return cleanupError(s.release())
+}
+
+func (s *Sandbox) notifyRelease() {
+	if f := s.onRelease; f != nil {
+		s.onRelease = nil
+		f()
+	}
 }
 
 // reap kills a started guest and reaps its init, a child of this process,
@@ -722,6 +731,7 @@ func (s *Sandbox) Destroy() error {
 	wasReleased := s.released
 	if !s.released {
 		s.released = true
+		s.notifyRelease()
 		s.reap()
 		errs = s.release()
 	}
