@@ -28,6 +28,9 @@ import (
 // own sandbox, as do runs that find their class empty). A sandbox no one
 // takes within Idle is destroyed, a class not taken from within Idle is not
 // refilled, and once empty it is dropped (its place is free for others).
+// A class refills at once when a Take leaves it empty, else when the run
+// that took a sandbox releases it; at most four sandboxes of a class start
+// at once.
 //
 // Each started sandbox holds a host uid pair, an idle init and an idle
 // interpreter (about 10 MiB charged to its memory cgroup). Close the Pool
