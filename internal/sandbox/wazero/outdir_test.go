@@ -34,7 +34,11 @@ func TestSweepRemovesOnlyAbandonedTempDirs(t *testing.T) {
 	}
 	mk(tempDirPrefix+"dead", "unlocked", old)
 	mk(tempDirPrefix+"nolock", "", old)
-	mk(tempDirPrefix+"young", "unlocked", time.Now())
+	// Young and without a lock file: its maker may be about to put the lock
+	// in place. (A lock file is locked before it gets its name, so an
+	// unlocked one is abandoned at any age: "dead".)
+	mk(tempDirPrefix+"young", "", time.Now())
+	mk(tempDirPrefix+"dead-young", "unlocked", time.Now())
 	mk("other-dir", "", old)
 	live := mk(tempDirPrefix+"live", "locked", old)
 	lock, err := os.OpenFile(filepath.Join(live, ".lock"), os.O_RDWR, 0)
