@@ -145,6 +145,16 @@ func Open(dir string, opts Options) (*Journal, error) {
 	dbPath, epochPath := filepath.Join(dir, dbName), filepath.Join(dir, epochName)
 	_, dbErr := os.Lstat(dbPath)
 	epochRaw, epochErr := os.ReadFile(epochPath)
+	if dbErr == nil && errors.Is(epochErr, os.ErrNotExist) && emptyJournal(dbPath) {
+		// A creation interrupted before its epoch file was written: no
+		// entry was ever recorded, so nothing can be forgotten.
+		for _, f := range []string{dbPath, dbPath + "-wal", dbPath + "-shm"} {
+			if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, fail(CodeUnavailable, "cannot remove an unfinished journal", err)
+			}
+		}
+		dbErr = os.ErrNotExist
+	}
 	switch {
 	case dbErr == nil && errors.Is(epochErr, os.ErrNotExist):
 		return nil, fail(CodeForeign, "the journal database has no epoch file: refusing to trust it", nil)
@@ -239,6 +249,27 @@ func (j *Journal) load(fresh bool, epochRaw []byte) error {
 	default:
 		return fail(CodeForeign, "the database's last entry does not continue its epoch file", nil)
 	}
+}
+
+// emptyJournal reports whether the database at path holds no log entry
+// (or no log at all): a journal whose creation was interrupted.
+func emptyJournal(path string) bool {
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(5000)")
+	if err != nil {
+		return false
+	}
+	defer db.Close()
+	var tables, entries int
+	if err := db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'log'`).Scan(&tables); err != nil {
+		return false
+	}
+	if tables == 0 {
+		return true
+	}
+	if err := db.QueryRow(`SELECT count(*) FROM log`).Scan(&entries); err != nil {
+		return false
+	}
+	return entries == 0
 }
 
 // writeEpoch records the last committed entry outside the database: write

@@ -241,6 +241,26 @@ func TestRolledBackDatabaseRefused(t *testing.T) {
 	}
 }
 
+// TestInterruptedCreationStartsOver: a process killed while it created a
+// journal (the database made, its epoch file not yet written) leaves a
+// database with no entry, which the next Open starts over; a database with
+// entries and no epoch file is still refused.
+func TestInterruptedCreationStartsOver(t *testing.T) {
+	dir := t.TempDir()
+	j := open(t, dir)
+	j.Close()
+	os.Remove(filepath.Join(dir, epochName))
+	j = open(t, dir)
+	if _, err := j.BeginRun(ctx, "k", fp, Owner()); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	os.Remove(filepath.Join(dir, epochName))
+	if _, err := Open(dir, Options{}); codeOf(err) != CodeForeign {
+		t.Fatalf("a database with entries and no epoch file: %v", err)
+	}
+}
+
 // TestEpochWriteLostIsRepaired: a process that dies between a commit and
 // its epoch write leaves the database one entry ahead, which Open accepts
 // and repairs; two entries ahead is refused.

@@ -34,11 +34,14 @@ func TestSweepRemovesOnlyAbandonedTempDirs(t *testing.T) {
 	}
 	mk(tempDirPrefix+"dead", "unlocked", old)
 	mk(tempDirPrefix+"nolock", "", old)
-	// Young and without a lock file: its maker may be about to put the lock
-	// in place. (A lock file is locked before it gets its name, so an
-	// unlocked one is abandoned at any age: "dead".)
-	mk(tempDirPrefix+"young", "", time.Now())
+	// A directory under its final name was locked before it got that name
+	// (sandbox.NewLockedDir renames it into place): unlocked, it is
+	// abandoned at any age. A hidden one may be on its way to being locked:
+	// it waits out LockGrace.
 	mk(tempDirPrefix+"dead-young", "unlocked", time.Now())
+	mk(tempDirPrefix+"nolock-young", "", time.Now())
+	mk("."+tempDirPrefix+"young", "", time.Now())
+	mk("."+tempDirPrefix+"old", "", old)
 	mk("other-dir", "", old)
 	live := mk(tempDirPrefix+"live", "locked", old)
 	lock, err := os.OpenFile(filepath.Join(live, ".lock"), os.O_RDWR, 0)
@@ -58,7 +61,7 @@ func TestSweepRemovesOnlyAbandonedTempDirs(t *testing.T) {
 		left = append(left, strings.TrimPrefix(e.Name(), tempDirPrefix))
 	}
 	sort.Strings(left)
-	if strings.Join(left, " ") != "live other-dir young" {
+	if strings.Join(left, " ") != ".apysup-wazero-young live other-dir" {
 		t.Fatalf("left %v", left)
 	}
 }
