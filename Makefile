@@ -6,12 +6,14 @@ TAGS     := seccomp
 BIN      := bin/apysup
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Debian packages the build and the tests need: cgo + libseccomp for the
-# seccomp filter, Debian's own interpreter for the guest, bubblewrap as the
-# benchmark's baseline, vagrant to validate the Vagrantfile, strace and the
-# command-line tools a guest commonly runs (traced under the filter), and
-# CPython's own test modules for the differential run (make regrtest).
-APT_PACKAGES := gcc libc6-dev libseccomp-dev pkg-config python3.11 bubblewrap vagrant \
-	strace tar gzip xz-utils bzip2 zip unzip sqlite3 git libpython3.11-testsuite
+# seccomp filter, bubblewrap as the benchmark's baseline, vagrant to validate
+# the Vagrantfile, strace and the command-line tools a guest commonly runs
+# (traced under the filter). Debian's own interpreter for the guest,
+# python3.11, is installed by mk/python-revision.sh at the WASI build's
+# revision (one standard library for both backends), with CPython's own
+# test modules (libpython3.11-testsuite) for make regrtest.
+APT_PACKAGES := gcc libc6-dev libseccomp-dev pkg-config bubblewrap vagrant \
+	strace tar gzip xz-utils bzip2 zip unzip sqlite3 git
 TEST_TIMEOUT ?= 45m
 
 include mk/wasi.mk
@@ -28,6 +30,7 @@ deps:
 	  echo "make deps: installing$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
+	@SUDO="$(SUDO)" mk/python-revision.sh
 
 # `apysup version` reports the commit (and a release tag, if any) it was built from.
 COMMIT   := $(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo +modified)

@@ -26,8 +26,10 @@ var corpus = []corpusCase{
 	{script: "std_classes.py"},
 	{script: "std_csv_io.py"},
 	{script: "fs_workspace.py"},
+	{script: "fs_utime_now.py"},
 	{script: "fs_missing_paths.py"},
 	{script: "fs_set_blocking.py"},
+	{script: "std_compression.py"},
 	{script: "compute.py"},
 	{script: "recursion.py"},
 	{script: "output.py"},
@@ -141,7 +143,7 @@ var corpus = []corpusCase{
 	}},
 	{script: "gap_posix_modules.py", known: map[string]pinned{
 		"stderr_last": {native: "  __import__(name)", wazero: ""},
-		"stdout":      {native: "fcntl ok\npwd ok\ngrp ok\nresource ok\nmmap ok\ntermios ok\n_posixsubprocess ok\nselect ok\n_bz2 ok\n_lzma ok\nreadline ok\n_curses ok\n_uuid ok\n_dbm ok\npyexpat ok\n_decimal ok\n_multiprocessing ok\n_posixshmem ok\nsyslog ok\nspwd ok\n_crypt ok\n", wazero: "fcntl failed\npwd failed\ngrp failed\nresource failed\nmmap failed\ntermios failed\n_posixsubprocess failed\nselect ok\n_bz2 failed\n_lzma failed\nreadline failed\n_curses failed\n_uuid failed\n_dbm failed\npyexpat ok\n_decimal ok\n_multiprocessing failed\n_posixshmem failed\nsyslog failed\nspwd failed\n_crypt ok\n"},
+		"stdout":      {native: "fcntl ok\npwd ok\ngrp ok\nresource ok\nmmap ok\ntermios ok\n_posixsubprocess ok\nselect ok\n_bz2 ok\n_lzma ok\nreadline ok\n_curses ok\n_uuid ok\n_dbm ok\npyexpat ok\n_decimal ok\n_multiprocessing ok\n_posixshmem ok\nsyslog ok\nspwd ok\n_crypt ok\n", wazero: "fcntl failed\npwd failed\ngrp failed\nresource failed\nmmap failed\ntermios failed\n_posixsubprocess failed\nselect ok\n_bz2 ok\n_lzma ok\nreadline failed\n_curses failed\n_uuid failed\n_dbm failed\npyexpat ok\n_decimal ok\n_multiprocessing failed\n_posixshmem failed\nsyslog failed\nspwd failed\n_crypt ok\n"},
 	}},
 	{script: "gap_listdir_root.py", known: map[string]pinned{
 		"stdout": {native: "/ ['bin', 'dev', 'etc', 'lib', 'lib64', 'opt']\n/usr/lib/python3.11/json ['__init__.py', 'decoder.py', 'encoder.py', 'scanner.py', 'tool.py']\n/opt/apysup ['_agent_runtime_host.py', '_agent_runtime_wire.py', 'agent_runtime.py', 'apysup_runner.py']\n/run/apysup/job ['.argv', 'gap_listdir_root.py', 'prelude.py']\n/tmp []\n/etc ['alternatives', 'group', 'hostname', 'hosts', 'ld.so.cache', 'nsswitch.conf']\n/proc True\n", wazero: "/ ['opt', 'run', 'usr', 'workspace']\n/usr/lib/python3.11/json ['__init__.pyc', 'decoder.pyc', 'encoder.pyc', 'scanner.pyc', 'tool.pyc']\n/opt/apysup ['_agent_runtime_host.py', '_agent_runtime_wire.py', 'agent_runtime.py', 'apysup_runner.py']\n/run/apysup/job ['.argv', 'gap_listdir_root.py', 'prelude.py']\n/tmp failed: FileNotFoundError 44\n/etc failed: FileNotFoundError 44\n/proc failed: FileNotFoundError 44\n"},
@@ -168,7 +170,7 @@ var corpus = []corpusCase{
 		"stdout": {native: "/etc/parity-nope OSError 30\n/usr/lib/parity-nope OSError 30\n/opt/apysup/parity-nope OSError 30\n/run/apysup/job/parity-nope OSError 30\n/parity-nope OSError 30\n", wazero: "/etc/parity-nope FileNotFoundError 44\n/usr/lib/parity-nope FileNotFoundError 44\n/opt/apysup/parity-nope FileNotFoundError 44\n/run/apysup/job/parity-nope FileNotFoundError 44\n/parity-nope FileNotFoundError 44\n"},
 	}},
 	{script: "gap_stdlib_modules.py", known: map[string]pinned{
-		"stdout": {native: "305 names; 9 do not import:\n_msi _overlapped _scproxy _winapi msilib msvcrt nt winreg winsound\n", wazero: "305 names; 42 do not import:\n_bz2 _ctypes _curses _curses_panel _dbm _hashlib _lzma _msi _multiprocessing _overlapped _posixshmem _posixsubprocess _scproxy _sqlite3 _ssl _uuid _winapi bz2 ctypes curses ensurepip fcntl grp lzma mmap msilib msvcrt nis nt ossaudiodev pty pwd readline resource spwd sqlite3 ssl syslog termios tty winreg winsound\n"},
+		"stdout": {native: "305 names; 9 do not import:\n_msi _overlapped _scproxy _winapi msilib msvcrt nt winreg winsound\n", wazero: "305 names; 38 do not import:\n_ctypes _curses _curses_panel _dbm _hashlib _msi _multiprocessing _overlapped _posixshmem _posixsubprocess _scproxy _sqlite3 _ssl _uuid _winapi ctypes curses ensurepip fcntl grp mmap msilib msvcrt nis nt ossaudiodev pty pwd readline resource spwd sqlite3 ssl syslog termios tty winreg winsound\n"},
 	}},
 	{script: "gap_hash.py", known: map[string]pinned{
 		"stdout": {native: "hash_randomization 1\nstable within the run True True\nwidth 64\nmodulus 2305843009213693951 algorithm siphash13\nhash(2.5) 1152921504606846978 hash((1, 2)) -3550055125485641917\n", wazero: "hash_randomization 1\nstable within the run True True\nwidth 32\nmodulus 2147483647 algorithm fnv\nhash(2.5) 1073741826 hash((1, 2)) 994727857\n"},

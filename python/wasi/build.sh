@@ -1,15 +1,21 @@
 #!/bin/bash
 # Build CPython 3.11 for wasm32-wasi from Debian's own python3.11 source, with
-# zlib and the _agent_runtime_host module built in (SPEC.md section 8).
+# zlib, liblzma, libbz2 (Debian's sources too), CPython's test modules
+# (_testcapi and its kin, as Debian's libpython3.11-stdlib ships them) and the
+# _agent_runtime_host module built in (SPEC.md section 8).
 #
-#   build.sh               build once, print the output directory
-#   build.sh --print-dir   print the output directory, exit 1 if not built
-#   build.sh --print-key   print the key of the current inputs
+#   build.sh                         build once, print the output directory
+#   build.sh --print-dir             print the output directory, exit 1 if not built
+#   build.sh --print-key             print the key of the current inputs
+#   build.sh --print-python-revision print the Debian revision of python3.11
+#                                    built (the native guest must run the same:
+#                                    `make deps` installs it)
 #
 # Output: ${XDG_CACHE_HOME:-$HOME/.cache}/apysup/wasi/<key>/ with python.wasm
 # (stripped), python311.zip (pyc-only stdlib) and manifest.json. The key is the
 # sha256 of every input file in this directory (this script, which pins the
-# source versions, flags and module list; the C module; mkstdlib.py; patches):
+# source versions, flags and module list; the C module; mkstdlib.py;
+# patches/<source package>/*.patch, applied to that package's source):
 # the list of "sha256  path" lines, paths sorted, hashed once more. The Go
 # side (sandbox/wazero) computes the same key from the embedded inputs.
 #
@@ -19,10 +25,17 @@
 set -euo pipefail
 
 # Inputs. Changing any line of this file changes the key.
-# bookworm's point-release version: bookworm-security's newer upload is not
-# served by every mirror (404 here), the point release is.
+# bookworm's point-release versions: bookworm-security's newer uploads are
+# not served by every mirror (python3.11's deb12u9 source: 404 here), the
+# point release is. PY_SRC_VERSION is also the revision of the host's
+# python3.11 packages, which the native guest runs: `make deps` installs
+# exactly it, and the wazero backend refuses to run
+# (wasi_python_revision_mismatch) while the two differ. Moving it to a newer
+# revision is one edit here, then `make deps wasi-python`.
 PY_SRC_VERSION="3.11.2-6+deb12u8" # Debian's python3.11 source package
 ZLIB_SRC_VERSION="1:1.2.13.dfsg-1" # Debian's zlib source package
+XZ_SRC_VERSION="5.4.1-1+deb12u1"   # Debian's xz-utils source package (liblzma)
+BZIP2_SRC_VERSION="1.0.8-5"        # Debian's bzip2 source package (libbz2)
 LLVM=16
 PACKAGES=(
 	"clang-$LLVM" "lld-$LLVM" "llvm-$LLVM" "libclang-rt-$LLVM-dev-wasm32" wasi-libc
@@ -33,6 +46,10 @@ PACKAGES=(
 # the guest gets native's limit (1000) and native's stack size (8 MiB) so
 # that deep recursion ends in RecursionError on both backends, not a trap.
 WASI_CFLAGS="-O2 -Wno-error=int-conversion -DPy_DEFAULT_RECURSION_LIMIT=1000"
+# configure turns pymalloc off for WASI (3.11's default, dropped in 3.12);
+# wasi-libc's malloc is dlmalloc, which pymalloc's small-object arenas (taken
+# from malloc, as there is no mmap) sit on top of, as natively.
+WASI_CONFIGURE_FLAGS="--with-pymalloc --enable-test-modules --without-ensurepip"
 WASI_LDFLAGS_NODIST="-z stack-size=8388608 -Wl,--stack-first -Wl,--initial-memory=16777216"
 # Built-in modules beyond configure's own choice, as Modules/Setup.local lines
 # (source paths relative to Modules/: makesetup breaks on absolute paths).
@@ -65,12 +82,16 @@ if [[ "${1:-}" == "--print-key" ]]; then
 	printf '%s\n' "$key"
 	exit 0
 fi
+if [[ "${1:-}" == "--print-python-revision" ]]; then
+	printf '%s\n' "$PY_SRC_VERSION"
+	exit 0
+fi
 if [[ "${1:-}" == "--print-dir" ]]; then
 	[[ -f "$out/manifest.json" ]] || exit 1
 	printf '%s\n' "$out"
 	exit 0
 fi
-[[ $# -eq 0 ]] || die "usage: build.sh [--print-dir|--print-key]"
+[[ $# -eq 0 ]] || die "usage: build.sh [--print-dir|--print-key|--print-python-revision]"
 
 if [[ -f "$out/manifest.json" ]]; then
 	log "cached: $out"
@@ -123,7 +144,8 @@ have_src() {
 # debian.sources' deb entries as deb-src, in a file of its own, unless
 # Debian's sources already have one; apt-get update only when needed.
 ensure_deb_src() {
-	have_src python3.11 "$PY_SRC_VERSION" && have_src zlib "$ZLIB_SRC_VERSION" && return
+	have_src python3.11 "$PY_SRC_VERSION" && have_src zlib "$ZLIB_SRC_VERSION" &&
+		have_src xz-utils "$XZ_SRC_VERSION" && have_src bzip2 "$BZIP2_SRC_VERSION" && return
 	local debian=/etc/apt/sources.list.d/debian.sources
 	local ours=/etc/apt/sources.list.d/apysup-deb-src.sources
 	if [[ ! -f $ours ]] && ! grep -qsE '^(Types:.*deb-src|deb-src )' "$debian" /etc/apt/sources.list; then
@@ -136,8 +158,12 @@ ensure_deb_src() {
 	root apt-get update -qq >&2
 	have_src python3.11 "$PY_SRC_VERSION" ||
 		die "python3.11 source $PY_SRC_VERSION is not in the archive; available: $(apt-cache showsrc python3.11 | sed -n 's/^Version: //p' | tr '\n' ' ')(update PY_SRC_VERSION in $here/build.sh)"
-	have_src zlib "$ZLIB_SRC_VERSION" ||
-		die "zlib source $ZLIB_SRC_VERSION is not in the archive (update ZLIB_SRC_VERSION in $here/build.sh)"
+	local pkg var
+	for pkg in zlib:ZLIB_SRC_VERSION xz-utils:XZ_SRC_VERSION bzip2:BZIP2_SRC_VERSION; do
+		var=${pkg#*:}
+		have_src "${pkg%%:*}" "${!var}" ||
+			die "${pkg%%:*} source ${!var} is not in the archive (update $var in $here/build.sh)"
+	done
 }
 
 ensure_packages
@@ -149,22 +175,31 @@ work="$cache_root/.build-$key"
 cleanup() { rm -rf "$work"; }
 trap cleanup EXIT
 rm -rf "$work" "$cache_root"/failed-*.log
-mkdir -p "$work/src" "$work/out"
+mkdir -p "$work/src" "$work/out" "$work/no-pkgconfig"
 jobs=$(nproc)
 # The outputs must not depend on where they were built: the WASI build runs
 # configure by a relative path (getpath.c bakes the source directory in),
 # __FILE__ paths and the sysconfig data read /build instead of $work.
 map_paths="-ffile-prefix-map=$work=/build"
 
-log "fetching python3.11 $PY_SRC_VERSION and zlib $ZLIB_SRC_VERSION sources"
-(cd "$work/src" && apt-get source -q "python3.11=$PY_SRC_VERSION" "zlib=$ZLIB_SRC_VERSION" >"$work/apt-source.log" 2>&1) ||
+log "fetching python3.11 $PY_SRC_VERSION, zlib $ZLIB_SRC_VERSION, xz-utils $XZ_SRC_VERSION and bzip2 $BZIP2_SRC_VERSION sources"
+(cd "$work/src" && apt-get source -q "python3.11=$PY_SRC_VERSION" "zlib=$ZLIB_SRC_VERSION" \
+	"xz-utils=$XZ_SRC_VERSION" "bzip2=$BZIP2_SRC_VERSION" >"$work/apt-source.log" 2>&1) ||
 	{ cat "$work/apt-source.log" >&2; die "apt-get source failed"; }
-py_src=$(find "$work/src" -maxdepth 1 -type d -name 'python3.11-*' | head -1)
-zlib_src=$(find "$work/src" -maxdepth 1 -type d -name 'zlib-*' | head -1)
-[[ -d $py_src && -d $zlib_src ]] || die "sources did not unpack"
+src_dir() { find "$work/src" -maxdepth 1 -type d -name "$1-*" | head -1; }
+py_src=$(src_dir python3.11)
+zlib_src=$(src_dir zlib)
+xz_src=$(src_dir xz-utils)
+bzip2_src=$(src_dir bzip2)
+[[ -d $py_src && -d $zlib_src && -d $xz_src && -d $bzip2_src ]] || die "sources did not unpack"
+# patches/<source package>/*.patch apply to that package's source.
 for p in $(cd "$here" && find . -path './patches/*.patch' | LC_ALL=C sort); do
+	pkg=${p#./patches/}
+	pkg=${pkg%%/*}
+	pkg_src=$(src_dir "$pkg")
+	[[ -d $pkg_src ]] || die "$p: no source package $pkg"
 	log "applying $p"
-	patch -d "$py_src" -p1 --quiet <"$here/$p"
+	patch -d "$pkg_src" -p1 --quiet <"$here/$p"
 done
 cp "$here/_agent_runtime_host.c" "$py_src/Modules/"
 
@@ -207,10 +242,34 @@ done
 cp "$zlib_src/zlib.h" "$zlib_src/zconf.h" "$zlib_build/"
 "llvm-ar-$LLVM" rcs "$zlib_build/libz.a" "${zlib_objs[@]}"
 
+# libbz2: its library objects, as zlib's.
+bzip2_build="$work/bzip2"
+mkdir -p "$bzip2_build"
+bzip2_objs=()
+log "bzip2"
+for c in blocksort huffman crctable randtable compress decompress bzlib; do
+	$wasi_cc $WASI_CFLAGS $map_paths -w -D_FILE_OFFSET_BITS=64 -c "$bzip2_src/$c.c" -o "$bzip2_build/$c.o"
+	bzip2_objs+=("$bzip2_build/$c.o")
+done
+cp "$bzip2_src/bzlib.h" "$bzip2_build/"
+"llvm-ar-$LLVM" rcs "$bzip2_build/libbz2.a" "${bzip2_objs[@]}"
+
+# liblzma: too many sources and feature checks to list by hand, so its own
+# configure, cross (--host), single-threaded, the library only.
+xz_build="$work/xz"
+mkdir -p "$xz_build"
+step xz-configure env CC="$wasi_cc" AR="llvm-ar-$LLVM" RANLIB="llvm-ranlib-$LLVM" \
+	CFLAGS="$WASI_CFLAGS $map_paths" PKG_CONFIG_LIBDIR="$work/no-pkgconfig" PKG_CONFIG_PATH= \
+	sh -c "cd '$xz_build' && '$xz_src/configure' --host=wasm32-unknown-wasi --build='$("$xz_src/build-aux/config.guess")' \
+		--disable-shared --enable-static --disable-threads --disable-xz --disable-xzdec --disable-lzmadec \
+		--disable-lzmainfo --disable-lzma-links --disable-scripts --disable-doc --disable-nls --disable-rpath"
+step xz-make make -C "$xz_build/src/liblzma" -j"$jobs"
+[[ -f $xz_build/src/liblzma/.libs/liblzma.a ]] || die "liblzma did not build"
+
 # --- CPython for wasm32-wasi --------------------------------------------------
 
 wasi_build="$work/wasi"
-mkdir -p "$wasi_build/Modules" "$work/no-pkgconfig"
+mkdir -p "$wasi_build/Modules"
 printf '%s\n' "$SETUP_LOCAL" >"$wasi_build/Modules/Setup.local"
 # config.guess must not see the cross compiler, or it answers x86_64-pc-linux-gnux32.
 build_triple=$("$py_src/config.guess")
@@ -224,12 +283,16 @@ step wasi-configure env \
 	AR="llvm-ar-$LLVM" RANLIB="llvm-ranlib-$LLVM" \
 	CFLAGS="$WASI_CFLAGS $map_paths" \
 	ZLIB_CFLAGS="-I$zlib_build" ZLIB_LIBS="$zlib_build/libz.a" \
+	BZIP2_CFLAGS="-I$bzip2_build" BZIP2_LIBS="$bzip2_build/libbz2.a" \
+	LIBLZMA_CFLAGS="-I$xz_src/src/liblzma/api" LIBLZMA_LIBS="$xz_build/src/liblzma/.libs/liblzma.a" \
 	PKG_CONFIG_LIBDIR="$work/no-pkgconfig" PKG_CONFIG_PATH= \
 	ac_cv_func_clock_nanosleep=no ac_cv_lib_rt_clock_nanosleep=no \
 	sh -c "cd '$wasi_build' && '../src/${py_src##*/}/configure' -C --host=wasm32-unknown-wasi --build='$build_triple' \
-		--with-build-python='$build_python' --prefix=/usr --disable-test-modules --without-ensurepip"
-grep -q '^zlib ' "$wasi_build/Modules/Setup.stdlib" 2>/dev/null ||
-	grep -q 'MODULE_ZLIB_STATE=yes' "$wasi_build/Makefile" || die "configure did not enable zlib"
+		--with-build-python='$build_python' --prefix=/usr $WASI_CONFIGURE_FLAGS"
+for m in ZLIB _BZ2 _LZMA _TESTCAPI; do
+	grep -q "^MODULE_${m}_STATE=yes" "$wasi_build/Makefile" || die "configure did not enable ${m#_}"
+done
+grep -q '^#define WITH_PYMALLOC 1' "$wasi_build/pyconfig.h" || die "configure did not enable pymalloc"
 # Replaces configure's own LDFLAGS_NODIST for WASI (a 512 KiB stack).
 step wasi-make make -C "$wasi_build" -j"$jobs" LDFLAGS_NODIST="$WASI_LDFLAGS_NODIST"
 
@@ -255,10 +318,10 @@ if grep -qaF "$work" "$work/out/python.wasm" "$sysconfig_dir"/*; then
 	die "the outputs still name the build directory $work"
 fi
 
-"$build_python" -I -S - "$work/out" "$key" "$PY_SRC_VERSION" "$ZLIB_SRC_VERSION" \
+"$build_python" -I -S - "$work/out" "$key" "$PY_SRC_VERSION" "$ZLIB_SRC_VERSION" "$XZ_SRC_VERSION" "$BZIP2_SRC_VERSION" \
 	"$(dpkg-query -W -f='${Version}' "clang-$LLVM")" "$(dpkg-query -W -f='${Version}' wasi-libc)" <<'EOF'
 import hashlib, json, os, sys
-out, key, py, zlib, clang, wasi_libc = sys.argv[1:7]
+out, key, py, zlib, xz, bzip2, clang, wasi_libc = sys.argv[1:9]
 files = {}
 for name in ("python.wasm", "python311.zip"):
     with open(os.path.join(out, name), "rb") as f:
@@ -268,7 +331,7 @@ manifest = {
     "schema_version": "apysup.wasi.v1",
     "key": key,
     "python_version": "3.11.2",
-    "source": {"python3.11": py, "zlib": zlib},
+    "source": {"python3.11": py, "zlib": zlib, "xz-utils": xz, "bzip2": bzip2},
     "toolchain": {"clang": clang, "wasi-libc": wasi_libc},
     "files": files,
 }

@@ -8,9 +8,9 @@ package wasi
 import "embed"
 
 // Inputs holds every file build.sh hashes into its key: build.sh, *.c, *.py
-// and patches/*.patch in this directory. A test in internal/sandbox/wazero checks
+// and patches/<source package>/*.patch in this directory. A test in internal/sandbox/wazero checks
 // that the Go key equals `build.sh --print-key`, so a new kind of input
 // must be added to both this list and build.sh's input_files.
 //
-//go:embed build.sh _agent_runtime_host.c mkstdlib.py
+//go:embed build.sh _agent_runtime_host.c mkstdlib.py patches
 var Inputs embed.FS

@@ -11,11 +11,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/opencontainers/cgroups"
 	"golang.org/x/sys/unix"
+
+	"github.com/apysup/apysup/internal/sandbox/wazero"
 )
 
 // PythonPath is the interpreter the native backend runs; it must be 3.11.x.
@@ -324,4 +327,51 @@ func checkPython(ctx context.Context) Check {
 			"install Debian 12's python3.11-minimal")
 	}
 	return ok(name, PythonPath+" "+v)
+}
+
+// checkWasiRevision compares the host's python3.11 revision (dpkg's status
+// file; "" means the system's) with the one the WASI build is built from.
+// Not required: only the wazero backend refuses a mismatch.
+func checkWasiRevision(statusPath string) Check {
+	const name = "wasi_python_revision"
+	c := func() Check {
+		pinned, err := wazero.PinnedRevision()
+		if err != nil {
+			return fail(name, CodeWasiRevision, "the embedded WASI build inputs: "+err.Error(), "rebuild apysup from a clean tree")
+		}
+		host, found, err := wazero.HostRevision(statusPath)
+		switch {
+		case err != nil:
+			return fail(name, CodeWasiRevision, err.Error(), wazero.RevisionFix)
+		case !found:
+			return ok(name, "no python3.11 package on the host: the wazero backend runs alone (the WASI build is python3.11 "+pinned+")")
+		case host != pinned:
+			return fail(name, CodeWasiRevision, wazero.RevisionMismatch(pinned, host), wazero.RevisionFix)
+		}
+		return ok(name, "python3.11 "+host+" on the host and in the WASI build")
+	}()
+	c.Required = false
+	return c
+}
+
+// quickWasiRevision is checkWasiRevision, remembered while dpkg's status
+// file keeps its size and modification time: Quick stays a stat.
+func quickWasiRevision() Check {
+	fi, err := os.Stat(wazero.DpkgStatus)
+	if err != nil {
+		return checkWasiRevision("")
+	}
+	stamp := fmt.Sprintf("%d %d", fi.Size(), fi.ModTime().UnixNano())
+	wasiRevisionCache.Lock()
+	defer wasiRevisionCache.Unlock()
+	if wasiRevisionCache.stamp != stamp {
+		wasiRevisionCache.stamp, wasiRevisionCache.check = stamp, checkWasiRevision("")
+	}
+	return wasiRevisionCache.check
+}
+
+var wasiRevisionCache struct {
+	sync.Mutex
+	stamp string
+	check Check
 }

@@ -1,6 +1,10 @@
 package doctor
 
-import "time"
+import (
+	"time"
+
+	"github.com/apysup/apysup/internal/sandbox/wazero"
+)
 
 // Reason codes. They are stable: callers and users match on them.
 const (
@@ -15,6 +19,10 @@ const (
 	CodeOverlayUnavailable   = "overlayfs_unavailable"
 	CodePythonMissing        = "python_missing"
 	CodePythonVersion        = "python_version_mismatch"
+	// CodeWasiRevision: the host's python3.11 (the native guest) is not the
+	// Debian revision the WASI build is built from; the wazero backend
+	// refuses to run with the same code. Not required by the native backend.
+	CodeWasiRevision = wazero.ErrorCodeRevisionMismatch
 	// CodeUnsupportedOS: the native backend is Linux's (namespaces,
 	// cgroups, seccomp, libcontainer); elsewhere it is always refused.
 	CodeUnsupportedOS = "native_unsupported_os"

@@ -11,7 +11,7 @@ import (
 var knownCodes = map[string]bool{
 	CodeOK: true, CodeNotRoot: true, CodeUsernsUnavailable: true, CodeMountnsUnavailable: true,
 	CodePivotRootUnavailable: true, CodeMountAPIUnavailable: true, CodeSeccompUnavailable: true, CodeCgroupUnavailable: true,
-	CodeOverlayUnavailable: true, CodePythonMissing: true, CodePythonVersion: true,
+	CodeOverlayUnavailable: true, CodePythonMissing: true, CodePythonVersion: true, CodeWasiRevision: true,
 }
 
 func TestReportIsWellFormed(t *testing.T) {
@@ -33,7 +33,7 @@ func TestReportIsWellFormed(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"root", "user_namespaces", "mount_namespaces", "pivot_root", "mount_setattr",
-		"seccomp_kernel", "libseccomp", "overlayfs", "python"} {
+		"seccomp_kernel", "libseccomp", "overlayfs", "python", "wasi_python_revision"} {
 		if !names[want] {
 			t.Errorf("check %q missing", want)
 		}

@@ -13,7 +13,8 @@
 // synchronously and answers with the same RPC response envelope the native
 // transport sends. This package must never interpret, admit or cache calls
 // itself, and never fall back to another backend: a missing WASI build is
-// the typed refusal wasi_guest_missing.
+// the typed refusal wasi_guest_missing, a build of another python3.11
+// revision than the host's (the native guest's) wasi_python_revision_mismatch.
 //
 // Statuses come from host evidence only, as natively: timeout from the
 // run's timer, killed (canceled) from the caller's context, memory_limit

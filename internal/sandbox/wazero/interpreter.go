@@ -35,6 +35,9 @@ type Config struct {
 	// Progress, when set, is told when Load compiles python.wasm (seconds,
 	// once per build and host) rather than reading the compilation cache.
 	Progress func(string)
+	// DpkgStatus is the dpkg status file that says which python3.11
+	// revision the host (the native guest) runs; "" means DpkgStatus.
+	DpkgStatus string
 }
 
 // Interpreter is CPython compiled for one process: a wazero runtime, the
@@ -53,11 +56,16 @@ type Interpreter struct {
 }
 
 // Load locates the WASI build (an *UnavailableError with
-// ErrorCodeGuestMissing if there is none), checks it against its manifest and
-// compiles it, reusing the on-disk compilation cache when it is warm.
+// ErrorCodeGuestMissing if there is none), refuses it if its python3.11
+// revision is not the host's (ErrorCodeRevisionMismatch), checks it against
+// its manifest and compiles it, reusing the on-disk compilation cache when
+// it is warm.
 func Load(ctx context.Context, cfg Config) (*Interpreter, error) {
 	build, err := Locate(cfg.CacheDir)
 	if err != nil {
+		return nil, err
+	}
+	if err := CheckRevision(build, cfg.DpkgStatus); err != nil {
 		return nil, err
 	}
 	wasm, err := build.ReadFile(wasmFile)
