@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/apysup/apysup/internal/serve"
 )
@@ -41,7 +42,20 @@ func startServe(t *testing.T, extra ...string) (cmd *exec.Cmd, socket, state str
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	t.Cleanup(func() {
+		// Drained, not killed: a killed server leaves its state (the native
+		// backend's bind-mounted state directory) to the next server, and
+		// a test has none.
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
 	lines := bufio.NewScanner(stderr)
 	for lines.Scan() {
 		if strings.Contains(lines.Text(), "serving on unix:") {
