@@ -53,7 +53,10 @@ func runPassIn(b *testing.B, s *apysup.Supervisor) (pooled bool) {
 // pass`; a run of `pass` through the library API (apysup.Supervisor.Run,
 // request to RunResult) whose sandbox, interpreter included, was started
 // ahead by the pool; and a whole `apysup run` process of the same script
-// without a server, as today; ten rounds per iteration. It reports
+// without a server, as today; a run of `pass` through apysup serve's API
+// (apysup.Client, request to RunResult) and a whole `apysup run --server`
+// process, both against a server with a warm pool; ten rounds per
+// iteration. It reports
 // medians, p90s, ratios to the bare run, and how many library samples
 // found the pool empty (they ran cold and count as they are).
 func BenchmarkWarmPool(b *testing.B) {
@@ -62,6 +65,14 @@ func BenchmarkWarmPool(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// apysup serve with a warm pool of its own, for the API and for
+	// `apysup run --server`.
+	_, socket, _ := startServe(b, "--pool", "2")
+	client, err := apysup.NewClient("unix:"+socket, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { client.Close() })
 	script := filepath.Join(b.TempDir(), "pass.py")
 	if err := os.WriteFile(script, []byte("pass\n"), 0o644); err != nil {
 		b.Fatal(err)
@@ -87,6 +98,13 @@ func BenchmarkWarmPool(b *testing.B) {
 			}
 		}},
 		{"apysup-run", process(self, "run", "--approve", "deny", script)},
+		{"server-api", func() {
+			res, err := client.Run(context.Background(), apysup.RemoteRequest{Source: "pass\n"})
+			if err != nil || res.Status != sandbox.StatusOK {
+				b.Fatalf("%v %+v", err, res)
+			}
+		}},
+		{"apysup-run-server", process(self, "run", "--server", "unix:"+socket, "-c", "pass")},
 	}
 	times := make([][]time.Duration, len(cases))
 	for b.Loop() {

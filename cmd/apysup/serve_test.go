@@ -20,7 +20,7 @@ import (
 
 // startServe starts `apysup serve` (this test binary as the command) on
 // a socket in a short temp dir and returns it once it serves.
-func startServe(t *testing.T, extra ...string) (cmd *exec.Cmd, socket, state string) {
+func startServe(t testing.TB, extra ...string) (cmd *exec.Cmd, socket, state string) {
 	t.Helper()
 	needNative(t)
 	dir, err := os.MkdirTemp("", "as-")
