@@ -437,6 +437,12 @@ func (b *Broker) awaitApproval(ctx context.Context, rc *receiptDraft, c *plan.Ca
 			return CodeJournalUnavailable
 		}
 	}
+	return decisionCode(state)
+}
+
+// decisionCode is the refusal code of an approval decision, or "" for an
+// approval.
+func decisionCode(state ApprovalState) string {
 	switch state {
 	case ApprovalApproved:
 		return ""

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/apysup/apysup/plan"
 )
 
 // CallJournal is a run's durable memory of its calls (the supervisor's
@@ -74,7 +76,7 @@ func (b *Broker) journalIntent(ctx context.Context, rc *receiptDraft) (Journaled
 	}
 	jc, err := b.cfg.Journal.Intent(ctx, rc.call.callID, rc.requestSHA256)
 	if err != nil {
-		if code := codeOf(err); code == CodeCallIdentityMismatch {
+		if code := plan.CodeOf(err); code == CodeCallIdentityMismatch {
 			return jc, code
 		}
 		return jc, CodeJournalUnavailable
@@ -92,18 +94,10 @@ func (b *Broker) replay(rc *receiptDraft, jc JournaledCall) *Response {
 // recordedDecision turns an earlier attempt's approval decision into this
 // attempt's: "" to go on to dispatch, or the refusal code.
 func recordedDecision(jc JournaledCall, now time.Time) string {
-	switch jc.ApprovalState {
-	case ApprovalApproved:
-		if now.After(jc.NotAfter) {
-			return CodeApprovalExpired
-		}
-		return ""
-	case ApprovalRejected:
-		return CodeApprovalRejected
-	case ApprovalExpired:
+	if jc.ApprovalState == ApprovalApproved && now.After(jc.NotAfter) {
 		return CodeApprovalExpired
 	}
-	return CodeApprovalCancelled
+	return decisionCode(jc.ApprovalState)
 }
 
 // journalComplete records the call's end; a failure leaves the call
@@ -115,20 +109,4 @@ func (b *Broker) journalComplete(rc *receiptDraft, c JournalCompletion) {
 	// Not the call's context: the outcome is recorded even when the run is
 	// ending.
 	_ = b.cfg.Journal.Complete(context.Background(), rc.call.callID, c)
-}
-
-// codeOf returns the code an error exposes (an ErrorCode method).
-func codeOf(err error) string {
-	type coded interface{ ErrorCode() string }
-	for err != nil {
-		if c, ok := err.(coded); ok {
-			return c.ErrorCode()
-		}
-		u, ok := err.(interface{ Unwrap() error })
-		if !ok {
-			return ""
-		}
-		err = u.Unwrap()
-	}
-	return ""
 }

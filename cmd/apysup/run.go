@@ -176,8 +176,8 @@ func runAction(c *cli.Context) error {
 func refusedRun(c *cli.Context, key string, err error) error {
 	res := &supervisor.Result{Status: sandbox.StatusRefused, ErrorCode: journal.CodeUnavailable, Error: err.Error(),
 		ExitCode: -1, Receipts: []broker.Receipt{}, Events: []broker.Event{}, Idempotency: &supervisor.Idempotency{Key: key}}
-	if je, ok := err.(*journal.Error); ok {
-		res.ErrorCode = je.Code
+	if code := plan.CodeOf(err); code != "" {
+		res.ErrorCode = code
 	}
 	return reportRun(c, res, nil)
 }

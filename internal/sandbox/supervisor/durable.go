@@ -11,6 +11,7 @@ import (
 	"github.com/apysup/apysup/internal/canonjson"
 	"github.com/apysup/apysup/internal/journal"
 	"github.com/apysup/apysup/internal/sandbox"
+	"github.com/apysup/apysup/plan"
 )
 
 // Idempotency is the RunResult's account of a run under an idempotency
@@ -99,8 +100,8 @@ func endKeyed(req Request, res *Result) {
 }
 
 func journalCode(err error) string {
-	if je, ok := err.(*journal.Error); ok {
-		return je.Code
+	if code := plan.CodeOf(err); code != "" {
+		return code
 	}
 	return journal.CodeUnavailable
 }
