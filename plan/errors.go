@@ -19,6 +19,7 @@ const (
 	CodeInvalidPython         = "invalid_python"
 	CodePythonCollision       = "python_collision"
 	CodeInvalidApproval       = "invalid_approval"
+	CodeInvalidAcceptance     = "invalid_acceptance"
 	CodeInvalidMaxCalls       = "invalid_max_calls"
 	CodeInvalidGrant          = "invalid_grant"
 	CodeGrantTooLarge         = "grant_too_large"

@@ -137,6 +137,7 @@ func parseCapability(f *Fields) ManifestCapability {
 		s.Approval = &Approval{LeaseSeconds: a.Integer("lease_seconds", true)}
 		a.Done()
 	}
+	s.Acceptance = Acceptance(f.Str("acceptance", false))
 	return mc
 }
 

@@ -39,6 +39,7 @@ type evidenceSpec struct {
 	InputSchema  json.RawMessage `json:"input_schema"`
 	OutputSchema json.RawMessage `json:"output_schema"`
 	Approval     *Approval       `json:"approval,omitempty"`
+	Acceptance   Acceptance      `json:"acceptance,omitempty"`
 }
 
 type evidenceDocument struct {
@@ -58,6 +59,7 @@ func (p *Plan) computeIdentity() error {
 		doc.Capabilities = append(doc.Capabilities, evidenceSpec{
 			Name: s.Name, Version: s.Version, Description: s.Description, Effect: s.Effect, Playback: s.Playback,
 			Handler: s.Handler, InputSchema: s.InputSchema, OutputSchema: s.OutputSchema, Approval: s.Approval,
+			Acceptance: s.Acceptance,
 		})
 	}
 	canon, err := canonjson.Marshal(doc)

@@ -109,6 +109,21 @@ type Approval struct {
 	LeaseSeconds int `json:"lease_seconds"`
 }
 
+// Acceptance is what a capability requires of its handler where the
+// effect is committed (docs/acceptance.md).
+type Acceptance string
+
+const (
+	// AcceptanceOff (or none): the Broker's admission is the only check.
+	AcceptanceOff Acceptance = "off"
+	// AcceptanceNoBlindRetry: dispatched once; after a lost response the
+	// provider is read back, else the outcome stays unknown. Never resent.
+	AcceptanceNoBlindRetry Acceptance = "no_blind_retry"
+	// AcceptanceStrict: the handler must be a provider that declares every
+	// guarantee (broker.StrictGuarantees), else the Plan is refused.
+	AcceptanceStrict Acceptance = "strict"
+)
+
 // Spec defines one capability (SPEC.md section 4).
 type Spec struct {
 	Name         string
@@ -121,6 +136,7 @@ type Spec struct {
 	OutputSchema json.RawMessage
 	Python       *PythonProjection // optional presentation
 	Approval     *Approval         // optional
+	Acceptance   Acceptance        // optional: "" is off
 }
 
 // Capability is a registered, validated Spec with its compiled schemas.
@@ -152,6 +168,15 @@ func (c *Capability) Name() string             { return c.spec.Name }
 func (c *Capability) Effect() Effect           { return c.spec.Effect }
 func (c *Capability) Playback() Playback       { return c.spec.Playback }
 func (c *Capability) Handler() HandlerIdentity { return c.spec.Handler }
+
+// Acceptance returns the capability's acceptance requirement (off when
+// none was declared).
+func (c *Capability) Acceptance() Acceptance {
+	if c.spec.Acceptance == "" {
+		return AcceptanceOff
+	}
+	return c.spec.Acceptance
+}
 
 // Approval returns the approval requirement, or nil when none is required.
 func (c *Capability) Approval() *Approval {
@@ -217,6 +242,13 @@ func newCapability(s Spec) (*Capability, error) {
 	}
 	if s.Approval != nil && (s.Approval.LeaseSeconds < MinLeaseSeconds || s.Approval.LeaseSeconds > MaxLeaseSeconds) {
 		add(CodeInvalidApproval, "approval.lease_seconds", "lease_seconds must be %d..%d", MinLeaseSeconds, MaxLeaseSeconds)
+	}
+	switch s.Acceptance {
+	case AcceptanceOff:
+		s.Acceptance = "" // one spelling of off: it does not change the Plan identity
+	case "", AcceptanceNoBlindRetry, AcceptanceStrict:
+	default:
+		add(CodeInvalidAcceptance, "acceptance", "acceptance must be off, no_blind_retry or strict")
 	}
 	if len(problems) > 0 {
 		return nil, problems

@@ -24,6 +24,9 @@ const (
 	DomainEvent            = "apysup.event.v1"
 	DomainJournal          = "apysup.journal.v1"
 	DomainRunRequest       = "apysup.run_request.v1"
+	DomainEffect           = "apysup.effect.v1"
+	DomainAuthorization    = "apysup.authorization.v1"
+	DomainEffectBinding    = "apysup.effect_binding.v1"
 )
 
 // DomainKind is one row of the domain table: which kind of document a
@@ -47,6 +50,9 @@ var Domains = []DomainKind{
 	{DomainEvent, "a run ledger event"},
 	{DomainJournal, "an entry of the supervisor's journal (its hash chain)"},
 	{DomainRunRequest, `what makes a run under an idempotency key the same run {"args","backend","parent","script_sha256","surface"}`},
+	{DomainEffect, `a call's effect id {"call_id","plan_sha256","run_id"}`},
+	{DomainAuthorization, `a call's authorization id {"approval_request_id","call_id","policy_sha256","run_id"}`},
+	{DomainEffectBinding, "an effect binding without its binding_sha256 (what a provider recomputes)"},
 }
 
 // DigestPrefix starts every digest string.

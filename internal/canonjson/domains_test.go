@@ -32,6 +32,9 @@ var domainUsers = map[string][]string{
 	"DomainEvent":            {"broker.(Event).computeDigest"},
 	"DomainJournal":          {"journal.entryDigest"},
 	"DomainRunRequest":       {"supervisor.fingerprint"},
+	"DomainEffect":           {"broker.(EffectBinding).Seal"},
+	"DomainAuthorization":    {"broker.(EffectBinding).Seal"},
+	"DomainEffectBinding":    {"broker.(EffectBinding).Seal"},
 }
 
 // TestDomainsOneKindEach: the domain table has one row per constant, no
