@@ -13,8 +13,9 @@ import (
 
 // TestPythonClient runs clients/python's tests with Debian's python3.11
 // against a real server, after installing the client with pip into a
-// temporary target: the package installs from its directory and works
-// from there, standard library only.
+// temporary target, with pip's build isolation and no package index: the
+// package builds with its own backend (apysup_build.py), installs from its
+// directory offline and works from there, standard library only.
 func TestPythonClient(t *testing.T) {
 	ls := startServer(t, Config{})
 	src, err := filepath.Abs("../../clients/python")
@@ -22,12 +23,12 @@ func TestPythonClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	target := t.TempDir()
-	// A copy: pip builds in the source directory, which must stay clean.
+	// A copy: pip runs the backend in the source directory, which must stay clean.
 	work := filepath.Join(t.TempDir(), "python")
 	if out, err := exec.Command("cp", "-r", src, work).CombinedOutput(); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	pip := exec.Command(sandbox.GuestPython, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "--no-index",
+	pip := exec.Command(sandbox.GuestPython, "-m", "pip", "install", "--no-deps", "--no-index",
 		"--disable-pip-version-check", "--target", target, work)
 	out, err := pip.CombinedOutput()
 	testenv.Need(t, err == nil || !strings.Contains(string(out), "No module named pip"), "pip for python3.11 (apt-get install python3-pip)")
