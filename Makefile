@@ -8,12 +8,13 @@ SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Debian packages the build and the tests need: cgo + libseccomp for the
 # seccomp filter, bubblewrap as the benchmark's baseline, vagrant to validate
 # the Vagrantfile, strace and the command-line tools a guest commonly runs
-# (traced under the filter). Debian's own interpreter for the guest,
-# python3.11, is installed by mk/python-revision.sh at the WASI build's
-# revision (one standard library for both backends), with CPython's own
-# test modules (libpython3.11-testsuite) for make regrtest.
+# (traced under the filter), pip for the Python client's test. Debian's
+# own interpreter for the guest, python3.11, is installed by
+# mk/python-revision.sh at the WASI build's revision (one standard library
+# for both backends), with CPython's own test modules
+# (libpython3.11-testsuite) for make regrtest.
 APT_PACKAGES := gcc libc6-dev libseccomp-dev pkg-config bubblewrap vagrant \
-	strace tar gzip xz-utils bzip2 zip unzip sqlite3 git
+	strace tar gzip xz-utils bzip2 zip unzip sqlite3 git python3-pip
 TEST_TIMEOUT ?= 45m
 
 include mk/wasi.mk
