@@ -19,10 +19,17 @@ const (
 // CodeEventsLagged ends a stream whose reader did not keep up.
 const CodeEventsLagged = "events_lagged"
 
-// maxHistory bounds the events a run keeps for a stream that starts
-// late; past it, later events go to live streams only (the result is
-// always kept).
-const maxHistory = 4096
+// maxHistory and maxHistoryBytes bound the events a run keeps for a
+// stream that starts late, by count and by the bytes of their data; past
+// either, later events go to live streams only (the result is always
+// kept). A finished run is kept for GET with its history (MaxFinished of
+// them), so the bytes bound is what keeps the server's memory bounded
+// whatever its runs print: 20 runs printing 32 MiB each grew a server by
+// 226 MiB before it (TestServeLoadThenKill at 1,000 runs).
+const (
+	maxHistory      = 4096
+	maxHistoryBytes = 256 << 10
+)
 
 // subscriberQueue is how far a stream may fall behind before it is ended
 // with a lagged event.
@@ -40,6 +47,7 @@ type streamEvent struct {
 type runEvents struct {
 	mu      sync.Mutex
 	history []streamEvent
+	bytes   int // of the history's data
 	seq     int
 	subs    map[chan streamEvent]struct{}
 	ended   bool
@@ -61,8 +69,9 @@ func (h *runEvents) publish(name string, v any) {
 	}
 	h.seq++
 	ev := streamEvent{Seq: h.seq, Name: name, Data: data}
-	if len(h.history) < maxHistory || name == EventResult {
+	if len(h.history) < maxHistory && h.bytes+len(data) <= maxHistoryBytes || name == EventResult {
 		h.history = append(h.history, ev)
+		h.bytes += len(data)
 	}
 	for ch := range h.subs {
 		select {
@@ -79,6 +88,13 @@ func (h *runEvents) publish(name string, v any) {
 		}
 		clear(h.subs)
 	}
+}
+
+// historyBytes is the size of the kept events' data.
+func (h *runEvents) historyBytes() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.bytes
 }
 
 // subscribe returns what happened so far and a channel of what follows,

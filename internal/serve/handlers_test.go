@@ -256,6 +256,32 @@ func TestFinishedRunsAreBounded(t *testing.T) {
 	a.do("GET", "/v1/runs/"+ids[2], "", 200)
 }
 
+// TestFinishedRunsAreBoundedInBytes: the finished runs kept for GET let
+// the oldest go once their output and history pass MaxFinishedBytes, and
+// the newest is kept even when it alone is larger.
+func TestFinishedRunsAreBoundedInBytes(t *testing.T) {
+	s := newTestServer(t, Config{MaxFinishedBytes: 250 << 10})
+	finish := func(id string, out int) {
+		r := &run{id: id, events: newRunEvents(), result: &RunResult{}}
+		r.result.Stdout = strings.Repeat("x", out)
+		r.events.publish(EventStdout, map[string]string{"data": r.result.Stdout})
+		s.keepFinished(r)
+	}
+	finish("a", 50<<10)
+	finish("b", 50<<10)
+	if s.lookup("a") == nil || s.lookup("b") == nil {
+		t.Fatal("two small runs within the bound were not both kept")
+	}
+	finish("c", 50<<10) // a, b and c keep about 300 KiB: a goes
+	if s.lookup("a") != nil || s.lookup("b") == nil || s.lookup("c") == nil {
+		t.Errorf("kept a %v, b %v, c %v; want b and c", s.lookup("a") != nil, s.lookup("b") != nil, s.lookup("c") != nil)
+	}
+	finish("d", 1<<20) // larger than the bound alone
+	if s.lookup("b") != nil || s.lookup("c") != nil || s.lookup("d") == nil || s.kept != runBytes(s.lookup("d")) {
+		t.Errorf("after a run larger than the bound: kept %d bytes, b %v, c %v, d %v", s.kept, s.lookup("b") != nil, s.lookup("c") != nil, s.lookup("d") != nil)
+	}
+}
+
 func TestHealthApprovalsAndDocument(t *testing.T) {
 	s := newTestServer(t, Config{})
 	a := newAPICall(t, s)

@@ -37,6 +37,9 @@ type Config struct {
 	AllowHandlers []string
 	MaxPlans      int // sealed Plans cached (default 64)
 	MaxFinished   int // finished runs kept for GET (default 256)
+	// MaxFinishedBytes bounds what they keep: their output, exported
+	// files and event history (default 64 MiB); the oldest go first.
+	MaxFinishedBytes int
 	// RetryAfter is the Retry-After of a 429 (default 1s).
 	RetryAfter time.Duration
 	// Journal, when set, lets runs name an idempotency_key.
@@ -60,6 +63,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxFinished <= 0 {
 		c.MaxFinished = 256
+	}
+	if c.MaxFinishedBytes <= 0 {
+		c.MaxFinishedBytes = 64 << 20
 	}
 	if c.RetryAfter <= 0 {
 		c.RetryAfter = time.Second
@@ -89,6 +95,7 @@ type Server struct {
 	live     map[string]*run // admitted, not finished
 	finished map[string]*run
 	order    []string // finished, oldest first
+	kept     int      // bytes the finished runs keep (runBytes)
 	runs     sync.WaitGroup
 }
 
@@ -243,15 +250,37 @@ func (s *Server) execute(r *run, v *validRun, sp *sealedPlan) {
 	r.state, r.result = StateFinished, res
 	r.mu.Unlock()
 	r.events.publish(EventResult, res)
+	s.keepFinished(r)
+}
+
+// keepFinished moves r from the live runs to the finished ones, and lets
+// the oldest finished runs go while they are more than MaxFinished or keep
+// more than MaxFinishedBytes (the newest is always kept).
+func (s *Server) keepFinished(r *run) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	delete(s.live, r.id)
 	s.finished[r.id] = r
 	s.order = append(s.order, r.id)
-	for len(s.order) > s.cfg.MaxFinished {
+	s.kept += runBytes(r)
+	for len(s.order) > s.cfg.MaxFinished || s.kept > s.cfg.MaxFinishedBytes && len(s.order) > 1 {
+		s.kept -= runBytes(s.finished[s.order[0]])
 		delete(s.finished, s.order[0])
 		s.order = slices.Delete(s.order, 0, 1)
 	}
-	s.mu.Unlock()
+}
+
+// runBytes is about what a finished run keeps in memory: its output,
+// exported files and event history.
+func runBytes(r *run) int {
+	n := r.events.historyBytes()
+	if res := r.result; res != nil {
+		n += len(res.Stdout) + len(res.Stderr)
+		for name, b := range res.Exported {
+			n += len(name) + len(b)
+		}
+	}
+	return n
 }
 
 func (s *Server) runQueued(r *run, v *validRun, sp *sealedPlan) *RunResult {
