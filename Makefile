@@ -55,10 +55,13 @@ test: deps wasi-python lint
 	$(GO) test -race -tags $(TAGS) -count=1 -timeout $(TEST_TIMEOUT) ./...
 	$(MAKE) test-pooled
 
-# 1,000 runs at concurrency 16 through a pooled Supervisor, one in ten
-# hostile (make test runs 100 of them): statuses, bounded memory, no leaks.
+# 1,000 runs at concurrency 16 through a pooled Supervisor, then through
+# an apysup serve process, one in ten hostile (make test runs 100 and 48):
+# statuses, bounded memory, no leaks; then the server is SIGKILLed with runs
+# in flight and a new one sweeps what it left.
 load: deps
 	APYSUP_LOAD_RUNS=1000 $(GO) test -race -tags $(TAGS) -count=1 -timeout $(TEST_TIMEOUT) -run 'TestPooledLoad$$' -v ./integration
+	APYSUP_LOAD_RUNS=1000 $(GO) test -race -tags $(TAGS) -count=1 -timeout $(TEST_TIMEOUT) -run 'TestServeLoadThenKill$$' -v ./cmd/apysup
 
 # The escape suite (integration/) again, through a Supervisor with a warm
 # pool: every run it can takes a sandbox whose interpreter started ahead.

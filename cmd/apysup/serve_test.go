@@ -22,12 +22,25 @@ import (
 // a socket in a short temp dir and returns it once it serves.
 func startServe(t testing.TB, extra ...string) (cmd *exec.Cmd, socket, state string) {
 	t.Helper()
-	needNative(t)
+	return startServeAt(t, shortTempDir(t), extra...)
+}
+
+// shortTempDir is a temp dir with a path short enough for a socket in it,
+// removed at cleanup.
+func shortTempDir(t testing.TB) string {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "as-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// startServeAt starts `apysup serve` with its socket and state in dir.
+func startServeAt(t testing.TB, dir string, extra ...string) (cmd *exec.Cmd, socket, state string) {
+	t.Helper()
+	needNative(t)
 	socket, state = filepath.Join(dir, "api.sock"), filepath.Join(dir, "state")
 	self, err := os.Executable()
 	if err != nil {
@@ -137,11 +150,16 @@ func serveLeftovers(pid int, state, socket string) []string {
 	var out []string
 	for _, p := range []string{state, socket} {
 		if _, err := os.Lstat(p); err == nil {
-			out = append(out, "left behind: "+p)
+			var names []string
+			entries, _ := os.ReadDir(p)
+			for _, e := range entries {
+				names = append(names, e.Name())
+			}
+			out = append(out, fmt.Sprintf("left behind: %s %v", p, names))
 		}
 	}
-	ours := fmt.Sprintf("apysup-%d-", pid)
 	procs, _ := os.ReadDir("/proc")
+	ours := fmt.Sprintf("apysup-%d-", pid)
 	for _, p := range procs {
 		cg, _ := os.ReadFile(filepath.Join("/proc", p.Name(), "cgroup"))
 		cmdline, _ := os.ReadFile(filepath.Join("/proc", p.Name(), "cmdline"))
@@ -152,12 +170,21 @@ func serveLeftovers(pid int, state, socket string) []string {
 	if mi, err := os.ReadFile("/proc/self/mountinfo"); err == nil && strings.Contains(string(mi), state) {
 		out = append(out, "a mount under "+state)
 	}
+	for _, cg := range cgroupsNamed(ours) {
+		out = append(out, "cgroup: "+cg)
+	}
+	return out
+}
+
+// cgroupsNamed lists the cgroups (v1 and v2) whose name starts with prefix.
+func cgroupsNamed(prefix string) []string {
+	var out []string
 	filepath.WalkDir("/sys/fs/cgroup", func(p string, d fs.DirEntry, err error) error {
 		switch {
 		case err != nil || !d.IsDir():
 			return nil
-		case strings.HasPrefix(d.Name(), ours):
-			out = append(out, "cgroup: "+p)
+		case strings.HasPrefix(d.Name(), prefix):
+			out = append(out, p)
 			return fs.SkipDir
 		case strings.Count(p, "/") > 8:
 			return fs.SkipDir
