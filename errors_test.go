@@ -44,6 +44,8 @@ func TestErrorConvention(t *testing.T) {
 		{&native.Error{Status: sandbox.StatusRefused, Code: native.CodeInvalidLimits, Err: limitsErr}, native.CodeInvalidLimits},
 		{&wazero.UnavailableError{Code: wazero.ErrorCodeGuestMissing}, wazero.ErrorCodeGuestMissing},
 		{&rpc.ApprovalError{Code: rpc.CodeApprovalNotFound}, rpc.CodeApprovalNotFound},
+		{&broker.AcceptanceError{Capability: "a.b", Missing: broker.StrictGuarantees}, broker.CodeAcceptanceUnsupported},
+		{&broker.RevocationError{Code: broker.CodeGrantNotRevocable, Capability: "a.b"}, broker.CodeGrantNotRevocable},
 	} {
 		if tc.err == nil || tc.code == "" {
 			t.Fatalf("no error or no code: %v %q", tc.err, tc.code)

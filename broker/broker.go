@@ -47,7 +47,8 @@ type Broker struct {
 	mu         sync.Mutex
 	used       map[string]bool
 	admitted   int
-	grantCalls map[string]int // per capability: calls holding or having spent a place in its grant's max_calls
+	grantCalls map[string]int    // per capability: calls holding or having spent a place in its grant's max_calls
+	policies   map[string]string // per capability: its grant's policy_sha256, bound into each call's EffectBinding
 	nextProg   int
 	receipts   []Receipt
 	transcript []TranscriptEntry
@@ -57,7 +58,9 @@ type Broker struct {
 var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
 
 // New checks that every capability of the Plan has a handler of the right
-// kind, then returns the run's Broker.
+// kind, and that a capability requiring strict acceptance has a Provider
+// whose live profile declares every guarantee (AcceptanceError), then
+// returns the run's Broker.
 func New(cfg Config) (*Broker, error) {
 	if cfg.Plan == nil || cfg.Handlers == nil {
 		return nil, errors.New("broker: a Plan and Handlers are required")
@@ -82,11 +85,18 @@ func New(cfg Config) (*Broker, error) {
 		if _, isEvidence := h.(EvidenceHandler); c.Playback() == plan.PlaybackCaptured && !isEvidence {
 			return nil, fmt.Errorf("broker: capability %s is captured but handler %s returns no evidence", c.Name(), c.Handler())
 		}
+		if err := checkAcceptance(c, h); err != nil {
+			return nil, err
+		}
+	}
+	policies := make(map[string]string)
+	for _, g := range cfg.Plan.Grants() {
+		policies[g.Capability] = g.PolicySHA256
 	}
 	if cfg.Ledger == nil {
 		cfg.Ledger = NewLedger()
 	}
-	return &Broker{cfg: cfg, used: make(map[string]bool), grantCalls: make(map[string]int), nextProg: 1}, nil
+	return &Broker{cfg: cfg, used: make(map[string]bool), grantCalls: make(map[string]int), policies: policies, nextProg: 1}, nil
 }
 
 // RunID is the run this Broker serves.
@@ -373,7 +383,7 @@ func (b *Broker) dispatch(ctx context.Context, call *admittedCall, streaming boo
 	case JournalCompleted:
 		return b.replay(rc, jc)
 	case JournalUnknown:
-		return b.finish(rc, StatusAmbiguous, CodeDispatchUnknown, nil)
+		return b.finishUnknown(ctx, rc, jc, capability, canonArgs)
 	}
 
 	if req := capability.Approval(); req != nil {
@@ -388,13 +398,16 @@ func (b *Broker) dispatch(ctx context.Context, call *admittedCall, streaming boo
 			return b.finish(rc, StatusDenied, code, nil)
 		}
 	}
+	h, _ := b.cfg.Handlers.lookup(capability.Handler())
+	rc.binding = b.effectBinding(rc, capability, h)
 	if code := b.beginDispatch(ctx, rc); code != "" {
 		return b.finish(rc, StatusDenied, code, nil)
 	}
+	rc.dispatched = true
 
-	h, _ := b.cfg.Handlers.lookup(capability.Handler())
+	ctx = withEffectBinding(ctx, rc.binding)
 	b.cfg.Ledger.Append(EventCallDispatched, map[string]string{"call_id": call.callID, "approval_request_id": rc.approvalID})
-	result, evidence, status, code := b.invoke(ctx, h, capability, canonArgs)
+	result, evidence, status, code := b.dispatchOnce(ctx, rc, h, capability, canonArgs)
 	if rc.approvalID != "" && !rc.decisionReplayed {
 		if err := b.cfg.Approvals.Complete(rc.approvalID, status); err != nil {
 			status, code, result = StatusAmbiguous, CodeApprovalAuditFailed, nil
@@ -465,7 +478,7 @@ func (b *Broker) beginDispatch(ctx context.Context, rc *receiptDraft) string {
 		// Durable before the approval's own commit point and the handler;
 		// if that commit point then refuses, the call's denial completes
 		// the record.
-		if err := b.cfg.Journal.BeginDispatch(context.WithoutCancel(ctx), rc.call.callID); err != nil {
+		if err := b.cfg.Journal.BeginDispatch(context.WithoutCancel(ctx), rc.call.callID, rc.binding); err != nil {
 			return CodeJournalUnavailable
 		}
 	}
@@ -486,6 +499,22 @@ func (b *Broker) beginDispatch(ctx context.Context, rc *receiptDraft) string {
 	return CodeApprovalRecordInvalid
 }
 
+// dispatchOnce sends the call to its handler: through Accept to a Provider
+// when the capability asks for acceptance, else through invoke.
+func (b *Broker) dispatchOnce(ctx context.Context, rc *receiptDraft, h any, c *plan.Capability, args json.RawMessage) (json.RawMessage, *TransportEvidence, string, string) {
+	if p, ok := h.(Provider); ok && c.Acceptance() != plan.AcceptanceOff {
+		o := b.accept(ctx, rc, p, c, args)
+		return o.result, nil, o.status, o.code
+	}
+	result, ev, status, code := b.invoke(ctx, h, c, args)
+	if code == CodeHandlerError && c.Acceptance() == plan.AcceptanceNoBlindRetry {
+		// A handler that cannot be read back: its error may follow an
+		// effect, and the call is never sent again.
+		return nil, nil, StatusAmbiguous, CodeDispatchUnknown
+	}
+	return result, ev, status, code
+}
+
 // invoke calls the handler once and checks what it returned.
 func (b *Broker) invoke(ctx context.Context, h any, c *plan.Capability, args json.RawMessage) (result json.RawMessage, ev *TransportEvidence, status, code string) {
 	defer func() {
@@ -504,16 +533,9 @@ func (b *Broker) invoke(ctx context.Context, h any, c *plan.Capability, args jso
 	if err != nil {
 		return nil, nil, StatusError, CodeHandlerError
 	}
-	if len(result) > MaxResultBytes {
-		return nil, nil, StatusError, CodeResultTooLarge
-	}
-	canonResult, err := canonjson.Canonical(result)
-	if err != nil {
-		return nil, nil, StatusError, CodeResultMalformed
-	}
-	decoded, _ := canonjson.DecodeCanonical(canonResult)
-	if c.ValidateOutput(decoded) != nil {
-		return nil, nil, StatusError, CodeOutputSchema
+	canonResult, status, code := checkResult(c, result)
+	if status != StatusOK {
+		return nil, nil, status, code
 	}
 	if c.Playback() == plan.PlaybackCaptured {
 		if ev == nil || *ev == (TransportEvidence{}) {
@@ -524,6 +546,23 @@ func (b *Broker) invoke(ctx context.Context, h any, c *plan.Capability, args jso
 		}
 	}
 	return canonResult, ev, StatusOK, ""
+}
+
+// checkResult checks what a handler (or a Provider's decision) returned:
+// at most 1 MiB of strict JSON valid for the output schema, canonicalised.
+func checkResult(c *plan.Capability, result json.RawMessage) (json.RawMessage, string, string) {
+	if len(result) > MaxResultBytes {
+		return nil, StatusError, CodeResultTooLarge
+	}
+	canonResult, err := canonjson.Canonical(result)
+	if err != nil {
+		return nil, StatusError, CodeResultMalformed
+	}
+	decoded, _ := canonjson.DecodeCanonical(canonResult)
+	if c.ValidateOutput(decoded) != nil {
+		return nil, StatusError, CodeOutputSchema
+	}
+	return canonResult, StatusOK, ""
 }
 
 func validEvidence(e TransportEvidence) bool {
@@ -559,7 +598,7 @@ func (b *Broker) finishWith(rc *receiptDraft, status, code string, result json.R
 		SchemaVersion: ReceiptSchemaVersion, RunID: b.cfg.RunID, PlanSHA256: b.cfg.Plan.Identity(),
 		CallID: rc.call.callID, ParentCallID: rc.call.parent, ApprovalRequestID: rc.approvalID,
 		Capability: rc.call.capability, RequestSHA256: rc.requestSHA256, Outcome: status, ErrorCode: code,
-		ResponseSHA256: responseSHA256, Replayed: rc.replayed,
+		ResponseSHA256: responseSHA256, Replayed: rc.replayed, ProviderReceiptSHA256: rc.providerReceipt(),
 	}
 	b.mu.Lock()
 	r.OperationIndex = len(b.receipts)
@@ -575,9 +614,9 @@ func (b *Broker) finishWith(rc *receiptDraft, status, code string, result json.R
 		resp.Result = result
 	}
 	out := newResponse(resp)
-	if rc.journaled {
+	if rc.journaled && code != CodeDispatchUnknown { // unknown stays unknown in the journal, for a later reconciliation
 		b.journalComplete(rc, JournalCompletion{Outcome: status, ErrorCode: code, Response: out.AppendJSON(nil),
-			Receipt: r.canonical(), ReceiptID: r.ReceiptID})
+			Receipt: r.canonical(), ReceiptID: r.ReceiptID, Projection: rc.projection})
 	}
 	return out
 }
@@ -588,8 +627,22 @@ type receiptDraft struct {
 	approvalID    string
 	approval      ApprovalBinding // what approvalID approves
 	grantHeld     bool            // the call holds a place in its grant's max_calls
+	binding       EffectBinding   // sealed before dispatch
+	dispatched    bool            // the call crossed its dispatch commit point
+	// A Provider's decision: its projection, or (a replayed call) the
+	// reference an earlier attempt recorded.
+	projection      *DecisionProjection
+	replayedReceipt string
 	// With a journal: journaled calls are recorded when they end; a
 	// replayed call answers from an earlier attempt's record; a call with
 	// a replayed decision skips the approval controller.
 	journaled, replayed, decisionReplayed bool
+}
+
+// providerReceipt is the receipt's provider_receipt_sha256.
+func (rc *receiptDraft) providerReceipt() string {
+	if rc.projection != nil {
+		return rc.projection.ReceiptSHA256
+	}
+	return rc.replayedReceipt
 }

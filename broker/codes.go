@@ -34,6 +34,14 @@ const (
 	CodeRunClosed             = "run_closed"
 	CodeCallIdentityMismatch  = "call_identity_mismatch"
 	CodeDispatchUnknown       = "dispatch_outcome_unknown"
+
+	// Provider effect acceptance (acceptance.go, docs/acceptance.md).
+	CodeProviderRejected             = "provider_rejected"
+	CodeProviderConflict             = "provider_conflict"
+	CodeProviderPresentationRejected = "provider_presentation_rejected"
+	CodeProviderEpochRejected        = "provider_epoch_rejected"
+	CodeProviderAnswerInvalid        = "provider_answer_invalid"
+	CodeProviderResultCompacted      = "provider_result_compacted"
 )
 
 // messages are fixed texts: a response never echoes guest input, grants or
@@ -74,6 +82,13 @@ var messages = map[string]string{
 	CodeCallIdentityMismatch:  "an earlier attempt of this run recorded this call id with another request",
 	CodeDispatchUnknown:       "an earlier attempt of this run began this call's dispatch and recorded no outcome; it may have acted and is not retried",
 	CodeJournalUnavailable:    "the run's journal could not record the call; the handler did not run",
+
+	CodeProviderRejected:             "the provider refused the call where it commits the effect (its policy, a revocation or the authorization's validity); nothing was applied",
+	CodeProviderConflict:             "the provider holds this call's effect or authorization identity bound to other content; nothing was applied",
+	CodeProviderPresentationRejected: "the provider refused the call's presentation before reserving anything; nothing was applied",
+	CodeProviderEpochRejected:        "the provider retired the identity epoch this call was bound to; nothing was applied",
+	CodeProviderAnswerInvalid:        "the provider answered with a decision the broker cannot use; it may have acted",
+	CodeProviderResultCompacted:      "the provider decided this call earlier and keeps only its tombstone; the result is no longer available",
 }
 
 // Message returns the fixed text for a code.

@@ -47,9 +47,9 @@ func (b *Broker) admitGrant(rc *receiptDraft, c *plan.Capability, args any) stri
 }
 
 // releaseGrantLocked gives back the budget place of a call that ended
-// without reaching its handler.
+// without reaching its handler (a Provider's denial did reach it).
 func (b *Broker) releaseGrantLocked(rc *receiptDraft, status string) {
-	if rc.grantHeld && status == StatusDenied {
+	if rc.grantHeld && status == StatusDenied && !rc.dispatched {
 		b.grantCalls[rc.call.capability]--
 		rc.grantHeld = false
 	}

@@ -18,9 +18,13 @@ import (
 //     before the grant, the approval and the dispatch;
 //   - AwaitApproval and Decide around a person's decision, so that a
 //     decision is never asked twice;
-//   - BeginDispatch before the approval's own commit point and the handler;
-//   - Complete with the response and the receipt, before the response
-//     returns.
+//   - BeginDispatch before the approval's own commit point and the handler,
+//     with the call's sealed EffectBinding (what a later attempt presents
+//     to a Provider to reconcile the call);
+//   - Complete with the response, the receipt and a Provider's decision
+//     projection, before the response returns; a call whose outcome is
+//     unknown (dispatch_outcome_unknown) is not completed, so that a
+//     later attempt can still reconcile it.
 //
 // An error from Intent, AwaitApproval, Decide or BeginDispatch ends the
 // call before dispatch (journal_unavailable); an error from Complete,
@@ -30,7 +34,7 @@ type CallJournal interface {
 	Intent(ctx context.Context, callID, requestSHA256 string) (JournaledCall, error)
 	AwaitApproval(ctx context.Context, callID, approvalID string) error
 	Decide(ctx context.Context, callID, approvalID string, state ApprovalState, notAfter time.Time) error
-	BeginDispatch(ctx context.Context, callID string) error
+	BeginDispatch(ctx context.Context, callID string, binding EffectBinding) error
 	Complete(ctx context.Context, callID string, c JournalCompletion) error
 }
 
@@ -53,6 +57,10 @@ type JournaledCall struct {
 	// A completed call's receipt and, for outcome ok, its result.
 	Receipt Receipt
 	Result  json.RawMessage
+	// A Provider's decision projection of a completed call, if any.
+	Projection *DecisionProjection
+	// The binding an unknown call was dispatched with.
+	Binding *EffectBinding
 }
 
 // JournalCompletion is what Complete records.
@@ -62,6 +70,10 @@ type JournalCompletion struct {
 	Response  []byte // the response as the guest receives it
 	Receipt   json.RawMessage
 	ReceiptID string
+	// Projection is a Provider's decision projection (strict and
+	// no_blind_retry calls to a Provider): the receipt's
+	// provider_receipt_sha256 is its ReceiptSHA256.
+	Projection *DecisionProjection
 }
 
 // CodeJournalUnavailable: the run's journal could not record a boundary;
@@ -88,6 +100,7 @@ func (b *Broker) journalIntent(ctx context.Context, rc *receiptDraft) (Journaled
 // outcome and result, in a new receipt of this run that says so.
 func (b *Broker) replay(rc *receiptDraft, jc JournaledCall) *Response {
 	rc.approvalID, rc.replayed = jc.Receipt.ApprovalRequestID, true
+	rc.replayedReceipt = jc.Receipt.ProviderReceiptSHA256
 	return b.finishWith(rc, jc.Receipt.Outcome, jc.Receipt.ErrorCode, jc.Result, jc.Receipt.ResponseSHA256)
 }
 

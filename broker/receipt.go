@@ -33,6 +33,9 @@ type Receipt struct {
 	// (under its idempotency key); its outcome and result digest are that
 	// attempt's, and nothing was dispatched this time.
 	Replayed bool `json:"replayed,omitempty"`
+	// ProviderReceiptSHA256 references a Provider's decision receipt (its
+	// DecisionProjection's ReceiptSHA256) for a call the provider decided.
+	ProviderReceiptSHA256 string `json:"provider_receipt_sha256,omitempty"`
 }
 
 // computeID is the domain-separated digest of the receipt with
@@ -71,6 +74,7 @@ func (r Receipt) canonical() []byte {
 	str("outcome", r.Outcome, false)
 	str("parent_call_id", r.ParentCallID, true)
 	str("plan_sha256", r.PlanSHA256, false)
+	str("provider_receipt_sha256", r.ProviderReceiptSHA256, true)
 	str("receipt_id", r.ReceiptID, true)
 	if r.Replayed {
 		b = append(b, `,"replayed":true`...)

@@ -99,7 +99,8 @@ func TestReceiptCanonicalMatchesJCS(t *testing.T) {
 		{},
 		{SchemaVersion: ReceiptSchemaVersion, RunID: "run-1", PlanSHA256: "sha256:ab", CallID: "p:program:1", ParentCallID: "p",
 			ApprovalRequestID: "apr_1", Capability: "a.b", OperationIndex: 7, RequestSHA256: "sha256:cd", Outcome: "ok",
-			ErrorCode: "x", ResponseSHA256: "sha256:ef", ReceiptID: "sha256:00", Replayed: true},
+			ErrorCode: "x", ResponseSHA256: "sha256:ef", ReceiptID: "sha256:00", Replayed: true, ProviderReceiptSHA256: "sha256:12"},
+		{CallID: "c", ProviderReceiptSHA256: "sha256:34"},
 		{CallID: "c", Replayed: true},
 		{CallID: "weird \"id\"\n\x01é", Capability: "\u2028", OperationIndex: 255},
 	} {

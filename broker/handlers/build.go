@@ -222,10 +222,37 @@ func (b *builder) handler(path string, c plan.ManifestCapability, g *plan.Grant,
 	default:
 		b.identity(path, c)
 	}
-	if len(b.problems) > before {
+	if len(b.problems) > before || !b.acceptance(path, c, h) {
 		return nil
 	}
 	return h
+}
+
+// acceptance refuses a capability that asks for strict acceptance of a
+// handler that does not declare every guarantee (acceptance_unsupported):
+// today a kv handler with "acceptance": "strict" in its config, or an exec
+// handler that speaks the provider protocol. Never weakened to a lesser
+// mode. A handler built by Checker answers Profile from its config alone.
+func (b *builder) acceptance(path string, c plan.ManifestCapability, h any) bool {
+	if c.Spec.Acceptance != plan.AcceptanceStrict {
+		return true
+	}
+	p, ok := h.(broker.Provider)
+	if !ok {
+		b.problems = append(b.problems, problem(broker.CodeAcceptanceUnsupported, path,
+			fmt.Sprintf("the capability's acceptance is strict and a %s handler with this config is no provider (strict needs a kv handler with \"acceptance\": \"strict\" or an exec handler speaking the provider protocol)", c.Spec.Handler.Kind)))
+		return false
+	}
+	if missing := p.Profile().Missing(); len(missing) > 0 {
+		names := make([]string, len(missing))
+		for i, g := range missing {
+			names[i] = string(g)
+		}
+		b.problems = append(b.problems, problem(broker.CodeAcceptanceUnsupported, path,
+			"the capability's acceptance is strict and its handler does not declare "+strings.Join(names, ", ")))
+		return false
+	}
+	return true
 }
 
 // identity records an unknown handler kind, or an unknown builtin.

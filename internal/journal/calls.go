@@ -81,6 +81,8 @@ type Call struct {
 	ResponseSHA256 string
 	Receipt        []byte // the receipt (nil once compacted or for a refusal)
 	ReceiptID      string
+	Binding        []byte // the call's effect binding, from BeginDispatch (nil once compacted)
+	Projection     []byte // a provider's decision projection (nil once compacted or without one)
 }
 
 // Answer is what the record says after a crash.
@@ -242,13 +244,23 @@ func (j *Journal) Decide(ctx context.Context, key, callID, approvalID, decision 
 		CallDecided, approvalID, decision, notAfter, key, callID, CallIntent, CallAwaiting)
 }
 
-// BeginDispatch records that the handler is about to run. Only after it
-// returns nil may the handler be called; from then on, until Complete,
-// the call's answer is Unknown.
-func (j *Journal) BeginDispatch(ctx context.Context, key, callID string) error {
-	return j.transition(ctx, KindDispatchBegun, key, callID, map[string]any{},
-		`UPDATE calls SET state = ? WHERE run_key = ? AND call_id = ? AND state IN (?, ?)`,
-		CallDispatching, key, callID, CallIntent, CallDecided)
+// BeginDispatch records that the handler is about to run, with the call's
+// effect binding (canonical JSON, or nil): what a later attempt presents
+// to a provider to reconcile the call. Only after it returns nil may the
+// handler be called; from then on, until Complete, the call's answer is
+// Unknown.
+func (j *Journal) BeginDispatch(ctx context.Context, key, callID string, binding []byte) error {
+	return j.transition(ctx, KindDispatchBegun, key, callID, map[string]any{"binding_sha256": payloadDigest(binding)},
+		`UPDATE calls SET state = ?, binding = ? WHERE run_key = ? AND call_id = ? AND state IN (?, ?)`,
+		CallDispatching, binding, key, callID, CallIntent, CallDecided)
+}
+
+// payloadDigest is the log's digest of an optional payload ("" for none).
+func payloadDigest(b []byte) string {
+	if b == nil {
+		return ""
+	}
+	return canonjson.PlainDigest(b)
 }
 
 // Completion is a call's recorded end.
@@ -258,6 +270,9 @@ type Completion struct {
 	Response  []byte // the Broker's response, as the guest received it
 	Receipt   []byte // the receipt, nil for a refusal without one
 	ReceiptID string
+	// Projection is a provider's decision projection (canonical JSON), nil
+	// without one; the receipt's provider_receipt_sha256 references it.
+	Projection []byte
 }
 
 // Complete records the call's outcome, response and receipt. A call is
@@ -265,11 +280,12 @@ type Completion struct {
 // after its handler ran.
 func (j *Journal) Complete(ctx context.Context, key, callID string, c Completion) error {
 	respDigest := canonjson.PlainDigest(c.Response)
-	body := map[string]any{"outcome": c.Outcome, "error_code": c.ErrorCode, "receipt_id": c.ReceiptID, "response_sha256": respDigest}
+	body := map[string]any{"outcome": c.Outcome, "error_code": c.ErrorCode, "receipt_id": c.ReceiptID, "response_sha256": respDigest,
+		"projection_sha256": payloadDigest(c.Projection)}
 	return j.transition(ctx, KindCallCompleted, key, callID, body,
-		`UPDATE calls SET state = ?, outcome = ?, error_code = ?, response = ?, response_sha256 = ?, receipt = ?, receipt_id = ?
+		`UPDATE calls SET state = ?, outcome = ?, error_code = ?, response = ?, response_sha256 = ?, receipt = ?, receipt_id = ?, projection = ?
 		WHERE run_key = ? AND call_id = ? AND state != ?`,
-		CallCompleted, c.Outcome, c.ErrorCode, c.Response, respDigest, c.Receipt, c.ReceiptID, key, callID, CallCompleted)
+		CallCompleted, c.Outcome, c.ErrorCode, c.Response, respDigest, c.Receipt, c.ReceiptID, c.Projection, key, callID, CallCompleted)
 }
 
 func (j *Journal) transition(ctx context.Context, kind, key, callID string, body map[string]any, update string, args ...any) error {
@@ -285,9 +301,9 @@ func (j *Journal) transition(ctx context.Context, kind, key, callID string, body
 // Call returns the record of callID in the run under key, or nil.
 func (j *Journal) Call(ctx context.Context, key, callID string) (*Call, error) {
 	c := &Call{RunKey: key, CallID: callID}
-	err := j.db.QueryRowContext(ctx, `SELECT request_sha256, state, approval_id, approval_state, approval_not_after, outcome, error_code, response, response_sha256, receipt, receipt_id
+	err := j.db.QueryRowContext(ctx, `SELECT request_sha256, state, approval_id, approval_state, approval_not_after, outcome, error_code, response, response_sha256, receipt, receipt_id, binding, projection
 		FROM calls WHERE run_key = ? AND call_id = ?`, key, callID).Scan(
-		&c.RequestSHA256, &c.State, &c.ApprovalID, &c.ApprovalState, &c.NotAfter, &c.Outcome, &c.ErrorCode, &c.Response, &c.ResponseSHA256, &c.Receipt, &c.ReceiptID)
+		&c.RequestSHA256, &c.State, &c.ApprovalID, &c.ApprovalState, &c.NotAfter, &c.Outcome, &c.ErrorCode, &c.Response, &c.ResponseSHA256, &c.Receipt, &c.ReceiptID, &c.Binding, &c.Projection)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/apysup/apysup/broker"
+	"github.com/apysup/apysup/internal/canonjson"
 )
 
 // ForRun is the broker.CallJournal of the run under key (begun with
@@ -37,6 +38,13 @@ func (r runJournal) Intent(ctx context.Context, callID, requestSHA256 string) (b
 			return broker.JournaledCall{}, fail(CodeCorrupt, "a recorded receipt does not decode", err)
 		}
 		jc.Receipt = rec
+		if c.Projection != nil {
+			var p broker.DecisionProjection
+			if err := canonjson.DecodeStrict(c.Projection, canonjson.MaxGuestBytes, &p); err != nil || p.ReceiptSHA256 != rec.ProviderReceiptSHA256 {
+				return broker.JournaledCall{}, fail(CodeCorrupt, "a recorded provider projection does not decode or match its receipt", err)
+			}
+			jc.Projection = &p
+		}
 		if rec.Outcome == broker.StatusOK {
 			var resp struct {
 				Result json.RawMessage `json:"result"`
@@ -48,7 +56,15 @@ func (r runJournal) Intent(ctx context.Context, callID, requestSHA256 string) (b
 		}
 		return jc, nil
 	case CallDispatching:
-		return broker.JournaledCall{State: broker.JournalUnknown}, nil
+		jc := broker.JournaledCall{State: broker.JournalUnknown}
+		if c.Binding != nil {
+			var b broker.EffectBinding
+			if err := canonjson.DecodeStrict(c.Binding, canonjson.MaxGuestBytes, &b); err != nil {
+				return broker.JournaledCall{}, fail(CodeCorrupt, "a recorded effect binding does not decode", err)
+			}
+			jc.Binding = &b
+		}
+		return jc, nil
 	case CallDecided:
 		return broker.JournaledCall{State: broker.JournalPending, ApprovalID: c.ApprovalID,
 			ApprovalState: broker.ApprovalState(c.ApprovalState), NotAfter: time.UnixMilli(c.NotAfter)}, nil
@@ -64,11 +80,23 @@ func (r runJournal) Decide(ctx context.Context, callID, approvalID string, state
 	return r.j.Decide(ctx, r.key, callID, approvalID, string(state), notAfter.UnixMilli())
 }
 
-func (r runJournal) BeginDispatch(ctx context.Context, callID string) error {
-	return r.j.BeginDispatch(ctx, r.key, callID)
+func (r runJournal) BeginDispatch(ctx context.Context, callID string, binding broker.EffectBinding) error {
+	raw, err := canonjson.Marshal(binding)
+	if err != nil {
+		return fail(CodeInvalid, "an effect binding does not encode", err)
+	}
+	return r.j.BeginDispatch(ctx, r.key, callID, raw)
 }
 
 func (r runJournal) Complete(ctx context.Context, callID string, c broker.JournalCompletion) error {
+	var projection []byte
+	if c.Projection != nil {
+		raw, err := canonjson.Marshal(c.Projection)
+		if err != nil {
+			return fail(CodeInvalid, "a provider projection does not encode", err)
+		}
+		projection = raw
+	}
 	return r.j.Complete(ctx, r.key, callID, Completion{Outcome: c.Outcome, ErrorCode: c.ErrorCode,
-		Response: c.Response, Receipt: c.Receipt, ReceiptID: c.ReceiptID})
+		Response: c.Response, Receipt: c.Receipt, ReceiptID: c.ReceiptID, Projection: projection})
 }

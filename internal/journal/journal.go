@@ -128,8 +128,14 @@ CREATE TABLE IF NOT EXISTS calls (
 	outcome TEXT NOT NULL DEFAULT '', error_code TEXT NOT NULL DEFAULT '',
 	response BLOB, response_sha256 TEXT NOT NULL DEFAULT '',
 	receipt BLOB, receipt_id TEXT NOT NULL DEFAULT '',
+	binding BLOB, projection BLOB,
 	PRIMARY KEY (run_key, call_id)) STRICT;
 `
+
+// addedColumns are the calls columns a journal created before them lacks
+// (the effect binding and a provider's decision projection): Open adds
+// them, empty, so that older journals stay readable.
+var addedColumns = []string{"binding", "projection"}
 
 // Open opens (or creates) the journal in dir, creating dir with mode 0700
 // if it does not exist. It refuses a database older than its epoch file
@@ -229,6 +235,9 @@ func (j *Journal) load(fresh bool, epochRaw []byte) error {
 	}
 	if j.id != ep.JournalID {
 		return fail(CodeForeign, "the epoch file and the database belong to different journals", nil)
+	}
+	if err := j.addColumns(); err != nil {
+		return err
 	}
 	var prev string
 	err := j.db.QueryRow(`SELECT seq, digest, prev FROM log ORDER BY seq DESC LIMIT 1`).Scan(&j.seq, &j.head, &prev)
@@ -374,4 +383,20 @@ func entryDigest(seq int64, prev, kind, runKey, callID string, body []byte) stri
 		"seq": seq, "prev": prev, "kind": kind, "run_key": runKey, "call_id": callID, "body": json.RawMessage(body),
 	})
 	return canonjson.Digest(canonjson.DomainJournal, doc)
+}
+
+// addColumns adds the calls columns an older journal lacks.
+func (j *Journal) addColumns() error {
+	for _, col := range addedColumns {
+		var n int
+		if err := j.db.QueryRow(`SELECT COUNT(*) FROM pragma_table_info('calls') WHERE name = ?`, col).Scan(&n); err != nil {
+			return fail(CodeCorrupt, "cannot read the journal's tables", err)
+		}
+		if n == 0 {
+			if _, err := j.db.Exec(`ALTER TABLE calls ADD COLUMN ` + col + ` BLOB`); err != nil {
+				return fail(CodeUnavailable, "cannot add a column to the journal's calls", err)
+			}
+		}
+	}
+	return nil
 }

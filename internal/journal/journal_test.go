@@ -95,7 +95,7 @@ func TestRunAndCallLifecycle(t *testing.T) {
 	if err := j.Decide(ctx, "key-1", "capability-1", "apr_1", "approved", 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := j.BeginDispatch(ctx, "key-1", "capability-1"); err != nil {
+	if err := j.BeginDispatch(ctx, "key-1", "capability-1", nil); err != nil {
 		t.Fatal(err)
 	}
 	if c, _ := j.Call(ctx, "key-1", "capability-1"); c.Answer() != Unknown {
@@ -150,7 +150,7 @@ func TestResumeAfterCrash(t *testing.T) {
 	if err := j.Decide(ctx, "k", "capability-2", "apr_2", "approved", 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := j.BeginDispatch(ctx, "k", "capability-3"); err != nil {
+	if err := j.BeginDispatch(ctx, "k", "capability-3", nil); err != nil {
 		t.Fatal(err)
 	}
 	j.Close() // the supervisor dies here
@@ -169,10 +169,10 @@ func TestResumeAfterCrash(t *testing.T) {
 	if _, _, err := j.Intent(ctx, "k", "capability-1", reqDigest(7)); codeOf(err) != CodeCallIdentityMismatch {
 		t.Fatalf("another request under a recorded id: %v", err)
 	}
-	if err := j.BeginDispatch(ctx, "k", "capability-3"); codeOf(err) != CodeInvalid {
+	if err := j.BeginDispatch(ctx, "k", "capability-3", nil); codeOf(err) != CodeInvalid {
 		t.Fatalf("an unknown call dispatched again: %v", err)
 	}
-	if err := j.BeginDispatch(ctx, "k", "capability-1"); err != nil {
+	if err := j.BeginDispatch(ctx, "k", "capability-1", nil); err != nil {
 		t.Fatalf("an absent call: %v", err)
 	}
 	// A live owner holds its key.
@@ -329,7 +329,7 @@ func TestVerifyFindsTampering(t *testing.T) {
 			}
 			done, request := realCall(t, "run_1", 1)
 			_, _, _ = j.Intent(ctx, "k", "capability-1", request)
-			j.BeginDispatch(ctx, "k", "capability-1")
+			j.BeginDispatch(ctx, "k", "capability-1", nil)
 			if err := j.Complete(ctx, "k", "capability-1", done); err != nil {
 				t.Fatal(err)
 			}
@@ -364,7 +364,7 @@ func TestCompactKeepsTombstones(t *testing.T) {
 	}
 	done, request := realCall(t, "run_1", 1)
 	_, _, _ = j.Intent(ctx, "k", "capability-1", request)
-	j.BeginDispatch(ctx, "k", "capability-1")
+	j.BeginDispatch(ctx, "k", "capability-1", nil)
 	j.Complete(ctx, "k", "capability-1", done)
 	j.EndRun(ctx, "k", "ok", true, []byte(`{}`))
 	if n, err := j.Compact(ctx, 0); n != 0 || err != nil {
@@ -405,7 +405,7 @@ func TestConcurrentCalls(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			if err := j.BeginDispatch(ctx, "k", id); err != nil {
+			if err := j.BeginDispatch(ctx, "k", id, nil); err != nil {
 				t.Error(err)
 			}
 		}()

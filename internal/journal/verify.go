@@ -46,6 +46,7 @@ func (j *Journal) Verify(ctx context.Context) []Problem {
 
 	type callWant struct {
 		request, state, approvalID, approvalState, outcome, errorCode, receiptID, response string
+		binding, projection                                                                string // payload digests ("" for none)
 		notAfter                                                                           int64
 	}
 	type runWant struct {
@@ -119,11 +120,12 @@ func (j *Journal) Verify(ctx context.Context) []Problem {
 			}
 		case KindDispatchBegun:
 			if c != nil {
-				c.state = CallDispatching
+				c.state, c.binding = CallDispatching, str("binding_sha256")
 			}
 		case KindCallCompleted:
 			if c != nil {
 				c.state, c.outcome, c.errorCode, c.receiptID, c.response = CallCompleted, str("outcome"), str("error_code"), str("receipt_id"), str("response_sha256")
+				c.projection = str("projection_sha256")
 			}
 		default:
 			add(Problem{Code: ProblemEntry, Seq: seq, Message: "unknown entry kind " + kind})
@@ -170,7 +172,7 @@ func (j *Journal) Verify(ctx context.Context) []Problem {
 		}
 	}
 
-	callRows, err := j.db.QueryContext(ctx, `SELECT run_key, call_id, request_sha256, state, approval_id, approval_state, approval_not_after, outcome, error_code, response, response_sha256, receipt, receipt_id FROM calls`)
+	callRows, err := j.db.QueryContext(ctx, `SELECT run_key, call_id, request_sha256, state, approval_id, approval_state, approval_not_after, outcome, error_code, response, response_sha256, receipt, receipt_id, binding, projection FROM calls`)
 	if err != nil {
 		return append(problems, Problem{Code: ProblemUnreadable, Message: err.Error()})
 	}
@@ -178,7 +180,7 @@ func (j *Journal) Verify(ctx context.Context) []Problem {
 	seenCalls := map[[2]string]bool{}
 	for callRows.Next() {
 		var c Call
-		if err := callRows.Scan(&c.RunKey, &c.CallID, &c.RequestSHA256, &c.State, &c.ApprovalID, &c.ApprovalState, &c.NotAfter, &c.Outcome, &c.ErrorCode, &c.Response, &c.ResponseSHA256, &c.Receipt, &c.ReceiptID); err != nil {
+		if err := callRows.Scan(&c.RunKey, &c.CallID, &c.RequestSHA256, &c.State, &c.ApprovalID, &c.ApprovalState, &c.NotAfter, &c.Outcome, &c.ErrorCode, &c.Response, &c.ResponseSHA256, &c.Receipt, &c.ReceiptID, &c.Binding, &c.Projection); err != nil {
 			return append(problems, Problem{Code: ProblemUnreadable, Message: err.Error()})
 		}
 		id := [2]string{c.RunKey, c.CallID}
@@ -189,10 +191,13 @@ func (j *Journal) Verify(ctx context.Context) []Problem {
 			add(Problem{Code: ProblemState, RunKey: c.RunKey, CallID: c.CallID, Message: "the call record disagrees with the log"})
 			continue
 		}
+		compacted := runs[c.RunKey] != nil && runs[c.RunKey].state == RunCompacted
+		if !compacted && (payloadDigest(c.Binding) != w.binding || payloadDigest(c.Projection) != w.projection) {
+			add(Problem{Code: ProblemPayload, RunKey: c.RunKey, CallID: c.CallID, Message: "the recorded binding or provider projection does not match its digest"})
+		}
 		if c.State != CallCompleted {
 			continue
 		}
-		compacted := runs[c.RunKey] != nil && runs[c.RunKey].state == RunCompacted
 		if !compacted && canonjson.PlainDigest(c.Response) != c.ResponseSHA256 {
 			add(Problem{Code: ProblemPayload, RunKey: c.RunKey, CallID: c.CallID, Message: "the recorded response does not match its digest"})
 		}
@@ -261,7 +266,7 @@ func (j *Journal) Compact(ctx context.Context, endedBeforeMillis int64) (int, er
 			if _, err := tx.Exec(`UPDATE runs SET state = ?, result = NULL WHERE key = ? AND state = ?`, RunCompacted, k, RunCompleted); err != nil {
 				return dbErr(err)
 			}
-			if _, err := tx.Exec(`UPDATE calls SET response = NULL, receipt = NULL WHERE run_key = ?`, k); err != nil {
+			if _, err := tx.Exec(`UPDATE calls SET response = NULL, receipt = NULL, binding = NULL, projection = NULL WHERE run_key = ?`, k); err != nil {
 				return dbErr(err)
 			}
 		}

@@ -206,7 +206,9 @@ func (s *Supervisor) Run(ctx context.Context, req Request) (*Result, error) {
 	}
 	b, err := broker.New(broker.Config{Plan: req.Plan, RunID: runID, Surface: req.Surface, Parent: req.Parent,
 		Handlers: req.Handlers, Approvals: req.Approvals, Ledger: ledger, Journal: callJournal})
-	if err != nil {
+	if code := plan.CodeOf(err); code == broker.CodeAcceptanceUnsupported {
+		return refuse(sandbox.StatusRefused, code, err) // a strict capability whose live provider misses a guarantee
+	} else if err != nil {
 		return refuse(sandbox.StatusRefused, CodeInvalidRequest, err)
 	}
 	ledger.Append(broker.EventRunAdmitted, admittedBody(res, req))
