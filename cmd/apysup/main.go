@@ -51,7 +51,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		HideHelpCommand: true,
 		// main decides the exit status; the library must not call os.Exit.
 		ExitErrHandler: func(*cli.Context, error) {},
-		Commands:       []*cli.Command{runCommand(), serveCommand(), planCommand(), doctorCommand(), seccompCommand(), receiptsCommand(), eventsCommand(), journalCommand(), configCommand(), approvalsCommand(), versionCommand()},
+		Commands:       []*cli.Command{runCommand(), serveCommand(), planCommand(), doctorCommand(), seccompCommand(), receiptsCommand(), eventsCommand(), journalCommand(), grantsCommand(), configCommand(), approvalsCommand(), versionCommand()},
 	}
 	app.Version = versionString() // --version prints "apysup version " and this, as `apysup version` does
 	app.OnUsageError = usageError
