@@ -89,6 +89,8 @@ var messages = map[string]string{
 	CodeProviderEpochRejected:        "the provider retired the identity epoch this call was bound to; nothing was applied",
 	CodeProviderAnswerInvalid:        "the provider answered with a decision the broker cannot use; it may have acted",
 	CodeProviderResultCompacted:      "the provider decided this call earlier and keeps only its tombstone; the result is no longer available",
+	CodeGrantNotRevocable:            "the capability's handler is no provider that can revoke a grant",
+	CodeRevocationFailed:             "the provider did not record the revocation; nothing is revoked",
 }
 
 // Message returns the fixed text for a code.

@@ -28,13 +28,7 @@ type RevocationError struct {
 }
 
 func (e *RevocationError) Error() string {
-	switch e.Code {
-	case CodeUnknownCapability:
-		return fmt.Sprintf("broker: no capability %q in the Plan (%s)", e.Capability, e.Code)
-	case CodeGrantNotRevocable:
-		return fmt.Sprintf("broker: capability %s: its handler is no provider that can revoke a grant (%s)", e.Capability, e.Code)
-	}
-	return fmt.Sprintf("broker: capability %s: the provider did not record the revocation (%s)", e.Capability, e.Code)
+	return fmt.Sprintf("broker: capability %q: %s (%s)", e.Capability, messages[e.Code], e.Code)
 }
 
 // Unwrap exposes a context error of the provider, so that errors.Is works.

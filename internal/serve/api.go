@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/apysup/apysup/broker"
 	"github.com/apysup/apysup/internal/journal"
 	"github.com/apysup/apysup/internal/sandbox"
 	"github.com/apysup/apysup/internal/sandbox/supervisor"
@@ -45,6 +46,8 @@ var statusOf = map[string]int{
 	CodeApprovalDecided: http.StatusConflict, CodeOverloaded: http.StatusTooManyRequests,
 	CodeShuttingDown: http.StatusServiceUnavailable, CodeInternal: http.StatusInternalServerError,
 	journal.CodeUnavailable: http.StatusServiceUnavailable, journal.CodeRunActive: http.StatusConflict,
+	broker.CodeUnknownCapability: http.StatusNotFound, broker.CodeGrantNotRevocable: http.StatusConflict,
+	broker.CodeRevocationFailed:   http.StatusServiceUnavailable,
 	sandbox.CodeWorkspaceTooLarge: http.StatusRequestEntityTooLarge,
 }
 
@@ -162,6 +165,14 @@ type PlanRequest struct {
 type PlanResponse struct {
 	PlanSHA256 string            `json:"plan_sha256"`
 	Tools      []plan.ToolSchema `json:"tools"`
+}
+
+// RevokeRequest is POST /v1/grants/revoke's body: a capability of a Plan
+// sealed by POST /v1/plans, whose grant is revoked at the provider that
+// serves the Plan's runs. The answer is a broker.Revocation.
+type RevokeRequest struct {
+	PlanSHA256 string `json:"plan_sha256"`
+	Capability string `json:"capability"`
 }
 
 // Decision is the answer of POST /v1/approvals/{id}/approve|reject.
@@ -312,6 +323,21 @@ func ParsePlanRequest(body []byte) (*PlanRequest, error) {
 	}
 	if len(req.Manifest) == 0 || string(req.Manifest) == "null" {
 		return nil, refusal(CodeInvalidRequest, "manifest is required")
+	}
+	return &req, nil
+}
+
+// ParseRevokeRequest reads POST /v1/grants/revoke's body.
+func ParseRevokeRequest(body []byte) (*RevokeRequest, error) {
+	var req RevokeRequest
+	if err := decodeStrict(body, &req); err != nil {
+		return nil, err
+	}
+	switch {
+	case req.PlanSHA256 == "" || len(req.PlanSHA256) > 80:
+		return nil, refusal(CodeInvalidRequest, "plan_sha256 is required: a digest from POST /v1/plans")
+	case req.Capability == "" || len(req.Capability) > 128:
+		return nil, refusal(CodeInvalidRequest, "capability is required: a capability name of the Plan")
 	}
 	return &req, nil
 }

@@ -10,9 +10,11 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/apysup/apysup/broker"
 	"github.com/apysup/apysup/internal/sandbox/doctor"
 	"github.com/apysup/apysup/internal/sandbox/supervisor"
 	"github.com/apysup/apysup/internal/sandbox/wazero"
+	"github.com/apysup/apysup/plan"
 )
 
 // OpenAPI is the API's OpenAPI 3.1 document, served at
@@ -36,6 +38,7 @@ var routes = []route{
 	{"POST /v1/runs/{id}/cancel", (*Server).cancelRun},
 	{"GET /v1/runs/{id}/events", (*Server).runEvents},
 	{"GET /v1/approvals", (*Server).listApprovals},
+	{"POST /v1/grants/revoke", (*Server).revokeGrant},
 	{"POST /v1/approvals/{id}/approve", func(s *Server, w http.ResponseWriter, r *http.Request) { s.decideApproval(w, r, true) }},
 	{"POST /v1/approvals/{id}/reject", func(s *Server, w http.ResponseWriter, r *http.Request) { s.decideApproval(w, r, false) }},
 	{"GET /v1/health", (*Server).health},
@@ -193,6 +196,33 @@ func (s *Server) resolvePlan(v *validRun) (*sealedPlan, error) {
 	s.empty.refs++
 	s.plans.mu.Unlock()
 	return s.empty, nil
+}
+
+// revokeGrant revokes a capability's grant at the provider that serves the
+// cached Plan's runs (the same handler instances): docs/acceptance.md.
+func (s *Server) revokeGrant(w http.ResponseWriter, r *http.Request) {
+	body, e := readBody(w, r)
+	if e != nil {
+		s.fail(w, e)
+		return
+	}
+	req, err := ParseRevokeRequest(body)
+	if err != nil {
+		s.fail(w, asError(err))
+		return
+	}
+	sp := s.plans.get(req.PlanSHA256)
+	if sp == nil {
+		s.fail(w, refusal(CodePlanNotFound, "no Plan with that digest is cached: POST /v1/plans first"))
+		return
+	}
+	defer s.plans.release(sp)
+	rev, err := broker.RevokeGrant(r.Context(), sp.plan, sp.handlers, req.Capability)
+	if err != nil {
+		s.fail(w, refusal(plan.CodeOf(err), "%s", broker.Message(plan.CodeOf(err))))
+		return
+	}
+	writeJSON(w, http.StatusOK, rev)
 }
 
 func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {

@@ -125,8 +125,8 @@ func TestOpenAPIExamplesValidate(t *testing.T) {
 					t.Errorf("%s %s: the request has no example", method, path)
 					continue
 				}
-				// The request schema is named by operation: RunRequest or PlanRequest.
-				name := map[string]string{"/v1/runs": "RunRequest", "/v1/plans": "PlanRequest"}[path]
+				// The request schema is named by operation: RunRequest, PlanRequest or RevokeRequest.
+				name := map[string]string{"/v1/runs": "RunRequest", "/v1/plans": "PlanRequest", "/v1/grants/revoke": "RevokeRequest"}[path]
 				if name == "" {
 					t.Errorf("%s %s: a request body without a known schema", method, path)
 					continue
@@ -154,8 +154,9 @@ func TestOpenAPIExamplesValidate(t *testing.T) {
 	}
 	// The handlers' own request parsers accept the request examples.
 	for path, parse := range map[string]func([]byte) error{
-		"/v1/runs":  func(b []byte) error { _, err := ParseRunRequest(b); return err },
-		"/v1/plans": func(b []byte) error { _, err := ParsePlanRequest(b); return err },
+		"/v1/runs":          func(b []byte) error { _, err := ParseRunRequest(b); return err },
+		"/v1/plans":         func(b []byte) error { _, err := ParsePlanRequest(b); return err },
+		"/v1/grants/revoke": func(b []byte) error { _, err := ParseRevokeRequest(b); return err },
 	} {
 		if err := parse(doc.Paths[path]["post"].RequestBody.Content["application/json"].Example); err != nil {
 			t.Errorf("%s: the example is refused: %v", path, err)
