@@ -21,6 +21,25 @@ func emptyPlan(t *testing.T) *plan.Plan {
 	return p
 }
 
+// strictPlan asks for strict acceptance of a handler that is no provider.
+func strictPlan(t *testing.T) (*plan.Plan, *broker.Handlers) {
+	r, _ := plan.NewRegistry(4)
+	id := broker.EchoIdentity()
+	if err := r.Register(plan.Spec{Name: "notes.put", Version: "1", Effect: plan.EffectWrite, Playback: plan.PlaybackLive,
+		Handler: id, Acceptance: plan.AcceptanceStrict}); err != nil {
+		t.Fatal(err)
+	}
+	g, _ := plan.NewGrant([]byte(`{}`))
+	_ = r.Bind("notes.put", g)
+	p, err := r.Seal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := broker.NewHandlers()
+	_ = hs.Add(id, broker.Echo{})
+	return p, hs
+}
+
 func scriptFile(t *testing.T) string {
 	p := filepath.Join(t.TempDir(), "main.py")
 	if err := os.WriteFile(p, []byte("print('hi')\n"), 0o644); err != nil {
@@ -48,6 +67,7 @@ func TestRunRefusals(t *testing.T) {
 			os.Symlink("/etc", filepath.Join(dir, "etc"))
 			r.WorkspaceSeed = dir
 		}, sandbox.CodeWorkspaceInputInvalid},
+		{"strict capability without a provider", func(r *Request) { r.Plan, r.Handlers = strictPlan(t) }, broker.CodeAcceptanceUnsupported},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
