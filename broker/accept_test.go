@@ -410,7 +410,7 @@ func TestStrictCommitReferencesTheProviderReceipt(t *testing.T) {
 	}
 	r := b.Receipts()[0]
 	want := fp.decisions[fp.bindings[0].EffectID].projection.ReceiptSHA256
-	if r.ProviderReceiptSHA256 != want || r.ReceiptID != r.computeID() {
+	if r.ProviderReceiptSHA256 != want || VerifyReceipts(p.Identity(), "run-keyed", MarshalReceipts(b.Receipts())) != nil {
 		t.Fatalf("receipt %+v, want provider receipt %s", r, want)
 	}
 	if c := j.calls["capability-1"].completion; c.Projection == nil || c.Projection.ReceiptSHA256 != want {

@@ -82,7 +82,8 @@ func VerifyReceipts(planSHA256, runID string, receipts []json.RawMessage) error 
 			continue
 		}
 		if r.SchemaVersion != ReceiptSchemaVersion || !canonjson.IsDigest(r.RequestSHA256) ||
-			(r.ResponseSHA256 != "" && !canonjson.IsDigest(r.ResponseSHA256)) || !validOutcome(r.Outcome) {
+			(r.ResponseSHA256 != "" && !canonjson.IsDigest(r.ResponseSHA256)) || !validOutcome(r.Outcome) ||
+			(r.ProviderReceiptSHA256 != "" && !canonjson.IsDigest(r.ProviderReceiptSHA256)) {
 			add(i, CodeReceiptMalformed, "schema_version, digests or outcome malformed")
 		}
 		if r.ReceiptID != r.computeID() {

@@ -45,6 +45,7 @@ func TestVerifyDetectsTampering(t *testing.T) {
 		"parent":          func(m map[string]any) { m["parent_call_id"] = "other" },
 		"extra field":     func(m map[string]any) { m["note"] = "hi" },
 		"dropped id":      func(m map[string]any) { delete(m, "receipt_id") },
+		"provider ref":    func(m map[string]any) { m["provider_receipt_sha256"] = "sha256:" + strings.Repeat("3", 64) },
 	}
 	for name, f2 := range tamper {
 		t.Run(name, func(t *testing.T) {
