@@ -12,8 +12,10 @@
 //     one per boundary (run_begun, call_intent, approval_awaited,
 //     approval_decided, dispatch_begun, call_completed, run_ended,
 //     compacted). Bodies hold ids, digests and codes; the bulky payloads
-//     (a call's broker response and receipt, a run's RunResult) live in the
-//     state tables beside the digests the log binds.
+//     (a call's broker response and receipt, a run's RunResult, the effect
+//     binding a call was dispatched with and a provider's decision
+//     projection) live in the state tables beside the digests the log
+//     binds.
 //   - runs, calls: the state a replay of the log gives, kept in the same
 //     transaction as each log entry, so a lookup is one indexed read.
 //   - journal.epoch (outside the database): the journal's id and the
