@@ -309,9 +309,15 @@ func classify(out *sandbox.Outcome, err error, how ending) {
 // a path outside every mount resolves, and a missing one is ENOENT as
 // natively. Without a "/" preopen, wasi-libc refuses such a path itself
 // with ENOTCAPABLE (PermissionError): pathlib's exists() raised where
-// os.path.exists() answered False.
+// os.path.exists() answered False. sys.executable (sandbox.GuestPython)
+// is an empty file: there is no process to run it, but code that opens
+// it finds it, as natively (platform.libc_ver() reads it and answers
+// that the C library is not glibc; test_time failed to import).
 func guestRoot(mounts []string) fstest.MapFS {
-	root := fstest.MapFS{}
+	root := fstest.MapFS{strings.TrimPrefix(sandbox.GuestPython, "/"): &fstest.MapFile{Mode: 0o555}}
+	for d := path.Dir(strings.TrimPrefix(sandbox.GuestPython, "/")); d != "."; d = path.Dir(d) {
+		root[d] = &fstest.MapFile{Mode: fs.ModeDir | 0o555}
+	}
 	for _, m := range mounts {
 		for d := strings.Trim(m, "/"); d != "" && d != "."; d = path.Dir(d) {
 			root[d] = &fstest.MapFile{Mode: fs.ModeDir | 0o555}

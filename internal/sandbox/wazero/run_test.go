@@ -330,18 +330,20 @@ func TestFilesystemShowsNothingElse(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ws, "in.txt"), []byte("input"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out := run(t, `import os, json
+	out := run(t, `import os, json, platform, sys
 def probe(f):
     try:
         return f()
     except OSError as e:
         return "errno %d" % e.errno
 r = {}
-for p in ["/etc", "/etc/passwd", "/usr/bin/python3.11", "/proc/self", "/tmp", "/root", "/run/apysup/channel.json", "/run/apysup/out/x/../../../../etc"]:
+for p in ["/etc", "/etc/passwd", "/usr/bin/python3", "/proc/self", "/tmp", "/root", "/run/apysup/channel.json", "/run/apysup/out/x/../../../../etc"]:
     r["exists " + p] = os.path.exists(p)
 r["ls /"] = sorted(os.listdir("/"))
 r["ls /usr"] = sorted(os.listdir("/usr"))
 r["ls /usr/lib"] = sorted(os.listdir("/usr/lib"))
+r["ls /usr/bin"] = sorted(os.listdir("/usr/bin"))
+r["executable"] = [sys.executable, os.path.getsize(sys.executable), platform.libc_ver()]
 r["ls job"] = sorted(os.listdir("/run/apysup/job"))
 r["ls opt"] = sorted(os.listdir("/opt/apysup"))
 r["ls workspace"] = sorted(os.listdir("."))
@@ -351,6 +353,7 @@ r["write job"] = probe(lambda: open("/run/apysup/job/x", "w"))
 r["write opt"] = probe(lambda: open("/opt/apysup/x", "w"))
 r["write stdlib"] = probe(lambda: open("/usr/lib/x", "w"))
 r["write root"] = probe(lambda: open("/x", "w"))
+r["write executable"] = probe(lambda: os.write(os.open(sys.executable, os.O_WRONLY), b"x"))
 r["make symlink"] = probe(lambda: os.symlink("../..", "up"))
 r["dotdot"] = probe(lambda: open("../" * 8 + "etc/passwd").read())
 print(json.dumps(r, sort_keys=True))
@@ -364,15 +367,18 @@ print(json.dumps(r, sort_keys=True))
 			t.Errorf("%s: %v", k, v)
 		}
 	}
-	// "/" holds only the directories that lead to the mounts.
-	lsUsr := `["lib"]`
+	// "/" holds only the directories that lead to the mounts, and an empty
+	// file at sys.executable.
+	lsUsr := `["bin","lib"]`
 	if interpreter(t).zoneinfo != nil {
-		lsUsr = `["lib","share"]`
+		lsUsr = `["bin","lib","share"]`
 	}
 	for k, want := range map[string]string{
 		"ls /":            `["opt","run","usr","workspace"]`,
 		"ls /usr":         lsUsr,
 		"ls /usr/lib":     `["python3.11"]`,
+		"ls /usr/bin":     `["python3.11"]`,
+		"executable":      `["/usr/bin/python3.11",0,["",""]]`,
 		"ls job":          `[".argv","main.py","prelude.py"]`,
 		"ls opt":          `["_agent_runtime_host.py","_agent_runtime_wire.py","agent_runtime.py","apysup_runner.py"]`,
 		"ls workspace":    `["in.txt"]`,
@@ -383,7 +389,7 @@ print(json.dumps(r, sort_keys=True))
 			t.Errorf("%s = %s, want %s", k, b, want)
 		}
 	}
-	for _, k := range []string{"write job", "write opt", "write stdlib", "write root", "make symlink", "dotdot"} {
+	for _, k := range []string{"write job", "write opt", "write stdlib", "write root", "write executable", "make symlink", "dotdot"} {
 		if s, _ := got[k].(string); !strings.HasPrefix(s, "errno ") {
 			t.Errorf("%s = %v, want an OSError", k, got[k])
 		}
