@@ -46,6 +46,11 @@ class Recorder(unittest.TestResult):
         self.outcomes = outcomes
 
     def _set(self, test, outcome, detail=""):
+        # A subtest's outcome is its test's: a skip inside subTest() (as
+        # script_helper's requires_subprocess raises) would otherwise be
+        # recorded under the subtest's own id, "test (param=...)".
+        if isinstance(test, unittest.case._SubTest):
+            test = test.test_case
         tid = test.id()
         old = self.outcomes.get(tid)
         if old is None or RANK[outcome] > RANK[old[0]]:

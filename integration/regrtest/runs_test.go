@@ -126,7 +126,8 @@ func buildSeed(dir string, modules []string) error {
 var siblingImport = regexp.MustCompile(`(?m)(?:\btest\.|^from test import )(test_\w+)`)
 
 // copyEntry copies a file or a directory tree, skipping __pycache__ and
-// anything that is neither a regular file nor a directory.
+// anything that is neither a regular file nor a directory. A file keeps its
+// execute bits (test_zipfile runs its ziptestdata/exe_with_zip).
 func copyEntry(src, dst string) error {
 	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
@@ -144,7 +145,11 @@ func copyEntry(src, dst string) error {
 			if err != nil {
 				return err
 			}
-			return os.WriteFile(target, b, 0o644)
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(target, b, 0o644|info.Mode().Perm()&0o111)
 		}
 		return nil
 	})
