@@ -1,4 +1,4 @@
-# Run with a 45 s timeout: both backends end the guest, whatever it is doing.
+# Run with a 10 s timeout: both backends end the guest, whatever it is doing.
 import echo
 
 print(echo.say(text="before the loop"), flush=True)

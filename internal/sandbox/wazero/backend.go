@@ -135,6 +135,9 @@ func (b *Backend) Run(ctx context.Context, job sandbox.Job, limits sandbox.Limit
 	}
 	defer removeOutDir()
 
+	// The run's clock starts once the runner reads its job (below).
+	clock := newRunClock(ctx, limits.Timeout)
+	defer clock.stop()
 	jobFiles := fstest.MapFS{
 		scriptName:          &fstest.MapFile{Data: script, Mode: 0o444},
 		sandbox.PreludeFile: &fstest.MapFile{Data: job.Prelude, Mode: 0o444},
@@ -155,7 +158,7 @@ func (b *Backend) Run(ctx context.Context, job sandbox.Job, limits sandbox.Limit
 	}
 	mount(&sysfs.AdaptFS{FS: b.in.stdlib}, stdlibMount)
 	mount(&sysfs.AdaptFS{FS: b.in.guestFiles}, sandbox.GuestFilesDir)
-	mount(&sysfs.AdaptFS{FS: jobFiles}, sandbox.GuestJobDir)
+	mount(&sysfs.AdaptFS{FS: openWatch{FS: jobFiles, name: sandbox.ArgvFile, opened: clock.start}}, sandbox.GuestJobDir)
 	// IANA time zones, read-only, where the native guest finds them too
 	// (its /usr is the host's, read-only): zoneinfo works on both.
 	if b.in.zoneinfo != nil {
@@ -176,9 +179,7 @@ func (b *Backend) Run(ctx context.Context, job sandbox.Job, limits sandbox.Limit
 
 	args := sandbox.RunnerArgv()
 	mem := &linearMemory{limit: uint64(limits.MemoryBytes)}
-	runCtx, cancel := context.WithTimeout(ctx, limits.Timeout)
-	defer cancel()
-	runCtx = experimental.WithMemoryAllocator(runCtx, mem)
+	runCtx := experimental.WithMemoryAllocator(clock.ctx, mem)
 	runCtx = context.WithValue(runCtx, runKey{}, b.dispatcher)
 
 	// fd_write lands in the Capture, which never waits for the Output.

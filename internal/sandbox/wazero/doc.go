@@ -24,8 +24,9 @@
 // wasm_trap.
 //
 // Limits: MemoryBytes caps linear memory (a refused grow is a MemoryError in
-// the guest, memory_limit when the guest then fails); Timeout and ctx end
-// the guest through wazero's close-on-context-done, which checks at every
+// the guest, memory_limit when the guest then fails); Timeout counts from
+// when the runner reads its job, as natively from the job's hand-over to a
+// started interpreter (clock.go); Timeout and ctx end the guest through wazero's close-on-context-done, which checks at every
 // loop back-edge by calling into Go and makes guest code about 3x slower
 // (measured: an empty run 100 ms of CPU without it, 293 ms with it), the
 // price of ending any guest, even one spinning in C; OutputBytes caps
