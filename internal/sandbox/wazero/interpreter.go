@@ -38,6 +38,12 @@ type Config struct {
 	// DpkgStatus is the dpkg status file that says which python3.11
 	// revision the host (the native guest) runs; "" means DpkgStatus.
 	DpkgStatus string
+
+	// unchecked compiles without wazero's close-on-context-done: guest code
+	// runs without its check at every loop back-edge, and nothing but the
+	// process's end can stop a spinning guest. Only this package's
+	// benchmarks set it, to measure what the check costs.
+	unchecked bool
 }
 
 // Interpreter is CPython compiled for one process: a wazero runtime, the
@@ -98,7 +104,7 @@ func Load(ctx context.Context, cfg Config) (*Interpreter, error) {
 	// compiled module is shared by runs with different limits.
 	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().
 		WithCompilationCache(cache).
-		WithCloseOnContextDone(true))
+		WithCloseOnContextDone(!cfg.unchecked))
 	in := &Interpreter{
 		compiled:   cacheWatch{dir: cacheDir, progress: cfg.Progress},
 		runtime:    rt,

@@ -441,6 +441,48 @@ func BenchmarkWazeroRunEmpty(b *testing.B) {
 	reportCPU(b, start, b.N)
 }
 
+// BenchmarkWazeroBackEdgeCheck is what close-on-context-done costs
+// CPU-bound Python: a loop of calls, attributes and integer arithmetic,
+// compiled with the check at every loop back-edge (every Run's) and
+// without it (what a guest in a child process that the host kills at the
+// timeout could run). cpu-ms is the guest thread's CPU time less that of
+// the same script doing nothing; the first run without the check compiles
+// python.wasm once into the disk cache (a key of its own).
+func BenchmarkWazeroBackEdgeCheck(b *testing.B) {
+	checked := interpreter(b)
+	unchecked, err := Load(context.Background(), Config{unchecked: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer unchecked.Close(context.Background())
+	script := `import sys
+def f(n):
+    total, d = 0, {}
+    for i in range(n):
+        d[i & 63] = d.get(i & 63, 0) + i
+        total += len(str(i)) * 3 % 7
+    return total
+print(f(int(sys.argv[1])))
+`
+	for _, tc := range []struct {
+		name string
+		in   *Interpreter
+	}{{"checked", checked}, {"unchecked", unchecked}} {
+		b.Run(tc.name, func(b *testing.B) {
+			var cpu time.Duration
+			for b.Loop() {
+				idle := run(b, script, runOpts{in: tc.in, args: []string{"0"}})
+				busy := run(b, script, runOpts{in: tc.in, args: []string{"200000"}})
+				if idle.Status != sandbox.StatusOK || busy.Status != sandbox.StatusOK {
+					b.Fatalf("status %s, %s: %s", idle.Status, busy.Status, busy.Stderr)
+				}
+				cpu += time.Duration(busy.Usage.CPUTimeNs - idle.Usage.CPUTimeNs)
+			}
+			b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms")
+		})
+	}
+}
+
 // BenchmarkWazeroFirstCompile compiles python.wasm with an empty on-disk
 // compilation cache each time: the cost of a process's first run.
 func BenchmarkWazeroFirstCompile(b *testing.B) {
