@@ -1,10 +1,13 @@
 package main
 
 import (
+	"archive/tar"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/signal"
@@ -53,7 +56,7 @@ func runRemote(c *cli.Context, addr, scriptPath string, args []string, sel *sele
 		return cli.Exit(err.Error(), ExitUsage)
 	}
 	if dir := c.String("workspace"); dir != "" {
-		if req.Workspace, err = readWorkspace(dir); err != nil {
+		if req.WorkspaceTar, err = packWorkspace(dir); err != nil {
 			return cli.Exit(fmt.Sprintf("--workspace %s: %v", dir, err), ExitUsage)
 		}
 	}
@@ -159,32 +162,53 @@ func remoteLimits(sel *selection) (serve.RunLimits, error) {
 	return l, nil
 }
 
-// readWorkspace reads a directory of regular files into a file map,
-// within the bounds of a request.
-func readWorkspace(dir string) (map[string][]byte, error) {
-	files := map[string][]byte{}
-	total := 0
+// packWorkspace packs a directory of regular files and directories into
+// an uncompressed tar (POST /v1/runs's workspace_tar), with their
+// permission bits, within the bounds of a request: the server copies it
+// into the run's workspace as a local run copies the directory.
+func packWorkspace(dir string) ([]byte, error) {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	entries := 0
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		switch {
-		case err != nil:
+		if err != nil || p == dir {
 			return err
-		case d.IsDir():
-			return nil
-		case !d.Type().IsRegular():
-			return fmt.Errorf("%s: only regular files and directories are sent", p)
 		}
-		rel, _ := filepath.Rel(dir, p)
-		data, err := os.ReadFile(p)
+		info, err := d.Info()
 		if err != nil {
 			return err
 		}
-		if total += len(data); total > serve.MaxRequestBytes*3/4 || len(files) >= serve.MaxWorkspaceFiles {
-			return fmt.Errorf("larger than a request may carry (%d files, %d bytes)", serve.MaxWorkspaceFiles, serve.MaxRequestBytes*3/4)
+		rel, _ := filepath.Rel(dir, p)
+		hdr := &tar.Header{Name: filepath.ToSlash(rel), Mode: int64(info.Mode().Perm())}
+		switch {
+		case d.IsDir():
+			hdr.Typeflag, hdr.Name = tar.TypeDir, hdr.Name+"/"
+		case d.Type().IsRegular():
+			hdr.Typeflag, hdr.Size = tar.TypeReg, info.Size()
+		default:
+			return fmt.Errorf("%s: only regular files and directories are sent", p)
 		}
-		files[filepath.ToSlash(rel)] = data
-		return nil
+		if entries++; entries > serve.MaxWorkspaceFiles || int64(buf.Len())+hdr.Size > serve.MaxRequestBytes*3/4 {
+			return fmt.Errorf("larger than a request may carry (%d entries, %d bytes)", serve.MaxWorkspaceFiles, serve.MaxRequestBytes*3/4)
+		}
+		if err := tw.WriteHeader(hdr); err != nil || hdr.Typeflag == tar.TypeDir {
+			return err
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = io.CopyN(tw, f, hdr.Size) // the size it had when listed (shorter: an error)
+		return err
 	})
-	return files, err
+	if err != nil {
+		return nil, err
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // writeExport publishes the exported file map to dir, which must not

@@ -200,8 +200,15 @@ func cgroupsNamed(prefix string) []string {
 func TestRunWithServerIsTheSameRun(t *testing.T) {
 	_, socket, _ := startServe(t)
 	src := "import sys\nprint('out', sys.argv[1:])\nsys.exit(7)"
+	// The workspace travels as a tar: empty directories and modes too.
 	ws := t.TempDir()
 	os.WriteFile(filepath.Join(ws, "in.txt"), []byte("x"), 0o600)
+	os.MkdirAll(filepath.Join(ws, "empty"), 0o755)
+	os.MkdirAll(filepath.Join(ws, "bin"), 0o700)
+	os.WriteFile(filepath.Join(ws, "bin", "tool"), []byte("#!/bin/sh\n"), 0o755)
+	listing := "import os\nfor d, ds, fs in sorted(os.walk('/workspace')):\n" +
+		"    print(d, sorted(ds), [(f, oct(os.stat(os.path.join(d, f)).st_mode)) for f in sorted(fs)])\n" +
+		"open('/workspace/new.txt', 'w').write('y')"
 	export := filepath.Join(t.TempDir(), "out")
 	for _, c := range []struct {
 		args []string
@@ -209,7 +216,7 @@ func TestRunWithServerIsTheSameRun(t *testing.T) {
 	}{
 		{[]string{"--json", "--timeout", "20s", "-c", src, "a"}, 7},
 		{[]string{"--json", "--plan", "../../examples/plan.json", "-c", "import weather\nprint(weather.get(city='Paris'))"}, 0},
-		{[]string{"--json", "--workspace", ws, "--export", export, "-c", "open('/workspace/new.txt', 'w').write('y')"}, 0},
+		{[]string{"--json", "--workspace", ws, "--export", export, "-c", listing}, 0},
 		{[]string{"--timeout", "1s", "-c", "import time\ntime.sleep(30)"}, ExitTimeout},
 	} {
 		local, _, localCode := run(t, append([]string{"run"}, c.args...)...)

@@ -77,11 +77,9 @@ const (
 	// MaxRequestBytes bounds a request body: the script, the manifest and
 	// the workspace, base64 included.
 	MaxRequestBytes = 8 << 20
-	// MaxWorkspaceFiles bounds the entries of a workspace file map.
-	MaxWorkspaceFiles = 1024
-	maxArgs           = 256
-	maxArgBytes       = 4096
-	maxPathBytes      = 1024
+	maxArgs         = 256
+	maxArgBytes     = 4096
+	maxPathBytes    = 1024
 )
 
 // Approval modes of a run.
@@ -107,6 +105,10 @@ type RunRequest struct {
 	// Workspace is copied into /workspace: relative path -> content
 	// (base64 in JSON).
 	Workspace map[string][]byte `json:"workspace,omitempty"`
+	// WorkspaceTar is copied into /workspace too: an uncompressed tar
+	// archive of regular files and directories (base64 in JSON; see
+	// seedFromTar for what is refused). Exclusive with Workspace.
+	WorkspaceTar []byte `json:"workspace_tar,omitempty"`
 	// Export returns the final workspace (after an ok run) in the result's
 	// exported file map.
 	Export bool `json:"export,omitempty"`
@@ -186,6 +188,7 @@ type validRun struct {
 	RunRequest
 	limits  sandbox.Limits
 	surface plan.Surface
+	seed    *seed // the checked workspace, from Workspace or WorkspaceTar; nil: none
 }
 
 // ParseRunRequest reads and checks a run request: strict JSON (no unknown
@@ -207,6 +210,8 @@ func ParseRunRequest(body []byte) (*validRun, error) {
 		return bad("more than %d args", maxArgs)
 	case req.PlanSHA256 != "" && len(req.Manifest) > 0:
 		return bad("plan_sha256 and manifest are exclusive")
+	case len(req.Workspace) > 0 && len(req.WorkspaceTar) > 0:
+		return bad("workspace and workspace_tar are exclusive")
 	case len(req.PlanSHA256) > 80:
 		return bad("plan_sha256 is not a digest")
 	case req.IdempotencyKey != "" && !journal.ValidKey(req.IdempotencyKey):
@@ -244,7 +249,13 @@ func ParseRunRequest(body []byte) (*validRun, error) {
 	if v.limits, err = req.Limits.sandbox(); err != nil {
 		return nil, err
 	}
-	if err := checkWorkspace(req.Workspace); err != nil {
+	switch {
+	case len(req.WorkspaceTar) > 0:
+		v.seed, err = seedFromTar(req.WorkspaceTar)
+	case len(req.Workspace) > 0:
+		v.seed, err = seedFromMap(req.Workspace)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return v, nil
@@ -283,25 +294,8 @@ func (l RunLimits) sandbox() (sandbox.Limits, error) {
 	return out, nil
 }
 
-// checkWorkspace refuses a file map whose paths are not clean, relative,
-// slash-separated and distinct from each other's directories.
-func checkWorkspace(files map[string][]byte) error {
-	if len(files) > MaxWorkspaceFiles {
-		return refusal(sandbox.CodeWorkspaceTooLarge, "more than %d workspace files", MaxWorkspaceFiles)
-	}
-	for p := range files {
-		if !validWorkspacePath(p) {
-			return refusal(sandbox.CodeWorkspaceInputInvalid, "a workspace path is not a clean relative path")
-		}
-		for dir := path.Dir(p); dir != "."; dir = path.Dir(dir) {
-			if _, ok := files[dir]; ok {
-				return refusal(sandbox.CodeWorkspaceInputInvalid, "a workspace path is both a file and a directory")
-			}
-		}
-	}
-	return nil
-}
-
+// validWorkspacePath: p is a clean, relative, slash-separated path of at
+// most maxPathBytes of UTF-8 without control characters or backslashes.
 func validWorkspacePath(p string) bool {
 	if p == "" || len(p) > maxPathBytes || !utf8.ValidString(p) || path.Clean(p) != p ||
 		strings.HasPrefix(p, "/") || p == "." || p == ".." || strings.HasPrefix(p, "../") {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -160,6 +161,37 @@ func TestOpenAPIExamplesValidate(t *testing.T) {
 	} {
 		if err := parse(doc.Paths[path]["post"].RequestBody.Content["application/json"].Example); err != nil {
 			t.Errorf("%s: the example is refused: %v", path, err)
+		}
+	}
+}
+
+// TestOpenAPIRequestFields: the request schemas name exactly the JSON
+// fields of the structs the handlers decode (strictly: an unknown field is
+// refused), so that neither offers what the other refuses.
+func TestOpenAPIRequestFields(t *testing.T) {
+	doc := loadOpenAPI(t)
+	for name, v := range map[string]any{"RunRequest": RunRequest{}, "PlanRequest": PlanRequest{}, "RunLimits": RunLimits{}} {
+		var schema struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		if err := json.Unmarshal(doc.Components.Schemas[name], &schema); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var documented, decoded []string
+		for p := range schema.Properties {
+			documented = append(documented, p)
+		}
+		typ := reflect.TypeOf(v)
+		for i := range typ.NumField() {
+			tag, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+			if tag != "" && tag != "-" {
+				decoded = append(decoded, tag)
+			}
+		}
+		slices.Sort(documented)
+		slices.Sort(decoded)
+		if !slices.Equal(documented, decoded) {
+			t.Errorf("%s: the document has %v, the handler decodes %v", name, documented, decoded)
 		}
 	}
 }

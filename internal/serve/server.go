@@ -319,9 +319,9 @@ func (s *Server) runQueued(r *run, v *validRun, sp *sealedPlan) *RunResult {
 	if err := os.WriteFile(req.ScriptPath, []byte(v.Source), 0o600); err != nil {
 		return setupFailed(r.id, v, sp, err)
 	}
-	if len(v.Workspace) > 0 {
+	if v.seed != nil {
 		req.WorkspaceSeed = filepath.Join(dir.Path, "seed")
-		if err := writeWorkspace(req.WorkspaceSeed, v.Workspace); err != nil {
+		if err := v.seed.write(req.WorkspaceSeed); err != nil {
 			return setupFailed(r.id, v, sp, err)
 		}
 	}
@@ -441,7 +441,7 @@ func choices(v *validRun) []supervisor.Selected {
 	return []supervisor.Selected{
 		{Name: "surface", Value: string(v.surface), Source: src(v.Surface != "")},
 		{Name: "approve", Value: approve, Source: src(v.Approve != "")},
-		{Name: "workspace", Value: strconv.Itoa(len(v.Workspace)) + " files", Source: src(len(v.Workspace) > 0)},
+		{Name: "workspace", Value: workspaceSelected(v.seed), Source: src(v.seed != nil)},
 		{Name: "export", Value: strconv.FormatBool(v.Export), Source: src(v.Export)},
 	}
 }

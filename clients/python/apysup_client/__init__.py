@@ -3,6 +3,7 @@
     from apysup_client import Client
     c = Client()                                  # unix:/run/apysup/api.sock
     result = c.run("print(6*7)")                  # the RunResult, a dict
+    result = c.run("import os; print(os.listdir())", workspace_dir="project")  # sent as a tar
     run_id = c.start("print('hi')")
     for name, data in c.events(run_id):           # ("ledger", {...}) ... ("result", {...})
         ...
@@ -10,10 +11,13 @@
 
 import base64
 import http.client
+import io
 import json
+import os
 import socket
+import tarfile
 
-__all__ = ["Client", "APIError", "DEFAULT_SERVER"]
+__all__ = ["Client", "APIError", "DEFAULT_SERVER", "pack_workspace"]
 
 DEFAULT_SERVER = "unix:/run/apysup/api.sock"
 
@@ -24,6 +28,27 @@ class APIError(Exception):
     def __init__(self, status, code, message):
         super().__init__("%s (%d): %s" % (code, status, message))
         self.status, self.code, self.message = status, code, message
+
+
+def pack_workspace(directory):
+    """The directory's regular files and directories as an uncompressed tar
+    (bytes), with their permission bits, as the run request's workspace_tar
+    wants it; anything else in it (a symbolic link, a FIFO, a device) is a
+    ValueError, since the server refuses it. The server masks the modes and
+    ignores owners and times, and bounds the archive (docs/api.md)."""
+
+    def only_files_and_dirs(info):
+        if not (info.isreg() or info.isdir()):
+            raise ValueError("%s: only regular files and directories can seed a workspace" % info.name)
+        info.uid = info.gid = 0
+        info.uname = info.gname = ""
+        return info
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for entry in sorted(os.listdir(directory)):
+            tar.add(os.path.join(directory, entry), arcname=entry, filter=only_files_and_dirs)
+    return buf.getvalue()
 
 
 class _UnixConnection(http.client.HTTPConnection):
@@ -91,8 +116,15 @@ class Client:
 
     @staticmethod
     def _run_request(source, args=None, manifest=None, plan_sha256=None, limits=None, backend=None,
-                     surface=None, parent=None, approve=None, workspace=None, export=False):
+                     surface=None, parent=None, approve=None, workspace=None, workspace_tar=None,
+                     workspace_dir=None, export=False):
         req = {"source": source}
+        if sum(w is not None for w in (workspace, workspace_tar, workspace_dir)) > 1:
+            raise ValueError("workspace, workspace_tar and workspace_dir are exclusive")
+        if workspace_dir is not None:
+            workspace_tar = pack_workspace(workspace_dir)
+        if workspace_tar is not None:
+            req["workspace_tar"] = base64.b64encode(workspace_tar).decode()
         for key, value in (("args", args), ("manifest", manifest), ("plan_sha256", plan_sha256),
                            ("limits", limits), ("backend", backend), ("surface", surface),
                            ("parent", parent), ("approve", approve)):
@@ -110,7 +142,9 @@ class Client:
 
         kwargs: args, manifest (a dict), plan_sha256, limits ({"timeout_ms", "memory_bytes",
         "pids", "cpus"}), backend, surface, parent, approve ("deny", "auto", "api"),
-        workspace ({path: bytes or str}), export (the result's "exported" map, decoded to bytes).
+        workspace ({path: bytes or str}), or workspace_tar (an uncompressed tar, bytes), or
+        workspace_dir (a directory, sent as a tar by pack_workspace: empty directories and
+        permission bits included), export (the result's "exported" map, decoded to bytes).
         """
         result = self._call("POST", "/v1/runs", self._run_request(source, **kwargs))
         if "exported" in result:

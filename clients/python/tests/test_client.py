@@ -1,10 +1,19 @@
 """Tests of apysup_client against a real server: APYSUP_SERVER names it
 (the Go test TestPythonClient starts one and runs these)."""
 
+import io
 import os
+import tarfile
+import tempfile
 import unittest
 
-from apysup_client import APIError, Client
+from apysup_client import APIError, Client, pack_workspace
+
+LIST_WORKSPACE = (
+    "import os\n"
+    "for d, ds, fs in sorted(os.walk('.')):\n"
+    "    print(d, sorted(ds), [(f, oct(os.stat(os.path.join(d, f)).st_mode & 0o777)) for f in sorted(fs)])\n"
+)
 
 
 class ClientTest(unittest.TestCase):
@@ -28,6 +37,46 @@ class ClientTest(unittest.TestCase):
                               workspace={"in.txt": "ab"}, export=True)
         self.assertEqual(res["status"], "ok")
         self.assertEqual(res["exported"]["out.txt"], b"abab")
+
+    def test_workspace_dir_goes_as_a_tar(self):
+        with tempfile.TemporaryDirectory() as d:
+            os.makedirs(os.path.join(d, "src"))
+            os.makedirs(os.path.join(d, "empty"))
+            with open(os.path.join(d, "src", "tool.py"), "w") as f:
+                f.write("print('tool')\n")
+            os.chmod(os.path.join(d, "src", "tool.py"), 0o755)
+            with open(os.path.join(d, "in.txt"), "w") as f:
+                f.write("x")
+            res = self.client.run(LIST_WORKSPACE, workspace_dir=d)
+            self.assertEqual(res["status"], "ok", res)
+            # The server masks permission bits to 0755, the owner's read and write always kept.
+            in_mode = oct(os.stat(os.path.join(d, "in.txt")).st_mode & 0o755 | 0o600)
+            self.assertEqual(res["stdout"], ". ['empty', 'src'] [('in.txt', '%s')]\n" % in_mode +
+                                            "./empty [] []\n"
+                                            "./src [] [('tool.py', '0o755')]\n")
+            os.symlink("/etc/passwd", os.path.join(d, "link"))
+            with self.assertRaises(ValueError):
+                pack_workspace(d)
+
+    def test_hostile_tars_are_refused(self):
+        def tar_of(*infos):
+            buf = io.BytesIO()
+            with tarfile.open(fileobj=buf, mode="w") as tar:
+                for info in infos:
+                    tar.addfile(info, io.BytesIO(b"x" * info.size) if info.isreg() else None)
+            return buf.getvalue()
+
+        link = tarfile.TarInfo("link")
+        link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"
+        escape = tarfile.TarInfo("../escape")
+        escape.size = 1
+        twin_a, twin_b = tarfile.TarInfo("README"), tarfile.TarInfo("readme")
+        for archive, code in ((tar_of(link), "workspace_input_invalid"), (tar_of(escape), "workspace_input_invalid"),
+                              (tar_of(twin_a, twin_b), "workspace_input_invalid"),
+                              (b"not a tar" * 100, "workspace_tar_invalid")):
+            with self.assertRaises(APIError) as cm:
+                self.client.run("pass", workspace_tar=archive)
+            self.assertEqual((cm.exception.status, cm.exception.code), (400, code))
 
     def test_events_yield_the_stream_and_end_with_the_result(self):
         run_id = self.client.start("print('streamed')")
