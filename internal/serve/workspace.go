@@ -72,8 +72,9 @@ func invalidSeed(format string, args ...any) *Error {
 	return refusal(sandbox.CodeWorkspaceInputInvalid, format, args...)
 }
 
-// add checks and records one entry; e.path must already be clean (callers
-// normalise their own form). The entry's data is kept, not copied.
+// add checks and records one entry, whose path its caller has stripped of
+// its form's own decorations only (a tar's "./" and a directory's "/").
+// The entry's data is kept, not copied.
 func (s *seed) add(e seedEntry) error {
 	if len(s.entries) >= MaxWorkspaceFiles {
 		return refusal(sandbox.CodeWorkspaceTooLarge, "more than %d workspace entries", MaxWorkspaceFiles)
