@@ -21,6 +21,11 @@
 // a typed refusal with the doctor's code. New sweeps what supervisors that
 // died left behind. STARTUP.md says where the start-up time goes.
 //
+// libcontainer starts every container by re-executing this binary as
+// `init`; package containerinit, which this package imports, turns such a
+// process into the container's init from its package init, before the
+// rest of the binary initialises (MaybeInit is the documented entry).
+//
 // The guest's runner is pid 1 of its pid namespace: when it exits the kernel
 // kills every other process of the run, and signals it has no handler for
 // are ignored when they come from inside the sandbox.
