@@ -14,15 +14,16 @@ const module = "github.com/apysup/apysup"
 // nothing of the project's.
 var layers = map[string]int{
 	"canonjson": 0, "testenv": 0, "python": 0,
-	"plan":    1,
-	"broker":  2,
-	"rpc":     3,
-	"journal": 3, // the supervisor's durable memory; verifies receipts (broker)
-	"seccomp": 3, // used by sandbox only (below)
-	"sandbox": 4,
-	"serve":   5, // the run service and its client (internal/serve)
-	"":        6, // the root package
-	"cmd":     6,
+	"acceptance": 3, // the provider conformance suite (tests of broker.Provider)
+	"plan":       1,
+	"broker":     2,
+	"rpc":        3,
+	"journal":    3, // the supervisor's durable memory; verifies receipts (broker)
+	"seccomp":    3, // used by sandbox only (below)
+	"sandbox":    4,
+	"serve":      5, // the run service and its client (internal/serve)
+	"":           6, // the root package
+	"cmd":        6,
 }
 
 // TestImportRules: every import between the project's packages follows

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -26,8 +27,19 @@ const (
 // Options are the host's choices that are not part of any manifest. The
 // zero value is ready to use.
 type Options struct {
-	// Now is the clock of builtin/clock.now; nil means time.Now.
+	// Now is the clock of builtin/clock.now and of a strict kv provider's
+	// decisions and compaction; nil means time.Now.
 	Now func() time.Time
+	// ProviderBoundary, when set, is called at each transaction boundary
+	// of a strict kv provider: "accept.start" (before BEGIN),
+	// "accept.begin", "accept.reserved", "accept.applied",
+	// "accept.recorded", "accept.committed", "accept.fenced" and
+	// "accept.returned", and the start, begin, committed and fenced points
+	// of "revoke", "query", "compact" and "setup"; "retire.begin",
+	// "retire.registered", "retire.committed". The conformance suite's
+	// crash and barrier campaigns stop a provider process there. nil in
+	// production.
+	ProviderBoundary func(point string)
 	// ExecStderr, when set, receives after each exec call at most
 	// MaxExecStderrBytes of the command's stderr, in one Write. It is a
 	// host-side diagnostic sink: stderr never reaches the guest, a receipt
@@ -93,6 +105,7 @@ func (b *builder) build(m *plan.Manifest) *broker.Handlers {
 	type first struct {
 		index int
 		grant *plan.Grant
+		h     any
 	}
 	seen := map[plan.HandlerIdentity]first{}
 	for i, c := range m.Capabilities {
@@ -119,15 +132,31 @@ func (b *builder) build(m *plan.Manifest) *broker.Handlers {
 			if !f.grant.SameSection(g) {
 				b.problems = append(b.problems, problem(CodeHandlerConflict, path,
 					fmt.Sprintf("shares its handler identity with capabilities[%d] but its grant has another %s section; give one of them another handler id", f.index, id.Kind)))
+			} else if p, ok := f.h.(*kvProvider); ok {
+				p.addCapability(c, g) // a provider knows the policy of every capability it serves
 			}
 			continue
 		}
-		seen[id] = first{index: i, grant: g}
+		seen[id] = first{index: i, grant: g, h: h}
 		if err := hs.Add(id, h); err != nil {
 			b.problems = append(b.problems, problem(CodeHandlerConflict, path, err.Error()))
 		}
 	}
+	if len(b.problems) == 0 {
+		for _, ps := range b.providers {
+			if err := ps.p.setup(context.Background()); err != nil {
+				b.problems = append(b.problems, problem(CodeHandlerSetup, ps.path+".config", "cannot set up the provider's store and epoch registry"))
+			}
+		}
+	}
 	return hs
+}
+
+// providerSetup is a strict kv provider to set up once every capability
+// it serves is known.
+type providerSetup struct {
+	path string
+	p    *kvProvider
 }
 
 // noGrant stands for the grant of a capability that has none (a manifest
@@ -170,7 +199,8 @@ type builder struct {
 	opts       Options
 	checkOnly  bool // Checker: check everything, create nothing
 	problems   plan.Problems
-	dbs        map[string]*sql.DB // one per kv file path
+	dbs        map[string]*sql.DB // one per kv file path (and epoch registry)
+	providers  []providerSetup
 	transports []*http.Transport
 	stderr     *lockedWriter // shared by exec handlers, when Options.ExecStderr is set
 }
@@ -218,7 +248,7 @@ func (b *builder) handler(path string, c plan.ManifestCapability, g *plan.Grant,
 	case KindHTTP:
 		h = b.http(path, c, g.HTTP(), grantPath)
 	case KindKV:
-		h = b.kv(path, c, g.KV())
+		h = b.kv(path, c, g)
 	default:
 		b.identity(path, c)
 	}

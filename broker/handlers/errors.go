@@ -32,6 +32,10 @@ const (
 	CodeKVValueTooLarge = "kv_value_too_large" // canonical value longer than MaxKVValueBytes
 	CodeKVFailed        = "kv_failed"          // the database refused the operation
 	CodeKVKeyNotGranted = "kv_key_not_granted" // the key (or list prefix) is outside the grant's key_prefix
+
+	CodeKVAcceptanceRequired  = "kv_acceptance_required"  // a strict kv handler was called without an effect binding
+	CodeKVAcceptanceRefused   = "kv_acceptance_refused"   // a strict kv handler's Call was not accepted (rejected, conflict, presentation or epoch refused)
+	CodeKVProviderUnavailable = "kv_provider_unavailable" // the provider's store or epoch registry cannot answer (rolled back behind the fence, unbound, unreadable, clock gone back)
 )
 
 // Error is a typed handler failure. Its text is the code and a fixed
@@ -62,6 +66,9 @@ var descriptions = map[string]string{
 	CodeKVValueTooLarge:        "the value is larger than allowed",
 	CodeKVFailed:               "the store refused the operation",
 	CodeKVKeyNotGranted:        "the key is not allowed by the grant",
+	CodeKVAcceptanceRequired:   "a strict kv handler commits only through provider acceptance",
+	CodeKVAcceptanceRefused:    "the provider did not accept the call",
+	CodeKVProviderUnavailable:  "the provider's store cannot answer",
 }
 
 func (e *Error) Error() string { return "handlers: " + e.Code + ": " + descriptions[e.Code] }

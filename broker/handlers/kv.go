@@ -49,7 +49,8 @@ type kvHandler struct {
 	keyPrefix string // from the grant: every key the handler touches starts with it
 }
 
-func (b *builder) kv(path string, c plan.ManifestCapability, g *plan.KVGrant) any {
+func (b *builder) kv(path string, c plan.ManifestCapability, grant *plan.Grant) any {
+	g := grant.KV()
 	b.live(path, c)
 	f := b.fields(path, c)
 	if f == nil {
@@ -73,7 +74,12 @@ func (b *builder) kv(path string, c plan.ManifestCapability, g *plan.KVGrant) an
 			f.Problem("namespace", "must match "+plan.KVNamespacePattern.String())
 		}
 	}
+	strict := readKVStrict(f, file)
 	f.Done()
+	if strict != nil && c.Spec.Acceptance == "" {
+		b.problems = append(b.problems, problem(CodeHandlerMismatch, path+".config.acceptance",
+			"a strict kv handler commits only through provider acceptance; the capability's acceptance must not be off"))
+	}
 	if h.op == KVPut && c.Spec.Effect != plan.EffectWrite {
 		b.problems = append(b.problems, problem(CodeHandlerMismatch, path+".config.op",
 			"put changes the store; the capability's effect must be write"))
@@ -91,6 +97,9 @@ func (b *builder) kv(path string, c plan.ManifestCapability, g *plan.KVGrant) an
 		return nil // do not create a database file for a config that fails
 	}
 	if b.checkOnly {
+		if strict != nil {
+			return b.kvProvider(path, c, grant, h, strict)
+		}
 		return h
 	}
 	db, err := b.openKV(file)
@@ -99,12 +108,18 @@ func (b *builder) kv(path string, c plan.ManifestCapability, g *plan.KVGrant) an
 		return nil
 	}
 	h.db = db
+	if strict != nil {
+		return b.kvProvider(path, c, grant, h, strict)
+	}
 	return h
 }
 
 // openKV opens (once per path) a database in WAL mode with a busy timeout;
 // every handler of that file shares the *sql.DB.
-func (b *builder) openKV(file string) (*sql.DB, error) {
+func (b *builder) openKV(file string) (*sql.DB, error) { return b.openSQLite(file, kvSchema) }
+
+// openSQLite opens (once per path) a database with schema.
+func (b *builder) openSQLite(file, schema string) (*sql.DB, error) {
 	if db, ok := b.dbs[file]; ok {
 		return db, nil
 	}
@@ -121,7 +136,7 @@ func (b *builder) openKV(file string) (*sql.DB, error) {
 		db.Close()
 		return nil, errors.New("handlers: kv: not in WAL mode")
 	}
-	if _, err := db.Exec(kvSchema); err != nil {
+	if _, err := db.Exec(schema); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -186,98 +201,137 @@ func (h *kvHandler) Call(ctx context.Context, args json.RawMessage) (json.RawMes
 	if err := ctx.Err(); err != nil {
 		return nil, cancelled(err)
 	}
-	switch h.op {
-	case KVGet:
-		return h.get(ctx, args)
-	case KVPut:
-		return h.put(ctx, args)
-	default:
-		return h.list(ctx, args)
-	}
-}
-
-func (h *kvHandler) get(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
-	var in struct {
-		Key *string `json:"key"`
-	}
-	if canonjson.DecodeStrict(args, canonjson.MaxGuestBytes, &in) != nil || in.Key == nil {
-		return nil, fail(CodeBadArguments)
-	}
-	if !validKVKey(*in.Key) {
-		return nil, fail(CodeKVBadKey)
-	}
-	if !strings.HasPrefix(*in.Key, h.keyPrefix) {
-		return nil, fail(CodeKVKeyNotGranted)
-	}
-	var value string
-	err := h.db.QueryRowContext(ctx, `SELECT value FROM apysup_kv WHERE namespace = ? AND key = ?`, h.namespace, *in.Key).Scan(&value)
-	key, _ := json.Marshal(*in.Key)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return json.RawMessage(`{"found":false,"key":` + string(key) + `}`), nil
-	case err != nil:
-		return nil, dbError(ctx)
-	}
-	return json.RawMessage(`{"found":true,"key":` + string(key) + `,"value":` + value + `}`), nil
-}
-
-func (h *kvHandler) put(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
-	var in struct {
-		Key   *string         `json:"key"`
-		Value json.RawMessage `json:"value"`
-	}
-	if canonjson.DecodeStrict(args, canonjson.MaxGuestBytes, &in) != nil || in.Key == nil || in.Value == nil {
-		return nil, fail(CodeBadArguments)
-	}
-	if !validKVKey(*in.Key) {
-		return nil, fail(CodeKVBadKey)
-	}
-	if !strings.HasPrefix(*in.Key, h.keyPrefix) {
-		return nil, fail(CodeKVKeyNotGranted)
-	}
-	value, err := canonjson.Canonical(in.Value)
+	req, err := h.parse(args)
 	if err != nil {
-		return nil, fail(CodeBadArguments)
+		return nil, err
 	}
-	if len(value) > MaxKVValueBytes {
-		return nil, fail(CodeKVValueTooLarge)
-	}
-	if _, err := h.db.ExecContext(ctx, `INSERT INTO apysup_kv (namespace, key, value) VALUES (?, ?, ?)
-		ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value`, h.namespace, *in.Key, string(value)); err != nil {
-		return nil, dbError(ctx)
-	}
-	key, _ := json.Marshal(*in.Key)
-	return json.RawMessage(`{"key":` + string(key) + `,"stored":true}`), nil
+	return h.run(ctx, h.db, req)
 }
 
-func (h *kvHandler) list(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+// kvRequest is a call's arguments, checked.
+type kvRequest struct {
+	key    string // get, put
+	value  string // put: canonical JSON
+	prefix string // list
+	limit  int    // list
+}
+
+// kvQuerier is a database or one of its transactions (strict mode runs
+// an operation inside its acceptance transaction).
+type kvQuerier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// parse checks a call's arguments for the handler's operation; a key or
+// prefix outside the grant's key_prefix is kv_key_not_granted.
+func (h *kvHandler) parse(args json.RawMessage) (kvRequest, error) {
 	var in struct {
-		Prefix *string `json:"prefix"`
-		Limit  *int    `json:"limit"`
+		Key    *string         `json:"key"`
+		Value  json.RawMessage `json:"value"`
+		Prefix *string         `json:"prefix"`
+		Limit  *int            `json:"limit"`
 	}
 	if canonjson.DecodeStrict(args, canonjson.MaxGuestBytes, &in) != nil {
-		return nil, fail(CodeBadArguments)
+		return kvRequest{}, fail(CodeBadArguments)
 	}
-	prefix, limit := h.keyPrefix, MaxKVList
-	if in.Prefix != nil {
-		prefix = *in.Prefix
-		if len(prefix) > MaxKVKeyBytes || hasControl(prefix) {
-			return nil, fail(CodeKVBadKey)
+	switch h.op {
+	case KVGet, KVPut:
+		if in.Key == nil || in.Prefix != nil || in.Limit != nil || (h.op == KVGet) != (in.Value == nil) {
+			return kvRequest{}, fail(CodeBadArguments)
 		}
-		if !strings.HasPrefix(prefix, h.keyPrefix) {
-			return nil, fail(CodeKVKeyNotGranted)
+		if !validKVKey(*in.Key) {
+			return kvRequest{}, fail(CodeKVBadKey)
+		}
+		if !strings.HasPrefix(*in.Key, h.keyPrefix) {
+			return kvRequest{}, fail(CodeKVKeyNotGranted)
+		}
+		req := kvRequest{key: *in.Key}
+		if h.op == KVPut {
+			value, err := canonjson.Canonical(in.Value)
+			if err != nil {
+				return kvRequest{}, fail(CodeBadArguments)
+			}
+			if len(value) > MaxKVValueBytes {
+				return kvRequest{}, fail(CodeKVValueTooLarge)
+			}
+			req.value = string(value)
+		}
+		return req, nil
+	}
+	if in.Key != nil || in.Value != nil {
+		return kvRequest{}, fail(CodeBadArguments)
+	}
+	req := kvRequest{prefix: h.keyPrefix, limit: MaxKVList}
+	if in.Prefix != nil {
+		req.prefix = *in.Prefix
+		if len(req.prefix) > MaxKVKeyBytes || hasControl(req.prefix) {
+			return kvRequest{}, fail(CodeKVBadKey)
+		}
+		if !strings.HasPrefix(req.prefix, h.keyPrefix) {
+			return kvRequest{}, fail(CodeKVKeyNotGranted)
 		}
 	}
 	if in.Limit != nil {
 		if *in.Limit < 1 || *in.Limit > MaxKVList {
-			return nil, fail(CodeBadArguments)
+			return kvRequest{}, fail(CodeBadArguments)
 		}
-		limit = *in.Limit
+		req.limit = *in.Limit
 	}
+	return req, nil
+}
+
+// run performs a checked request on q.
+func (h *kvHandler) run(ctx context.Context, q kvQuerier, req kvRequest) (json.RawMessage, error) {
+	switch h.op {
+	case KVGet:
+		return h.get(ctx, q, req)
+	case KVPut:
+		return h.put(ctx, q, req)
+	default:
+		return h.list(ctx, q, req)
+	}
+}
+
+func (h *kvHandler) get(ctx context.Context, q kvQuerier, req kvRequest) (json.RawMessage, error) {
+	value, found, err := h.value(ctx, q, req.key)
+	if err != nil {
+		return nil, err
+	}
+	key, _ := json.Marshal(req.key)
+	if !found {
+		return json.RawMessage(`{"found":false,"key":` + string(key) + `}`), nil
+	}
+	return json.RawMessage(`{"found":true,"key":` + string(key) + `,"value":` + value + `}`), nil
+}
+
+// value reads one key's canonical value.
+func (h *kvHandler) value(ctx context.Context, q kvQuerier, key string) (value string, found bool, err error) {
+	err = q.QueryRowContext(ctx, `SELECT value FROM apysup_kv WHERE namespace = ? AND key = ?`, h.namespace, key).Scan(&value)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return "", false, nil
+	case err != nil:
+		return "", false, dbError(ctx)
+	}
+	return value, true, nil
+}
+
+func (h *kvHandler) put(ctx context.Context, q kvQuerier, req kvRequest) (json.RawMessage, error) {
+	if _, err := q.ExecContext(ctx, `INSERT INTO apysup_kv (namespace, key, value) VALUES (?, ?, ?)
+		ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value`, h.namespace, req.key, req.value); err != nil {
+		return nil, dbError(ctx)
+	}
+	key, _ := json.Marshal(req.key)
+	return json.RawMessage(`{"key":` + string(key) + `,"stored":true}`), nil
+}
+
+func (h *kvHandler) list(ctx context.Context, q kvQuerier, req kvRequest) (json.RawMessage, error) {
 	// Keys sharing a prefix are contiguous in binary (memcmp) order from the
 	// prefix itself on, so the scan stops at the first key without it.
-	rows, err := h.db.QueryContext(ctx, `SELECT key FROM apysup_kv WHERE namespace = ? AND key >= ? ORDER BY key LIMIT ?`,
-		h.namespace, prefix, limit+1)
+	rows, err := q.QueryContext(ctx, `SELECT key FROM apysup_kv WHERE namespace = ? AND key >= ? ORDER BY key LIMIT ?`,
+		h.namespace, req.prefix, req.limit+1)
 	if err != nil {
 		return nil, dbError(ctx)
 	}
@@ -288,7 +342,7 @@ func (h *kvHandler) list(ctx context.Context, args json.RawMessage) (json.RawMes
 		if err := rows.Scan(&k); err != nil {
 			return nil, dbError(ctx)
 		}
-		if !strings.HasPrefix(k, prefix) {
+		if !strings.HasPrefix(k, req.prefix) {
 			break
 		}
 		keys = append(keys, k)
@@ -296,9 +350,9 @@ func (h *kvHandler) list(ctx context.Context, args json.RawMessage) (json.RawMes
 	if err := rows.Err(); err != nil {
 		return nil, dbError(ctx)
 	}
-	truncated := len(keys) > limit
+	truncated := len(keys) > req.limit
 	if truncated {
-		keys = keys[:limit]
+		keys = keys[:req.limit]
 	}
 	out, err := json.Marshal(struct {
 		Keys      []string `json:"keys"`

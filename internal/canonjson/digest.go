@@ -27,6 +27,12 @@ const (
 	DomainEffect           = "apysup.effect.v1"
 	DomainAuthorization    = "apysup.authorization.v1"
 	DomainEffectBinding    = "apysup.effect_binding.v1"
+	DomainKVCredential     = "apysup.kv_credential.v1"
+	DomainKVContext        = "apysup.kv_context.v1"
+	DomainKVRef            = "apysup.kv_ref.v1"
+	DomainKVDecision       = "apysup.kv_decision.v1"
+	DomainKVOrder          = "apysup.kv_order.v1"
+	DomainKVAbsence        = "apysup.kv_absence.v1"
 )
 
 // DomainKind is one row of the domain table: which kind of document a
@@ -53,6 +59,12 @@ var Domains = []DomainKind{
 	{DomainEffect, `a call's effect id {"call_id","plan_sha256","run_id"}`},
 	{DomainAuthorization, `a call's authorization id {"approval_request_id","call_id","policy_sha256","run_id"}`},
 	{DomainEffectBinding, "an effect binding without its binding_sha256 (what a provider recomputes)"},
+	{DomainKVCredential, `a strict kv credential's key id and MAC key {"secret","use"}`},
+	{DomainKVContext, `a strict kv provider's security context {"sender","subject","tenant"}`},
+	{DomainKVRef, `a strict kv provider's scoped identity or reference {"kind","parts"}`},
+	{DomainKVDecision, "a strict kv provider's decision receipt without its receipt_sha256"},
+	{DomainKVOrder, "a strict kv provider's policy order receipt (activation, revocation, epoch retirement)"},
+	{DomainKVAbsence, `a strict kv provider's absence witness {"authorization_key","binding_sha256","effect_key","epoch","observed_sequence"}`},
 }
 
 // DigestPrefix starts every digest string.

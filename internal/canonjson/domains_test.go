@@ -35,6 +35,12 @@ var domainUsers = map[string][]string{
 	"DomainEffect":           {"broker.(EffectBinding).Seal"},
 	"DomainAuthorization":    {"broker.(EffectBinding).Seal"},
 	"DomainEffectBinding":    {"broker.(EffectBinding).Seal"},
+	"DomainKVCredential":     {"handlers.kvCredentialOf"},
+	"DomainKVContext":        {"handlers.kvContext"},
+	"DomainKVRef":            {"handlers.kvRef"},
+	"DomainKVDecision":       {"handlers.(kvReceipt).digest"},
+	"DomainKVOrder":          {"handlers.(kvOrderReceipt).digest"},
+	"DomainKVAbsence":        {"handlers.(kvFoundDecision).queryResult"},
 }
 
 // TestDomainsOneKindEach: the domain table has one row per constant, no
