@@ -11,7 +11,11 @@
 //     capability's grant (allowed_hosts, methods, path_prefixes); captured
 //     playback with transport evidence.
 //   - kv: get, put or list on a namespace of an embedded SQLite file, within
-//     the kv section of the grant (namespace, key_prefix, read_only).
+//     the kv section of the grant (namespace, key_prefix, read_only). With
+//     "acceptance": "strict" it is a provider (broker.Provider,
+//     broker.Revoker): the file is its own store, each call is accepted in
+//     one transaction with an immutable decision receipt, and an epoch
+//     registry in another file fences restores (docs/acceptance-kv.md).
 //
 // It owns the validation of each kind's config (strict: unknown fields are
 // refused with their manifest path), its check against the handler section

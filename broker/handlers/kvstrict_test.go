@@ -123,6 +123,9 @@ func TestKVStrictConfig(t *testing.T) {
 
 func FuzzKVPresentation(f *testing.F) {
 	c := kvCredentialOf([]byte(strings.Repeat("k", 32)))
+	if p, err := parseKVPresentation(c.present(planDigestForTest)); err != nil || !p.verify(c.macKey) {
+		f.Fatalf("the seed presentation does not verify: %v", err)
+	}
 	f.Add(c.present(planDigestForTest))
 	f.Add([]byte(`{"schema_version":"apysup.kv_presentation.v1","key_id":"","binding_sha256":"","mac":""}`))
 	f.Add([]byte(`{}`))
@@ -153,6 +156,10 @@ func FuzzKVStoredDecision(f *testing.F) {
 	p := (&kvProvider{providerID: planDigestForTest}).projection(r, kvKeys{effect: planDigestForTest, authorization: planDigestForTest})
 	receipt, _ := json.Marshal(r)
 	projection, _ := json.Marshal(p)
+	if _, err := parseKVStored(b.BindingSHA256, string(projection), sql.NullString{String: string(receipt), Valid: true},
+		sql.NullString{String: result, Valid: true}); err != nil {
+		f.Fatalf("the seed decision does not read back: %v", err)
+	}
 	f.Add(b.BindingSHA256, string(projection), string(receipt), true, result, true)
 	f.Add(b.BindingSHA256, string(projection), "", false, "", false) // a tombstone
 	f.Add("sha256:"+strings.Repeat("a", 64), `{}`, "", false, "", false)
@@ -166,4 +173,20 @@ func FuzzKVStoredDecision(f *testing.F) {
 			t.Fatalf("read back an inconsistent decision: %+v", s)
 		}
 	})
+}
+
+// TestKVStrictDocPrivate: the strict kv doc shows no local path of this
+// machine, no home directory and no credential.
+func TestKVStrictDocPrivate(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "acceptance-kv.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	home, _ := os.UserHomeDir()
+	wd, _ := os.Getwd()
+	for _, s := range []string{os.TempDir() + "/", "/home/", home, wd, "conformance-secret"} {
+		if s != "" && s != "/" && strings.Contains(string(doc), s) {
+			t.Errorf("docs/acceptance-kv.md shows %q", s)
+		}
+	}
 }

@@ -133,6 +133,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"single_use", (*suite).singleUse},
 		{"exact_replay_concurrent", (*suite).exactReplay},
 		{"crash_atomicity", (*suite).crashAtomicity},
+		{"crash_maintenance", (*suite).crashMaintenance},
 		{"response_loss", (*suite).responseLoss},
 		{"authoritative_absence", (*suite).absence},
 		{"revocation_first", (*suite).revocationFirst},
@@ -146,13 +147,18 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"weaker_mode_unknown", (*suite).weakerMode},
 	}
 	rec := &recorder{}
-	for _, row := range rows {
-		t.Run(row.name, func(t *testing.T) {
-			s := &suite{ctx: context.Background(), newHarness: newHarness, rec: rec}
-			s.h = s.fresh(t)
-			row.fn(s, t)
-		})
-	}
+	// Rows run in parallel, each on its own store: most of a row's time
+	// is provider processes starting.
+	t.Run("rows", func(t *testing.T) {
+		for _, row := range rows {
+			t.Run(row.name, func(t *testing.T) {
+				t.Parallel()
+				s := &suite{ctx: context.Background(), newHarness: newHarness, rec: rec}
+				s.h = s.fresh(t)
+				row.fn(s, t)
+			})
+		}
+	})
 	t.Run("privacy", func(t *testing.T) { privacy(t, rec.seen, rec.private) })
 }
 
@@ -463,6 +469,54 @@ func (s *suite) crashAtomicity(t *testing.T) {
 			if revoked != (point == "revoke.committed") {
 				t.Fatalf("after a kill at %s: %+v", point, r)
 			}
+		})
+	}
+}
+
+// crashMaintenance kills compaction and epoch retirement around their
+// commits: a decision is found, a tombstone or its epoch retired, never
+// absent, and a replay never applies anything.
+func (s *suite) crashMaintenance(t *testing.T) {
+	for _, point := range []string{"compact.begin", "compact.committed", "retire.begin", "retire.registered", "retire.committed"} {
+		t.Run(point, func(t *testing.T) {
+			h := s.fresh(t)
+			s := s.with(h)
+			p := h.Provider(t, Alice, Control{})
+			args := h.Args("kept", value("v1"))
+			b := s.bind(t, p, Alice, "run-1", "capability-1", args)
+			first := s.committed(t, p, b, args)
+			h.Advance(time.Duration(p.Profile().RetentionSeconds+1) * time.Second)
+			killed := h.Provider(t, Alice, Control{KillAt: point}).(Maintainer)
+			var err error
+			if strings.HasPrefix(point, "compact") {
+				_, err = killed.Compact(s.ctx)
+			} else {
+				_, err = killed.RetireEpoch(s.ctx)
+			}
+			if err == nil {
+				t.Fatalf("the provider process was to die at %s", point)
+			}
+			later := h.Args("kept", value("v2"))
+			restarted := h.Provider(t, Alice, Control{})
+			s.committed(t, restarted, s.bind(t, restarted, Alice, "run-2", "capability-1", later), later)
+			q := s.query(t, restarted, b)
+			want := map[string]string{"compact.begin": broker.QueryFound, "compact.committed": broker.QueryTombstone,
+				"retire.begin": broker.QueryFound}[point]
+			if want == "" {
+				want = broker.QueryEpochRetired
+			}
+			if q.Kind != want {
+				t.Fatalf("query after a kill at %s: %+v, want %s", point, q, want)
+			}
+			r := s.accept(t, restarted, b, args)
+			if want == broker.QueryEpochRetired {
+				if r.Kind != broker.AcceptEpochRejected {
+					t.Fatalf("old epoch after a kill at %s: %+v", point, r)
+				}
+			} else if r.Kind != broker.AcceptTerminal || !r.Replay || *r.Projection != *first.Projection {
+				t.Fatalf("replay after a kill at %s: %+v", point, r)
+			}
+			s.observe(t, "kept", value("v2"), true)
 		})
 	}
 }
