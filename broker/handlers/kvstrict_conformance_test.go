@@ -143,6 +143,9 @@ type kvHarness struct {
 	now                  atomic.Int64
 	manifests            map[conformance.Principal]string
 	secrets              []string
+
+	mu      sync.Mutex
+	profile *broker.ProviderProfile // every principal's provider has one profile; an epoch retirement clears it
 }
 
 func newKVHarness(t *testing.T, processes bool) *kvHarness {
@@ -285,8 +288,6 @@ type kvProxy struct {
 	manifest string
 	control  conformance.Control
 	process  bool
-	once     sync.Once
-	profile  broker.ProviderProfile
 }
 
 func (x *kvProxy) run(op kvOp) (kvOpResult, error) {
@@ -327,14 +328,17 @@ func (x *kvProxy) run(op kvOp) (kvOpResult, error) {
 }
 
 func (x *kvProxy) Profile() broker.ProviderProfile {
-	x.once.Do(func() {
+	x.h.mu.Lock()
+	defer x.h.mu.Unlock()
+	if x.h.profile == nil {
 		r, err := (&kvProxy{t: x.t, h: x.h, manifest: x.manifest, process: x.process}).run(kvOp{Op: "profile"})
 		if err != nil {
 			x.t.Errorf("profile: %v", err)
+			return broker.ProviderProfile{}
 		}
-		x.profile = r.Profile
-	})
-	return x.profile
+		x.h.profile = &r.Profile
+	}
+	return *x.h.profile
 }
 
 func (x *kvProxy) Accept(_ context.Context, b broker.EffectBinding, args json.RawMessage) (broker.AcceptResult, error) {
@@ -358,6 +362,12 @@ func (x *kvProxy) Compact(context.Context) (int, error) {
 }
 
 func (x *kvProxy) RetireEpoch(context.Context) (string, error) {
+	x.h.mu.Lock()
+	x.h.profile = nil // a killed retirement may have retired the epoch too
+	x.h.mu.Unlock()
 	r, err := x.run(kvOp{Op: "retire"})
+	x.h.mu.Lock()
+	x.h.profile = nil
+	x.h.mu.Unlock()
 	return r.Text, err
 }

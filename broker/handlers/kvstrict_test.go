@@ -190,3 +190,34 @@ func TestKVStrictDocPrivate(t *testing.T) {
 		}
 	}
 }
+
+// TestKVStrictCheckedAndCalled: the seal-time Checker accepts a strict
+// kv capability and sees a provider with every guarantee, without
+// creating anything; Call without the Broker's binding is refused.
+func TestKVStrictCheckedAndCalled(t *testing.T) {
+	h := newKVHarness(t, false)
+	m, err := loadKVFixture(h.manifests[conformance.Alice])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (Checker{}).CheckHandlers(m); err != nil {
+		t.Fatalf("checker: %v", err)
+	}
+	b := newBuilder(Options{}, true)
+	b.build(m)
+	if len(b.problems) > 0 || len(b.dbs) != 0 {
+		t.Fatalf("check-only build: %v, %d databases opened", b.problems, len(b.dbs))
+	}
+	if _, err := os.Stat(h.store); err == nil {
+		t.Fatal("the checker created the store")
+	}
+	p := openKVProvider(t, h, conformance.Alice)
+	var _ broker.Provider = p
+	var _ broker.Revoker = p
+	if m := p.Profile().Missing(); len(m) != 0 {
+		t.Fatalf("missing %v", m)
+	}
+	if _, err := p.Call(context.Background(), h.Args("k", `"v"`)); CodeOf(err) != CodeKVAcceptanceRequired {
+		t.Fatalf("call without a binding: %v", err)
+	}
+}
