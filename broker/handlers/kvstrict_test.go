@@ -221,3 +221,30 @@ func TestKVStrictCheckedAndCalled(t *testing.T) {
 		t.Fatalf("call without a binding: %v", err)
 	}
 }
+
+// TestKVStrictRegistryLost: a store with history and a new epoch registry
+// (the old one lost) is refused at build: the fence cannot be proved.
+func TestKVStrictRegistryLost(t *testing.T) {
+	h := newKVHarness(t, false)
+	p := h.Provider(t, conformance.Alice, conformance.Control{})
+	args := h.Args("k", `"v"`)
+	b := h.Base(t, conformance.Alice)
+	canon, _ := canonjson.Canonical(args)
+	b.RunID, b.PlanSHA256, b.CallID = "run-1", planDigestForTest, "capability-1"
+	b.RequestSHA256 = broker.RequestDigest(b.CallID, b.Capability, canon)
+	prof := p.Profile()
+	b.ProviderID, b.ProviderEpoch = prof.ProviderID, prof.Epoch
+	if r, err := p.Accept(context.Background(), b.Seal(), args); err != nil || r.Kind != broker.AcceptTerminal {
+		t.Fatalf("accept: %+v %v", r, err)
+	}
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		os.Remove(h.registry + suffix)
+	}
+	m, err := loadKVFixture(h.manifests[conformance.Alice])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Build(m, Options{}); !problemAt(err, CodeHandlerSetup, "capabilities[0].handler.config") {
+		t.Fatalf("build with a lost registry: %v", err)
+	}
+}
