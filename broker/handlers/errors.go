@@ -18,6 +18,12 @@ const (
 	CodeExecOutputTooLarge = "exec_output_too_large" // stdout exceeded max_output_bytes; the process group was killed
 	CodeExecBadOutput      = "exec_bad_output"       // stdout is not exactly one strict JSON value
 
+	// An exec handler with a provider section (docs/provider-protocol.md).
+	CodeProviderBadAnswer       = "provider_bad_answer"       // the tool's answer is malformed, too large, of the wrong kind, missing a member or about another binding: the outcome is unknown
+	CodeProviderProfileMismatch = "provider_profile_mismatch" // the tool's profile promises less than the handler config declares; nothing was presented
+	CodeProviderRefused         = "provider_refused"          // a plain call got no committed or no-change decision (rejected, conflict, presentation or epoch refused)
+	CodeProviderNoBinding       = "provider_no_binding"       // a call reached the handler without the effect binding the Broker gives every dispatch
+
 	CodeHTTPMissingPlaceholder = "http_missing_placeholder" // a {name} in the URL template has no argument
 	CodeHTTPBadArgument        = "http_bad_argument"        // a placeholder value is not a usable string or number, or an argument is unused
 	CodeHTTPHostRefused        = "http_host_refused"        // the host:port (or its resolved address) is not in the grant's allowed_hosts
@@ -47,28 +53,32 @@ type Error struct {
 }
 
 var descriptions = map[string]string{
-	CodeBadArguments:           "the arguments do not fit the handler",
-	CodeCancelled:              "the call was cancelled",
-	CodeExecFailed:             "the command failed",
-	CodeExecTimeout:            "the command did not finish in time and was killed",
-	CodeExecOutputTooLarge:     "the command wrote more output than allowed and was killed",
-	CodeExecBadOutput:          "the command did not write exactly one JSON value",
-	CodeHTTPMissingPlaceholder: "a URL placeholder has no argument",
-	CodeHTTPBadArgument:        "an argument cannot be used in the request",
-	CodeHTTPHostRefused:        "the request's host is not allowed by the grant",
-	CodeHTTPPathRefused:        "the request's path is not allowed by the grant",
-	CodeHTTPRedirectRefused:    "the server answered with a redirect, which is not followed",
-	CodeHTTPTimeout:            "the request did not finish in time",
-	CodeHTTPBodyTooLarge:       "the response body is larger than allowed",
-	CodeHTTPBodyNotUTF8:        "the response body is not UTF-8 text",
-	CodeHTTPFailed:             "the request failed",
-	CodeKVBadKey:               "the key is empty, too long or has control characters",
-	CodeKVValueTooLarge:        "the value is larger than allowed",
-	CodeKVFailed:               "the store refused the operation",
-	CodeKVKeyNotGranted:        "the key is not allowed by the grant",
-	CodeKVAcceptanceRequired:   "a strict kv handler commits only through provider acceptance",
-	CodeKVAcceptanceRefused:    "the provider did not accept the call",
-	CodeKVProviderUnavailable:  "the provider's store cannot answer",
+	CodeBadArguments:            "the arguments do not fit the handler",
+	CodeCancelled:               "the call was cancelled",
+	CodeExecFailed:              "the command failed",
+	CodeExecTimeout:             "the command did not finish in time and was killed",
+	CodeExecOutputTooLarge:      "the command wrote more output than allowed and was killed",
+	CodeExecBadOutput:           "the command did not write exactly one JSON value",
+	CodeHTTPMissingPlaceholder:  "a URL placeholder has no argument",
+	CodeHTTPBadArgument:         "an argument cannot be used in the request",
+	CodeHTTPHostRefused:         "the request's host is not allowed by the grant",
+	CodeHTTPPathRefused:         "the request's path is not allowed by the grant",
+	CodeHTTPRedirectRefused:     "the server answered with a redirect, which is not followed",
+	CodeHTTPTimeout:             "the request did not finish in time",
+	CodeHTTPBodyTooLarge:        "the response body is larger than allowed",
+	CodeHTTPBodyNotUTF8:         "the response body is not UTF-8 text",
+	CodeHTTPFailed:              "the request failed",
+	CodeKVBadKey:                "the key is empty, too long or has control characters",
+	CodeKVValueTooLarge:         "the value is larger than allowed",
+	CodeKVFailed:                "the store refused the operation",
+	CodeKVKeyNotGranted:         "the key is not allowed by the grant",
+	CodeKVAcceptanceRequired:    "a strict kv handler commits only through provider acceptance",
+	CodeKVAcceptanceRefused:     "the provider did not accept the call",
+	CodeKVProviderUnavailable:   "the provider's store cannot answer",
+	CodeProviderBadAnswer:       "the provider tool's answer is not a well-formed answer to the request; the outcome is unknown",
+	CodeProviderProfileMismatch: "the provider tool declares less than the handler config; nothing was presented",
+	CodeProviderRefused:         "the provider did not commit the effect",
+	CodeProviderNoBinding:       "the call has no effect binding to present",
 }
 
 func (e *Error) Error() string { return "handlers: " + e.Code + ": " + descriptions[e.Code] }

@@ -94,6 +94,7 @@ func (b *builder) exec(path string, c plan.ManifestCapability, g *plan.ExecGrant
 			f.Problem("dir", "must be the absolute, clean path of an existing directory")
 		}
 	}
+	declared := b.providerProfile(f)
 	f.Done()
 	if g != nil {
 		if len(h.argv) > 0 && !g.AllowsCommand(h.argv[0]) {
@@ -106,6 +107,9 @@ func (b *builder) exec(path string, c plan.ManifestCapability, g *plan.ExecGrant
 	}
 	if b.opts.ExecStderr != nil {
 		h.stderr = b.stderrSink()
+	}
+	if declared != nil {
+		return &execProvider{execHandler: h, declared: *declared, checkOnly: b.checkOnly}
 	}
 	return h
 }
@@ -121,6 +125,19 @@ func executableFile(p string) bool {
 // Call runs the command with the canonical arguments on stdin and returns
 // the one JSON value it writes to stdout.
 func (h *execHandler) Call(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+	out, err := h.run(ctx, args, h.maxOutput)
+	if err != nil {
+		return nil, err
+	}
+	if canonjson.Validate(out, h.maxOutput) != nil {
+		return nil, fail(CodeExecBadOutput)
+	}
+	return json.RawMessage(bytes.TrimSpace(out)), nil
+}
+
+// run runs the command once with stdin and returns what it wrote to
+// stdout (at most maxOut bytes) after a zero exit.
+func (h *execHandler) run(ctx context.Context, stdin []byte, maxOut int) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, cancelled(err)
 	}
@@ -149,7 +166,7 @@ func (h *execHandler) Call(ctx context.Context, args json.RawMessage) (json.RawM
 	wg.Add(3)
 	go func() { // stdin; a command that does not read it just gets EPIPE
 		defer wg.Done()
-		_, _ = p.stdinW.Write(args)
+		_, _ = p.stdinW.Write(stdin)
 		_ = p.stdinW.Close()
 	}()
 	overflow := make(chan struct{})
@@ -157,7 +174,7 @@ func (h *execHandler) Call(ctx context.Context, args json.RawMessage) (json.RawM
 	var outErr error
 	go func() {
 		defer wg.Done()
-		out, outErr = readBounded(p.stdoutR, h.maxOutput)
+		out, outErr = readBounded(p.stdoutR, maxOut)
 		if errors.Is(outErr, errTooLarge) {
 			close(overflow)
 		}
@@ -207,10 +224,7 @@ func (h *execHandler) Call(ctx context.Context, args json.RawMessage) (json.RawM
 	case waitErr != nil || outErr != nil:
 		return nil, fail(CodeExecFailed)
 	}
-	if canonjson.Validate(out, h.maxOutput) != nil {
-		return nil, fail(CodeExecBadOutput)
-	}
-	return json.RawMessage(bytes.TrimSpace(out)), nil
+	return out, nil
 }
 
 // waitGroupDead returns once no process of group pgid is alive (gone or a

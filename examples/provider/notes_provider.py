@@ -1,0 +1,625 @@
+#!/usr/bin/python3.11
+"""A strict provider for apysup's exec handler: a durable note-publishing store.
+
+It speaks the provider protocol of docs/provider-protocol.md: one JSON
+request on stdin, one JSON answer on stdout, exit 0. It uses only the
+standard library (sqlite3), and shares no code with apysup: it is the proof
+that the protocol can be implemented outside Go.
+
+The effect: publishing a note sets the body of the note with a title. A
+body equal to the current one is a factual no-change.
+
+It declares all eight guarantees:
+  exact_binding         it recomputes the request digest from the arguments
+                        it will apply, and the effect id, authorization id
+                        and binding digest as apysup's EffectBinding.Seal
+                        does (RFC 8785 JSON, sha256 of "DOMAIN\\0bytes");
+                        a mismatch is refused before anything is reserved
+  single_use            an authorization id decides at most one effect
+  exact_replay          the same binding again returns the stored decision
+                        and result, never a second effect
+  atomic_commit         identities, the note and the decision receipt are
+                        written in one SQLite transaction
+  revocation_ordering   revocations and decisions draw their sequence from
+                        one counter, inside the same write transactions
+  query_absence         absent only from a read under the write lock and
+                        the current epoch, with a witness digest
+  retention_tombstones  `compact` keeps receipts for the declared retention,
+                        then keeps a tombstone that still refuses an effect
+  epoch_fence           the epoch registry is a separate file the database
+                        cannot roll back; a database whose epoch is not the
+                        registry's current one answers nothing
+
+Commands (a store is created by `init`; the exec handler runs `serve`):
+  init    --db DB --epoch-file EF --provider-id ID --epoch E [--retention-seconds N]
+  serve   --db DB --epoch-file EF
+  advance --db DB --epoch-file EF --epoch NEW     retire the current epoch
+  compact --db DB --epoch-file EF --now UNIX      receipts past retention -> tombstones
+  vectors FILE                                    check the binding golden vectors
+
+The clock of a decision is NOTES_PROVIDER_NOW (unix seconds) when set, so
+that tests are deterministic; otherwise the system clock.
+"""
+
+import argparse
+import decimal
+import hashlib
+import json
+import math
+import os
+import sqlite3
+import sys
+import time
+
+PROTOCOL = "apysup.provider.v1"
+GUARANTEES = [
+    "exact_binding", "single_use", "exact_replay", "atomic_commit",
+    "revocation_ordering", "query_absence", "retention_tombstones", "epoch_fence",
+]
+# apysup's digest domains (docs/spec.md section 3).
+DOMAIN_REQUEST = "apysup.request.v1"
+DOMAIN_EFFECT = "apysup.effect.v1"
+DOMAIN_AUTHORIZATION = "apysup.authorization.v1"
+DOMAIN_EFFECT_BINDING = "apysup.effect_binding.v1"
+BINDING_SCHEMA = "apysup.effect_binding.v1"
+PROJECTION_SCHEMA = "apysup.provider_decision_projection.v1"
+# This tool's own digest domains, for its private receipts.
+DOMAIN_DECISION_RECEIPT = "notes-provider.decision_receipt.v1"
+DOMAIN_POLICY_RECEIPT = "notes-provider.policy_order_receipt.v1"
+DOMAIN_ABSENCE = "notes-provider.absence.v1"
+EPOCHS_SCHEMA = "notes-provider.epochs.v1"
+
+MAX_REQUEST_BYTES = 4 << 20
+MAX_TITLE_CHARS = 200
+MAX_BODY_CHARS = 64 << 10
+EXIT_FAILED = 3  # nothing usable was decided or read: the host keeps the outcome unknown
+
+
+class Failure(Exception):
+    """The store cannot answer (the host sees a failed command)."""
+
+
+# ---------------------------------------------------------------- RFC 8785
+
+def canonical(value):
+    """The RFC 8785 (JSON Canonicalization Scheme) text of a JSON value."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, str):
+        return canonical_string(value)
+    if isinstance(value, (int, float)):
+        return canonical_number(value)
+    if isinstance(value, list):
+        return "[" + ",".join(canonical(v) for v in value) + "]"
+    if isinstance(value, dict):
+        # Keys sort by their UTF-16 code units.
+        keys = sorted(value, key=lambda k: k.encode("utf-16-be"))
+        return "{" + ",".join(canonical_string(k) + ":" + canonical(value[k]) for k in keys) + "}"
+    raise ValueError("not a JSON value")
+
+
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def canonical_string(s):
+    s.encode("utf-8")  # a lone surrogate cannot be encoded: refused
+    out = ['"']
+    for ch in s:
+        if ch in _ESCAPES:
+            out.append(_ESCAPES[ch])
+        elif ch < " ":
+            out.append("\\u%04x" % ord(ch))
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def canonical_number(n):
+    """ECMAScript's Number.prototype.toString of the IEEE-754 double n."""
+    x = float(n)  # an integer becomes the double JSON means (OverflowError if too large)
+    if not math.isfinite(x):
+        raise ValueError("not a finite number")
+    if x == 0:
+        return "0"
+    if x < 0:
+        return "-" + canonical_number(-x)
+    # repr gives the shortest digits that round-trip, as ECMAScript does.
+    _, digit_tuple, exp = decimal.Decimal(repr(x)).as_tuple()
+    digits = "".join(map(str, digit_tuple))
+    stripped = digits.rstrip("0")
+    exp += len(digits) - len(stripped)
+    digits = stripped
+    k = len(digits)
+    n = exp + k  # x = 0.digits * 10^n
+    if k <= n <= 21:
+        return digits + "0" * (n - k)
+    if 0 < n <= 21:
+        return digits[:n] + "." + digits[n:]
+    if -6 < n <= 0:
+        return "0." + "0" * (-n) + digits
+    e = n - 1
+    mantissa = digits if k == 1 else digits[0] + "." + digits[1:]
+    return mantissa + "e" + ("+" if e >= 0 else "-") + str(abs(e))
+
+
+def digest(domain, canonical_text):
+    """apysup's domain-separated digest: sha256(DOMAIN || 0x00 || bytes)."""
+    h = hashlib.sha256(domain.encode("utf-8") + b"\x00" + canonical_text.encode("utf-8"))
+    return "sha256:" + h.hexdigest()
+
+
+def plain_digest(s):
+    """How a projection names an identity: the SHA-256 of its string."""
+    return "sha256:" + hashlib.sha256(s.encode("utf-8")).hexdigest()
+
+
+def parse_strict(data):
+    """One JSON value: no duplicate keys, no NaN or Infinity, valid UTF-8."""
+    def pairs(items):
+        obj = {}
+        for k, v in items:
+            if k in obj:
+                raise ValueError("duplicate key")
+            obj[k] = v
+        return obj
+
+    def constant(name):
+        raise ValueError("not JSON: " + name)
+
+    value = json.loads(data.decode("utf-8"), object_pairs_hook=pairs, parse_constant=constant)
+    canonical(value)  # lone surrogates, huge numbers
+    return value
+
+
+# ---------------------------------------------------------------- binding
+
+BINDING_STRINGS = ["schema_version", "run_id", "plan_sha256", "call_id", "capability", "request_sha256",
+                   "acceptance", "effect_id", "authorization_id", "binding_sha256"]
+BINDING_OPTIONAL = ["policy_sha256", "approval_request_id", "provider_id", "provider_epoch"]  # omitted when empty
+HANDLER_STRINGS = ["kind", "id", "version", "config_sha256"]
+
+
+def request_digest(call_id, capability, arguments):
+    """RequestDigest: {"arguments","call_id","capability"} in the request domain."""
+    return digest(DOMAIN_REQUEST, canonical({"arguments": arguments, "call_id": call_id, "capability": capability}))
+
+
+def seal(b):
+    """The three identities of binding fields b, as EffectBinding.Seal computes them."""
+    effect_id = digest(DOMAIN_EFFECT, canonical(
+        {"call_id": b["call_id"], "plan_sha256": b["plan_sha256"], "run_id": b["run_id"]}))
+    authorization_id = digest(DOMAIN_AUTHORIZATION, canonical({
+        "approval_request_id": b.get("approval_request_id", ""), "call_id": b["call_id"],
+        "policy_sha256": b.get("policy_sha256", ""), "run_id": b["run_id"]}))
+    doc = {k: b[k] for k in ["run_id", "plan_sha256", "call_id", "capability", "request_sha256", "acceptance"]}
+    doc["schema_version"] = BINDING_SCHEMA
+    doc["handler"] = {k: b["handler"][k] for k in HANDLER_STRINGS}
+    for k in BINDING_OPTIONAL:
+        if b.get(k, ""):
+            doc[k] = b[k]
+    doc["effect_id"] = effect_id
+    doc["authorization_id"] = authorization_id
+    doc["binding_sha256"] = ""  # the digest covers every field but itself, present and empty
+    return effect_id, authorization_id, digest(DOMAIN_EFFECT_BINDING, canonical(doc))
+
+
+def well_formed_binding(b):
+    if not isinstance(b, dict) or set(b) - set(BINDING_STRINGS + BINDING_OPTIONAL + ["handler"]):
+        return False
+    if any(not isinstance(b.get(k), str) for k in BINDING_STRINGS):
+        return False
+    if any(k in b and (not isinstance(b[k], str) or b[k] == "") for k in BINDING_OPTIONAL):
+        return False
+    h = b.get("handler")
+    return (isinstance(h, dict) and set(h) == set(HANDLER_STRINGS)
+            and all(isinstance(h[k], str) for k in HANDLER_STRINGS)
+            and b["schema_version"] == BINDING_SCHEMA)
+
+
+def binding_verified(b, provider_id):
+    """The presented identities are the ones b's fields give, for this provider."""
+    effect_id, authorization_id, binding_sha256 = seal(b)
+    return (b["effect_id"] == effect_id and b["authorization_id"] == authorization_id
+            and b["binding_sha256"] == binding_sha256 and b.get("provider_id") == provider_id)
+
+
+# ---------------------------------------------------------------- store
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS decisions(
+  epoch TEXT NOT NULL, effect_id TEXT NOT NULL, authorization_id TEXT NOT NULL,
+  binding_sha256 TEXT NOT NULL, decision TEXT NOT NULL, reason TEXT NOT NULL,
+  sequence INTEGER NOT NULL, policy_order_receipt_sha256 TEXT NOT NULL,
+  receipt_sha256 TEXT NOT NULL, decided_at INTEGER NOT NULL,
+  receipt TEXT, result TEXT,                 -- NULL once compacted: a tombstone
+  PRIMARY KEY(epoch, effect_id), UNIQUE(epoch, authorization_id));
+CREATE TABLE IF NOT EXISTS revocations(
+  policy_sha256 TEXT PRIMARY KEY, sequence INTEGER NOT NULL, receipt_sha256 TEXT NOT NULL, receipt TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS notes(
+  title TEXT PRIMARY KEY, body TEXT NOT NULL, revision INTEGER NOT NULL, effect_id TEXT NOT NULL);
+"""
+
+
+def connect(path):
+    db = sqlite3.connect(path, isolation_level=None, timeout=30)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=FULL")
+    return db
+
+
+def meta(db, key):
+    row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    if row is None:
+        raise Failure("store not initialised")
+    return row[0]
+
+
+def read_epochs(path):
+    try:
+        with open(path, "rb") as f:
+            reg = parse_strict(f.read(1 << 20))
+    except (OSError, ValueError) as e:
+        raise Failure("epoch registry unreadable") from e
+    if (not isinstance(reg, dict) or reg.get("schema") != EPOCHS_SCHEMA or not isinstance(reg.get("current"), str)
+            or not isinstance(reg.get("retired"), list)):
+        raise Failure("epoch registry malformed")
+    return reg
+
+
+def write_epochs(path, reg):
+    """Replace the registry durably: a new file, fsynced, renamed, the directory fsynced."""
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(canonical(reg).encode("utf-8"))
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    fd = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class Store:
+    def __init__(self, db_path, epochs_path):
+        self.db = connect(db_path)
+        self.epochs_path = epochs_path
+        self.provider_id = meta(self.db, "provider_id")
+        self.retention = int(meta(self.db, "retention_seconds"))
+
+    def begin(self):
+        """A write transaction under the registry's current epoch: (registry, epoch)."""
+        reg = read_epochs(self.epochs_path)
+        self.db.execute("BEGIN IMMEDIATE")
+        if meta(self.db, "epoch") != reg["current"]:
+            # A database restored from before the last epoch change, or a
+            # change interrupted: it cannot prove what it holds.
+            self.db.execute("ROLLBACK")
+            raise Failure("store epoch is not the registry's current epoch")
+        return reg, reg["current"]
+
+    def next_sequence(self):
+        seq = int(meta(self.db, "sequence")) + 1
+        self.db.execute("UPDATE meta SET value = ? WHERE key = 'sequence'", (str(seq),))
+        return seq
+
+    def projection(self, row):
+        (epoch, effect_id, authorization_id, binding_sha256, decision, reason, sequence,
+         policy_receipt, receipt_sha256) = row[:9]
+        p = {
+            "schema_version": PROJECTION_SCHEMA,
+            "provider_ref_sha256": plain_digest(self.provider_id),
+            "epoch_sha256": plain_digest(epoch),
+            "effect_id_sha256": plain_digest(effect_id),
+            "authorization_id_sha256": plain_digest(authorization_id),
+            "binding_sha256": binding_sha256,
+            "decision": decision,
+            "sequence": "uint:%d" % sequence,
+            "receipt_sha256": receipt_sha256,
+        }
+        if reason:
+            p["reason"] = reason
+        if policy_receipt:
+            p["policy_order_receipt_sha256"] = policy_receipt
+        return p
+
+    def lookup(self, epoch, b):
+        cols = ("epoch, effect_id, authorization_id, binding_sha256, decision, reason, sequence, "
+                "policy_order_receipt_sha256, receipt_sha256, receipt, result")
+        by_effect = self.db.execute("SELECT " + cols + " FROM decisions WHERE epoch = ? AND effect_id = ?",
+                                    (epoch, b["effect_id"])).fetchone()
+        by_auth = self.db.execute("SELECT " + cols + " FROM decisions WHERE epoch = ? AND authorization_id = ?",
+                                  (epoch, b["authorization_id"])).fetchone()
+        return by_effect, by_auth
+
+    def terminal(self, row, replay):
+        answer = {"kind": "terminal", "replay": replay, "projection": self.projection(row)}
+        if row[10] is not None:
+            answer["result"] = json.loads(row[10])
+        return answer
+
+    # -- operations
+
+    def profile(self):
+        reg = read_epochs(self.epochs_path)
+        if meta(self.db, "epoch") != reg["current"]:
+            raise Failure("store epoch is not the registry's current epoch")
+        return {"kind": "profile", "provider_id": self.provider_id, "epoch": reg["current"],
+                "guarantees": GUARANTEES, "retention_seconds": self.retention, "readback": True}
+
+    def accept(self, b, arguments):
+        # Everything that can refuse the presentation comes before the
+        # transaction: a refused presentation reserves nothing.
+        if not well_formed_binding(b):
+            return {"kind": "presentation_rejected", "reason": "malformed"}
+        note = note_of(arguments)
+        if note is None:
+            return {"kind": "presentation_rejected", "reason": "malformed"}
+        # The request digest of the values this store will apply.
+        if request_digest(b["call_id"], b["capability"], {"title": note[0], "body": note[1]}) != b["request_sha256"]:
+            return {"kind": "presentation_rejected", "reason": "binding_mismatch"}
+        if not binding_verified(b, self.provider_id):
+            return {"kind": "presentation_rejected", "reason": "binding_mismatch"}
+
+        reg, epoch = self.begin()
+        try:
+            if b.get("provider_epoch", "") != epoch:
+                reason = "epoch_retired" if b.get("provider_epoch", "") in reg["retired"] else "epoch_unknown"
+                self.db.execute("ROLLBACK")
+                return {"kind": "epoch_rejected", "reason": reason}
+            by_effect, by_auth = self.lookup(epoch, b)
+            if by_effect is not None and by_effect[3] == b["binding_sha256"]:
+                self.db.execute("ROLLBACK")
+                if by_effect[9] is None:
+                    return {"kind": "conflict", "reason": "effect_identity_compacted"}
+                return self.terminal(by_effect, True)
+            if by_effect is not None:
+                self.db.execute("ROLLBACK")
+                return {"kind": "conflict", "reason": "effect_identity_reused"}
+            if by_auth is not None:
+                self.db.execute("ROLLBACK")
+                return {"kind": "conflict", "reason": "authorization_identity_reused"}
+
+            seq = self.next_sequence()
+            revoked = None
+            if b.get("policy_sha256"):
+                revoked = self.db.execute("SELECT receipt_sha256 FROM revocations WHERE policy_sha256 = ?",
+                                          (b["policy_sha256"],)).fetchone()
+            now = clock()
+            receipt = {"schema_version": DOMAIN_DECISION_RECEIPT, "binding": b, "sequence": "uint:%d" % seq,
+                       "epoch": epoch, "decided_at": now}
+            result = None
+            if revoked is not None:
+                decision, reason, policy_receipt = "rejected", "revoked", revoked[0]
+                receipt["policy_order_receipt_sha256"] = policy_receipt
+                receipt["authorization_disposition"] = "terminally_denied"
+            else:
+                decision, reason, policy_receipt = self.publish(note, b["effect_id"])
+                result = {"title": note[0], "revision": self.revision(note[0]), "changed": decision == "committed"}
+                receipt["authorization_disposition"] = "consumed"
+                receipt["external_object_ref_sha256"] = plain_digest("note:" + note[0])
+                receipt["result_sha256"] = plain_digest(canonical(result))
+            receipt["decision"] = decision
+            if reason:
+                receipt["reason"] = reason
+            receipt_sha256 = digest(DOMAIN_DECISION_RECEIPT, canonical(receipt))
+            row = (epoch, b["effect_id"], b["authorization_id"], b["binding_sha256"], decision, reason, seq,
+                   policy_receipt, receipt_sha256, now, canonical(receipt),
+                   None if result is None else canonical(result))
+            self.db.execute("INSERT INTO decisions VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", row)
+            self.db.execute("COMMIT")
+        except BaseException:
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+            raise
+        return self.terminal((*row[:9], row[10], row[11]), False)
+
+    def publish(self, note, effect_id):
+        title, body = note
+        row = self.db.execute("SELECT body FROM notes WHERE title = ?", (title,)).fetchone()
+        if row is not None and row[0] == body:
+            return "no_change", "", ""
+        if row is None:
+            self.db.execute("INSERT INTO notes VALUES (?, ?, 1, ?)", (title, body, effect_id))
+        else:
+            self.db.execute("UPDATE notes SET body = ?, revision = revision + 1, effect_id = ? WHERE title = ?",
+                            (body, effect_id, title))
+        return "committed", "", ""
+
+    def revision(self, title):
+        return self.db.execute("SELECT revision FROM notes WHERE title = ?", (title,)).fetchone()[0]
+
+    def query(self, b):
+        if not well_formed_binding(b) or not binding_verified(b, self.provider_id):
+            return {"kind": "unavailable", "reason": "binding_mismatch"}
+        reg, epoch = self.begin()  # the write lock: this read is linearised with every decision
+        try:
+            if b.get("provider_epoch", "") != epoch:
+                return {"kind": "epoch_retired", "reason": "epoch_retired" if b.get("provider_epoch", "") in reg["retired"] else "epoch_unknown"}
+            by_effect, by_auth = self.lookup(epoch, b)
+            if by_effect is not None and by_effect[3] == b["binding_sha256"]:
+                if by_effect[9] is None:
+                    return {"kind": "tombstone", "projection": self.projection(by_effect)}
+                answer = self.terminal(by_effect, True)
+                del answer["replay"]
+                answer["kind"] = "found"
+                return answer
+            if by_effect is not None or by_auth is not None:
+                return {"kind": "unavailable", "reason": "identity_bound_elsewhere"}
+            observed = int(meta(self.db, "sequence"))
+            witness = digest(DOMAIN_ABSENCE, canonical({
+                "binding_sha256": b["binding_sha256"], "epoch": epoch, "observed_sequence": "uint:%d" % observed,
+                "provider_id": self.provider_id}))
+            return {"kind": "absent", "absence_sha256": witness}
+        finally:
+            self.db.execute("ROLLBACK")
+
+    def revoke(self, policy_sha256):
+        if not is_digest(policy_sha256):
+            raise Failure("not a policy digest")
+        _, epoch = self.begin()
+        try:
+            row = self.db.execute("SELECT receipt_sha256 FROM revocations WHERE policy_sha256 = ?",
+                                  (policy_sha256,)).fetchone()
+            if row is None:
+                seq = self.next_sequence()
+                receipt = {"schema_version": DOMAIN_POLICY_RECEIPT, "policy_event": "revoked",
+                           "policy_sha256": policy_sha256, "sequence": "uint:%d" % seq, "epoch": epoch,
+                           "decided_at": clock()}
+                row = (digest(DOMAIN_POLICY_RECEIPT, canonical(receipt)),)
+                self.db.execute("INSERT INTO revocations VALUES (?,?,?,?)",
+                                (policy_sha256, seq, row[0], canonical(receipt)))
+            self.db.execute("COMMIT")
+        except BaseException:
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+            raise
+        return {"kind": "revoked", "policy_order_receipt_sha256": row[0]}
+
+
+def note_of(arguments):
+    """The (title, body) the arguments publish, or None."""
+    if not isinstance(arguments, dict) or set(arguments) != {"title", "body"}:
+        return None
+    title, body = arguments["title"], arguments["body"]
+    if not isinstance(title, str) or not isinstance(body, str):
+        return None
+    if not 0 < len(title) <= MAX_TITLE_CHARS or len(body) > MAX_BODY_CHARS:
+        return None
+    return title, body
+
+
+def is_digest(s):
+    return (isinstance(s, str) and s.startswith("sha256:") and len(s) == 71
+            and all(c in "0123456789abcdef" for c in s[7:]))
+
+
+def clock():
+    now = os.environ.get("NOTES_PROVIDER_NOW")
+    return int(now) if now else int(time.time())
+
+
+# ---------------------------------------------------------------- commands
+
+def serve(args):
+    data = sys.stdin.buffer.read(MAX_REQUEST_BYTES + 1)
+    if len(data) > MAX_REQUEST_BYTES:
+        raise Failure("request too large")
+    try:
+        req = parse_strict(data)
+    except (ValueError, OverflowError) as e:
+        raise Failure("request is not strict JSON") from e
+    if not isinstance(req, dict) or req.get("protocol") != PROTOCOL:
+        raise Failure("not a provider protocol request")
+    store = Store(args.db, args.epoch_file)
+    op = req.get("op")
+    if op == "profile" and set(req) == {"protocol", "op"}:
+        answer = store.profile()
+    elif op == "accept" and set(req) == {"protocol", "op", "binding", "arguments"}:
+        answer = store.accept(req["binding"], req["arguments"])
+    elif op == "query" and set(req) == {"protocol", "op", "binding"}:
+        answer = store.query(req["binding"])
+    elif op == "revoke" and set(req) == {"protocol", "op", "policy_sha256"}:
+        answer = store.revoke(req["policy_sha256"])
+    else:
+        raise Failure("unknown operation or members")
+    answer["protocol"] = PROTOCOL
+    sys.stdout.buffer.write(canonical(answer).encode("utf-8"))
+    sys.stdout.buffer.flush()
+
+
+def init(args):
+    if os.path.exists(args.db) or os.path.exists(args.epoch_file):
+        raise Failure("store or epoch registry exists")
+    write_epochs(args.epoch_file, {"schema": EPOCHS_SCHEMA, "current": args.epoch, "retired": []})
+    db = connect(args.db)
+    db.executescript(SCHEMA)
+    db.execute("BEGIN IMMEDIATE")
+    for k, v in [("provider_id", args.provider_id), ("epoch", args.epoch), ("sequence", "0"),
+                 ("retention_seconds", str(args.retention_seconds))]:
+        db.execute("INSERT INTO meta VALUES (?, ?)", (k, v))
+    db.execute("COMMIT")
+
+
+def advance(args):
+    """Retire the current epoch: the registry first (it is the fence), then the store."""
+    reg = read_epochs(args.epoch_file)
+    db = connect(args.db)
+    if reg["current"] != args.epoch:
+        if args.epoch in reg["retired"]:
+            raise Failure("epoch already retired")
+        reg = {"schema": EPOCHS_SCHEMA, "current": args.epoch, "retired": reg["retired"] + [reg["current"]]}
+        write_epochs(args.epoch_file, reg)
+    # Also finishes an advance interrupted between the two writes, or
+    # re-opens a restored store under a fresh epoch.
+    db.execute("BEGIN IMMEDIATE")
+    db.execute("UPDATE meta SET value = ? WHERE key = 'epoch'", (args.epoch,))
+    db.execute("COMMIT")
+
+
+def compact(args):
+    """Receipts older than the retention become tombstones; tombstones of retired epochs go."""
+    store = Store(args.db, args.epoch_file)
+    reg, _ = store.begin()
+    cut = args.now - store.retention
+    n = store.db.execute("UPDATE decisions SET receipt = NULL, result = NULL "
+                         "WHERE receipt IS NOT NULL AND decided_at <= ?", (cut,)).rowcount
+    gone = 0
+    for epoch in reg["retired"]:
+        gone += store.db.execute("DELETE FROM decisions WHERE epoch = ? AND receipt IS NULL", (epoch,)).rowcount
+    store.db.execute("COMMIT")
+    print(canonical({"compacted": n, "deleted": gone}))
+
+
+def vectors(args):
+    """Check the golden vectors shared with apysup's Go test."""
+    with open(args.file, "rb") as f:
+        cases = parse_strict(f.read())
+    bad = []
+    for c in cases:
+        b = dict(c["binding"])
+        if canonical(c["arguments"]) != c["canonical_arguments"]:
+            bad.append(c["name"] + ": canonical arguments")
+        b["request_sha256"] = request_digest(b["call_id"], b["capability"], c["arguments"])
+        if b["request_sha256"] != c["request_sha256"]:
+            bad.append(c["name"] + ": request_sha256")
+        got = seal(b)
+        if got != (c["effect_id"], c["authorization_id"], c["binding_sha256"]):
+            bad.append(c["name"] + ": identities")
+    print(canonical({"checked": len(cases), "failed": bad}))
+    if bad:
+        sys.exit(1)
+
+
+def main():
+    ap = argparse.ArgumentParser(description="a strict provider for apysup's exec handler")
+    sub = ap.add_subparsers(dest="command", required=True)
+    for name in ["init", "serve", "advance", "compact"]:
+        p = sub.add_parser(name)
+        p.add_argument("--db", required=True)
+        p.add_argument("--epoch-file", required=True)
+        if name == "init":
+            p.add_argument("--provider-id", required=True)
+            p.add_argument("--retention-seconds", type=int, default=7 * 24 * 3600)
+        if name in ("init", "advance"):
+            p.add_argument("--epoch", required=True)
+        if name == "compact":
+            p.add_argument("--now", type=int, required=True)
+    sub.add_parser("vectors").add_argument("file")
+    args = ap.parse_args()
+    try:
+        {"init": init, "serve": serve, "advance": advance, "compact": compact, "vectors": vectors}[args.command](args)
+    except (Failure, sqlite3.Error, OSError) as e:
+        print("notes_provider: " + type(e).__name__ + ": " + str(e), file=sys.stderr)
+        sys.exit(EXIT_FAILED)
+
+
+if __name__ == "__main__":
+    main()
