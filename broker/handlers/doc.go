@@ -5,7 +5,9 @@
 //   - exec: a fixed host command (argv from config) that reads the canonical
 //     arguments as JSON on stdin and writes one JSON value to stdout, in a
 //     process group of its own with a scrubbed environment, a timeout and an
-//     output bound.
+//     output bound. With a "provider" section the tool speaks the provider
+//     protocol instead (docs/provider-protocol.md): the handler is a
+//     broker.Provider and broker.Revoker, one run per operation.
 //   - http: one request whose method, URL template and headers come from
 //     config and whose destinations come from the http section of the
 //     capability's grant (allowed_hosts, methods, path_prefixes); captured

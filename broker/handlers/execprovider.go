@@ -191,10 +191,18 @@ func (p *execProvider) Call(ctx context.Context, args json.RawMessage) (json.Raw
 }
 
 // Accept presents b and its arguments to the tool. An error means the
-// outcome is unknown (the tool may have committed): query it.
+// outcome is unknown (the tool may have committed): query it. When the
+// tool's profile cannot be read or does not cover the config's, nothing is
+// presented, and the answer says so (presentation_rejected, reason
+// provider_profile_mismatch or provider_profile_unavailable): a known
+// refusal before dispatch, not an unknown outcome.
 func (p *execProvider) Accept(ctx context.Context, b broker.EffectBinding, args json.RawMessage) (broker.AcceptResult, error) {
 	if _, err := p.profile(ctx); err != nil {
-		return broker.AcceptResult{}, err // nothing was presented
+		reason := "provider_profile_unavailable"
+		if CodeOf(err) == CodeProviderProfileMismatch {
+			reason = CodeProviderProfileMismatch
+		}
+		return broker.AcceptResult{Kind: broker.AcceptPresentationRejected, Reason: reason}, nil
 	}
 	canon, err := canonjson.Canonical(args)
 	if err != nil {

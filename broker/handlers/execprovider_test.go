@@ -480,6 +480,9 @@ func TestProviderExampleRetentionAndEpochs(t *testing.T) {
 	if _, err := restored.Query(context.Background(), b); CodeOf(err) != CodeExecFailed {
 		t.Fatalf("query of a rolled-back store: %v", err)
 	}
+	if r := accept(t, restored, b2, helloArgs); r.Kind != broker.AcceptPresentationRejected || r.Reason != "provider_profile_unavailable" {
+		t.Fatalf("accept on a rolled-back store: %+v", r)
+	}
 	// The operator's way out: a fresh epoch; the old ones stay retired.
 	s.tool(t, "advance", "--epoch", "e3")
 	if q := query(t, restored, b2); q.Kind != broker.QueryEpochRetired {
@@ -496,8 +499,11 @@ func TestProviderProfileMismatch(t *testing.T) {
 		t.Fatalf("profile: %+v", prof)
 	}
 	b := noteBinding("capability-1", helloArgs, "e1")
-	if _, err := p.Accept(context.Background(), b, json.RawMessage(helloArgs)); CodeOf(err) != CodeProviderProfileMismatch {
-		t.Fatalf("accept: %v", err)
+	if r := accept(t, p, b, helloArgs); r.Kind != broker.AcceptPresentationRejected || r.Reason != CodeProviderProfileMismatch {
+		t.Fatalf("accept: %+v", r)
+	}
+	if _, err := p.Query(context.Background(), b); CodeOf(err) != CodeProviderProfileMismatch {
+		t.Fatalf("query: %v", err)
 	}
 	if _, err := p.Revoke(context.Background(), testPolicy); CodeOf(err) != CodeProviderProfileMismatch {
 		t.Fatalf("revoke: %v", err)

@@ -50,6 +50,7 @@ import os
 import sqlite3
 import sys
 import time
+import urllib.parse
 
 PROTOCOL = "apysup.provider.v1"
 GUARANTEES = [
@@ -191,6 +192,12 @@ def request_digest(call_id, capability, arguments):
 
 def seal(b):
     """The three identities of binding fields b, as EffectBinding.Seal computes them."""
+    doc = binding_document(b)
+    return doc["effect_id"], doc["authorization_id"], digest(DOMAIN_EFFECT_BINDING, canonical(doc))
+
+
+def binding_document(b):
+    """The document binding_sha256 digests: every field, binding_sha256 empty."""
     effect_id = digest(DOMAIN_EFFECT, canonical(
         {"call_id": b["call_id"], "plan_sha256": b["plan_sha256"], "run_id": b["run_id"]}))
     authorization_id = digest(DOMAIN_AUTHORIZATION, canonical({
@@ -205,7 +212,7 @@ def seal(b):
     doc["effect_id"] = effect_id
     doc["authorization_id"] = authorization_id
     doc["binding_sha256"] = ""  # the digest covers every field but itself, present and empty
-    return effect_id, authorization_id, digest(DOMAIN_EFFECT_BINDING, canonical(doc))
+    return doc
 
 
 def well_formed_binding(b):
@@ -246,8 +253,11 @@ CREATE TABLE IF NOT EXISTS notes(
 """
 
 
-def connect(path):
-    db = sqlite3.connect(path, isolation_level=None, timeout=30)
+def connect(path, create=False):
+    """A connection in autocommit mode (transactions are explicit); only
+    init may create the file."""
+    uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + ("?mode=rwc" if create else "?mode=rw")
+    db = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=30)
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=FULL")
     return db
@@ -539,7 +549,7 @@ def init(args):
     if os.path.exists(args.db) or os.path.exists(args.epoch_file):
         raise Failure("store or epoch registry exists")
     write_epochs(args.epoch_file, {"schema": EPOCHS_SCHEMA, "current": args.epoch, "retired": []})
-    db = connect(args.db)
+    db = connect(args.db, create=True)
     db.executescript(SCHEMA)
     db.execute("BEGIN IMMEDIATE")
     for k, v in [("provider_id", args.provider_id), ("epoch", args.epoch), ("sequence", "0"),
@@ -590,8 +600,9 @@ def vectors(args):
         b["request_sha256"] = request_digest(b["call_id"], b["capability"], c["arguments"])
         if b["request_sha256"] != c["request_sha256"]:
             bad.append(c["name"] + ": request_sha256")
-        got = seal(b)
-        if got != (c["effect_id"], c["authorization_id"], c["binding_sha256"]):
+        if canonical(binding_document(b)) != c["canonical_binding_document"]:
+            bad.append(c["name"] + ": binding document")
+        if seal(b) != (c["effect_id"], c["authorization_id"], c["binding_sha256"]):
             bad.append(c["name"] + ": identities")
     print(canonical({"checked": len(cases), "failed": bad}))
     if bad:
