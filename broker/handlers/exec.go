@@ -94,7 +94,7 @@ func (b *builder) exec(path string, c plan.ManifestCapability, g *plan.ExecGrant
 			f.Problem("dir", "must be the absolute, clean path of an existing directory")
 		}
 	}
-	declared := b.providerProfile(f)
+	prov := b.providerConfig(f)
 	f.Done()
 	if g != nil {
 		if len(h.argv) > 0 && !g.AllowsCommand(h.argv[0]) {
@@ -108,8 +108,8 @@ func (b *builder) exec(path string, c plan.ManifestCapability, g *plan.ExecGrant
 	if b.opts.ExecStderr != nil {
 		h.stderr = b.stderrSink()
 	}
-	if declared != nil {
-		return &execProvider{execHandler: h, declared: *declared, checkOnly: b.checkOnly}
+	if prov != nil {
+		return &execProvider{execHandler: h, declared: *prov.profile, credential: prov.credential, checkOnly: b.checkOnly}
 	}
 	return h
 }

@@ -2,9 +2,15 @@ package handlers
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/apysup/apysup/broker"
@@ -50,10 +56,14 @@ var (
 	rejectReasons = []string{"not_yet_valid", "expired", "revoked", "policy_basis_stale", "policy_denied"}
 )
 
-// providerProfile reads the config's "provider" section: what the Plan may
-// rely on. The tool's own profile must match it at run time (the seal-time
+// compactedReason marks the replay of a decision whose receipt was
+// compacted into a tombstone: the decision stands, its result is gone.
+const compactedReason = "compacted"
+
+// providerConfig reads the config's "provider" section: the profile the
+// Plan may rely on, and the credential the handler presents. The tool's own profile must match it at run time (the seal-time
 // check cannot run the tool).
-func (b *builder) providerProfile(f *plan.Fields) *broker.ProviderProfile {
+func (b *builder) providerConfig(f *plan.Fields) *providerConfig {
 	if !f.Has("provider") {
 		return nil
 	}
@@ -74,15 +84,48 @@ func (b *builder) providerProfile(f *plan.Fields) *broker.ProviderProfile {
 	}
 	p.RetentionSeconds = s.IntegerIn("retention_seconds", 0, 0, maxRetentionSeconds)
 	p.Readback = s.Bool("readback", false)
+	cred := b.providerCredential(s)
 	s.Done()
-	return p
+	return &providerConfig{profile: p, credential: cred}
+}
+
+// providerConfig is what a provider section configures.
+type providerConfig struct {
+	profile    *broker.ProviderProfile
+	credential []byte // nil: requests carry no presentation
+}
+
+// providerCredential reads credential_file: the absolute path of a file
+// holding the key the tool issued, in hex (at least 16 bytes). Build reads
+// it; Checker only checks the path (it reads no secret).
+func (b *builder) providerCredential(s *plan.Fields) []byte {
+	if !s.Has("credential_file") {
+		return nil
+	}
+	path := s.Str("credential_file", false)
+	if !filepath.IsAbs(path) || filepath.Clean(path) != path {
+		s.Problem("credential_file", "must be an absolute, clean path")
+		return nil
+	}
+	if b.checkOnly {
+		return []byte{}
+	}
+	raw, err := os.ReadFile(path)
+	key, hexErr := hex.DecodeString(strings.TrimSpace(string(raw)))
+	if err != nil || hexErr != nil || len(key) < minCredentialBytes {
+		b.problems = append(b.problems, problem(CodeHandlerSetup, s.At("credential_file"),
+			"cannot be read as a key of at least 16 bytes in hex"))
+		return nil
+	}
+	return key
 }
 
 // execProvider is an exec handler that speaks the provider protocol.
 type execProvider struct {
 	*execHandler
-	declared  broker.ProviderProfile // the config's, without an epoch
-	checkOnly bool                   // built by Checker: never runs the tool
+	declared   broker.ProviderProfile // the config's, without an epoch
+	credential []byte                 // the key presentations are made with; nil for none
+	checkOnly  bool                   // built by Checker: never runs the tool
 
 	mu    sync.Mutex
 	epoch string // the tool's epoch once its profile matched; "" = read it again
@@ -122,7 +165,7 @@ func (p *execProvider) profile(ctx context.Context) (broker.ProviderProfile, err
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.epoch == "" {
-		out, err := p.exchange(ctx, providerRequest{Op: opProfile})
+		out, err := p.exchange(ctx, providerRequest{Op: opProfile}, "")
 		if err != nil {
 			return broker.ProviderProfile{}, err
 		}
@@ -208,7 +251,7 @@ func (p *execProvider) Accept(ctx context.Context, b broker.EffectBinding, args 
 	if err != nil {
 		return broker.AcceptResult{}, fail(CodeBadArguments)
 	}
-	out, err := p.exchange(ctx, providerRequest{Op: opAccept, Binding: &b, Arguments: canon})
+	out, err := p.exchange(ctx, providerRequest{Op: opAccept, Binding: &b, Arguments: canon}, b.BindingSHA256)
 	if err != nil {
 		return broker.AcceptResult{}, err
 	}
@@ -228,7 +271,7 @@ func (p *execProvider) Query(ctx context.Context, b broker.EffectBinding) (broke
 	if _, err := p.profile(ctx); err != nil {
 		return broker.QueryResult{}, err
 	}
-	out, err := p.exchange(ctx, providerRequest{Op: opQuery, Binding: &b})
+	out, err := p.exchange(ctx, providerRequest{Op: opQuery, Binding: &b}, b.BindingSHA256)
 	if err != nil {
 		return broker.QueryResult{}, err
 	}
@@ -248,7 +291,7 @@ func (p *execProvider) Revoke(ctx context.Context, policySHA256 string) (string,
 	if _, err := p.profile(ctx); err != nil {
 		return "", err
 	}
-	out, err := p.exchange(ctx, providerRequest{Op: opRevoke, PolicySHA256: policySHA256})
+	out, err := p.exchange(ctx, providerRequest{Op: opRevoke, PolicySHA256: policySHA256}, policySHA256)
 	if err != nil {
 		return "", err
 	}
@@ -262,11 +305,39 @@ type providerRequest struct {
 	Binding      *broker.EffectBinding `json:"binding,omitempty"`
 	Arguments    json.RawMessage       `json:"arguments,omitempty"`
 	PolicySHA256 string                `json:"policy_sha256,omitempty"`
+	Presentation *presentation         `json:"presentation,omitempty"`
 }
 
-// exchange runs the tool with one request and returns its raw answer.
-func (p *execProvider) exchange(ctx context.Context, req providerRequest) ([]byte, error) {
+// presentation authenticates a request to the tool that issued the
+// credential: the key's id and an HMAC of the operation and what it is
+// about (the binding digest, or the revoked policy), never the key.
+type presentation struct {
+	KeyID string `json:"key_id"`
+	MAC   string `json:"mac"`
+}
+
+// HMAC labels of a presentation (docs/provider-protocol.md).
+const (
+	keyIDLabel         = "apysup.provider.key_id.v1"
+	presentationLabel  = "apysup.provider.presentation.v1"
+	minCredentialBytes = 16
+)
+
+func present(key []byte, op, subject string) *presentation {
+	id := hmac.New(sha256.New, key)
+	id.Write([]byte(keyIDLabel))
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(presentationLabel + "\x00" + op + "\x00" + subject))
+	return &presentation{KeyID: hex.EncodeToString(id.Sum(nil)), MAC: hex.EncodeToString(mac.Sum(nil))}
+}
+
+// exchange runs the tool with one request, presented with the credential
+// (if any) over subject, and returns its raw answer.
+func (p *execProvider) exchange(ctx context.Context, req providerRequest, subject string) ([]byte, error) {
 	req.Protocol = ProviderProtocol
+	if len(p.credential) > 0 && req.Op != opProfile {
+		req.Presentation = present(p.credential, req.Op, subject)
+	}
 	in, err := canonjson.Marshal(req)
 	if err != nil {
 		return nil, fail(CodeBadArguments)
@@ -299,7 +370,7 @@ type shape struct{ required, optional []string }
 var answerShapes = map[string]map[string]shape{
 	opProfile: {"profile": {required: []string{"provider_id", "epoch", "guarantees", "retention_seconds", "readback"}}},
 	opAccept: {
-		broker.AcceptTerminal:             {required: []string{"replay", "projection"}, optional: []string{"result"}},
+		broker.AcceptTerminal:             {required: []string{"replay", "projection"}, optional: []string{"result", "reason"}},
 		broker.AcceptPresentationRejected: {required: []string{"reason"}},
 		broker.AcceptConflict:             {required: []string{"reason"}},
 		broker.AcceptEpochRejected:        {optional: []string{"reason"}},
@@ -377,8 +448,14 @@ func parseAcceptAnswer(out []byte, b broker.EffectBinding, maxResult int) (broke
 		r.Reason = *a.Reason
 	}
 	if kind == broker.AcceptTerminal {
+		// The one reason a terminal answer has: the replay of a decision
+		// whose receipt was compacted, which has no result any more.
 		r.Replay = *a.Replay
-		if r.Projection, r.Result, err = decision(a, b, maxResult, true); err != nil {
+		compacted := r.Reason == compactedReason
+		if r.Reason != "" && !(compacted && r.Replay) {
+			return broker.AcceptResult{}, fail(CodeProviderBadAnswer)
+		}
+		if r.Projection, r.Result, err = decision(a, b, maxResult, !compacted); err != nil {
 			return broker.AcceptResult{}, err
 		}
 	}
@@ -445,16 +522,16 @@ func decision(a *providerAnswer, b broker.EffectBinding, maxResult int, withResu
 }
 
 // projectionOf reports whether pr is a well-formed projection of a
-// decision on b: the identities are b's (each as the SHA-256 of its
-// string), the decision and its reason are known tokens, and the order and
-// receipts are well formed.
+// decision on b: its binding digest is b's, its references are digests
+// (the provider scopes them: they are opaque here), the decision and its
+// reason are known tokens, and the order and receipts are well formed.
 func projectionOf(pr *broker.DecisionProjection, b broker.EffectBinding) bool {
 	switch {
 	case pr.SchemaVersion != broker.DecisionProjectionSchema,
-		pr.ProviderRefSHA256 != identityDigest(b.ProviderID),
-		pr.EpochSHA256 != identityDigest(b.ProviderEpoch),
-		pr.EffectIDSHA256 != identityDigest(b.EffectID),
-		pr.AuthorizationIDSHA256 != identityDigest(b.AuthorizationID),
+		!canonjson.IsDigest(pr.ProviderRefSHA256),
+		!canonjson.IsDigest(pr.EpochSHA256),
+		!canonjson.IsDigest(pr.EffectIDSHA256),
+		!canonjson.IsDigest(pr.AuthorizationIDSHA256),
 		pr.BindingSHA256 != b.BindingSHA256,
 		!sequenceRE.MatchString(pr.Sequence),
 		pr.PolicyOrderReceiptSHA256 != "" && !canonjson.IsDigest(pr.PolicyOrderReceiptSHA256),
@@ -469,7 +546,3 @@ func projectionOf(pr *broker.DecisionProjection, b broker.EffectBinding) bool {
 	}
 	return false
 }
-
-// identityDigest is how a projection names an identity without holding it:
-// the plain SHA-256 of its string.
-func identityDigest(s string) string { return canonjson.PlainDigest([]byte(s)) }

@@ -143,7 +143,7 @@ func notesTool(t testing.TB) string {
 // notesStore is one store of the example tool: its SQLite file and its
 // epoch registry.
 type notesStore struct {
-	dir, db, epochs string
+	dir, db, epochs, key string
 }
 
 func newNotesStore(t *testing.T) *notesStore {
@@ -152,7 +152,21 @@ func newNotesStore(t *testing.T) *notesStore {
 	dir := t.TempDir()
 	s := &notesStore{dir: dir, db: filepath.Join(dir, "notes.db"), epochs: filepath.Join(dir, "epochs.json")}
 	s.tool(t, "init", "--provider-id", "notes", "--epoch", "e1", "--retention-seconds", "3600")
+	s.key = s.issue(t, "tenant-a", testPolicy)
 	return s
+}
+
+// issue has the store issue a credential for a tenant's grants and
+// returns the path of its key file.
+func (s *notesStore) issue(t *testing.T, tenant string, policies ...string) string {
+	t.Helper()
+	key := filepath.Join(t.TempDir(), "key")
+	args := []string{"--tenant", tenant, "--subject", "apysup-host", "--key-file", key}
+	for _, p := range policies {
+		args = append(args, "--policy", p)
+	}
+	s.tool(t, "issue", args...)
+	return key
 }
 
 // tool runs one of the example tool's operator commands on the store.
@@ -183,16 +197,25 @@ func (s *notesStore) count(t *testing.T, query string, args ...any) int {
 
 var allGuarantees = `["exact_binding","single_use","exact_replay","atomic_commit","revocation_ordering","query_absence","retention_tombstones","epoch_fence"]`
 
-// serveArgv is the command line of the tool serving s; wrap, when set, is
-// a shell script run with the tool's argv as its arguments.
+// config is the handler config of the tool serving s with the store's
+// credential; wrap, when set, is a shell script run with the tool's argv
+// as its arguments.
 func (s *notesStore) config(t *testing.T, providerID, wrap string) string {
+	return s.configWith(t, providerID, wrap, s.key)
+}
+
+func (s *notesStore) configWith(t *testing.T, providerID, wrap, key string) string {
 	argv := []string{hostPython, "-I", notesTool(t), "serve", "--db", s.db, "--epoch-file", s.epochs}
 	if wrap != "" {
 		argv = append([]string{"/bin/sh", "-c", wrap, "sh"}, argv...)
 	}
 	raw, _ := json.Marshal(argv)
+	credential := ""
+	if key != "" {
+		credential = `,"credential_file":"` + key + `"`
+	}
 	return `{"argv":` + string(raw) + `,"timeout":"60s","env":{"NOTES_PROVIDER_NOW":"1000"},` +
-		`"provider":{"id":"` + providerID + `","guarantees":` + allGuarantees + `,"retention_seconds":3600,"readback":true}}`
+		`"provider":{"id":"` + providerID + `","guarantees":` + allGuarantees + `,"retention_seconds":3600,"readback":true` + credential + `}}`
 }
 
 func (s *notesStore) provider(t *testing.T, wrap string) *execProvider {
@@ -442,7 +465,8 @@ func TestProviderExampleRetentionAndEpochs(t *testing.T) {
 	if q := query(t, p, b); q.Kind != broker.QueryTombstone || *q.Projection != *first.Projection || q.Result != nil {
 		t.Fatalf("query of a tombstone: %+v", q)
 	}
-	if r := accept(t, p, b, helloArgs); r.Kind != broker.AcceptConflict || r.Reason != "effect_identity_compacted" {
+	if r := accept(t, p, b, helloArgs); r.Kind != broker.AcceptTerminal || !r.Replay || r.Reason != "compacted" ||
+		*r.Projection != *first.Projection || r.Result != nil {
 		t.Fatalf("replay of a tombstone: %+v", r)
 	}
 
@@ -525,9 +549,10 @@ func TestProviderProfileMismatch(t *testing.T) {
 var answerBinding = noteBinding("capability-1", helloArgs, "e1")
 
 func projectionJSON(b broker.EffectBinding, decision, reason string, edit func(*broker.DecisionProjection)) string {
+	ref := func(s string) string { return canonjson.PlainDigest([]byte(s)) }
 	pr := broker.DecisionProjection{SchemaVersion: broker.DecisionProjectionSchema,
-		ProviderRefSHA256: identityDigest(b.ProviderID), EpochSHA256: identityDigest(b.ProviderEpoch),
-		EffectIDSHA256: identityDigest(b.EffectID), AuthorizationIDSHA256: identityDigest(b.AuthorizationID),
+		ProviderRefSHA256: ref(b.ProviderID), EpochSHA256: ref(b.ProviderEpoch),
+		EffectIDSHA256: ref(b.EffectID), AuthorizationIDSHA256: ref(b.AuthorizationID),
 		BindingSHA256: b.BindingSHA256, Decision: decision, Reason: reason, Sequence: "uint:7",
 		ReceiptSHA256: canonjson.PlainDigest([]byte("receipt"))}
 	if edit != nil {
@@ -598,10 +623,14 @@ func answerCases() []answerCase {
 		{"projection about another binding", opAccept, terminal(edited(func(p *broker.DecisionProjection) {
 			p.BindingSHA256 = noteBinding("capability-2", helloArgs, "e1").BindingSHA256
 		})), bad},
-		{"projection of another effect", opAccept, terminal(edited(func(p *broker.DecisionProjection) { p.EffectIDSHA256 = identityDigest("x") })), bad},
-		{"projection of another authorization", opAccept, terminal(edited(func(p *broker.DecisionProjection) { p.AuthorizationIDSHA256 = identityDigest("x") })), bad},
-		{"projection of another provider", opAccept, terminal(edited(func(p *broker.DecisionProjection) { p.ProviderRefSHA256 = identityDigest("x") })), bad},
-		{"projection of another epoch", opAccept, terminal(edited(func(p *broker.DecisionProjection) { p.EpochSHA256 = identityDigest("e2") })), bad},
+		{"effect reference not a digest", opAccept, terminal(edited(func(p *broker.DecisionProjection) { p.EffectIDSHA256 = answerBinding.CallID })), bad},
+		{"authorization reference not a digest", opAccept, terminal(edited(func(p *broker.DecisionProjection) { p.AuthorizationIDSHA256 = "" })), bad},
+		{"provider reference not a digest", opAccept, terminal(edited(func(p *broker.DecisionProjection) { p.ProviderRefSHA256 = "notes" })), bad},
+		{"epoch reference not a digest", opAccept, terminal(edited(func(p *broker.DecisionProjection) { p.EpochSHA256 = "e1" })), bad},
+		{"replay of a compacted decision", opAccept, answerHead + `"kind":"terminal","replay":true,"reason":"compacted","projection":` + committed + `}`, ""},
+		{"compacted but new", opAccept, answerHead + `"kind":"terminal","replay":false,"reason":"compacted","projection":` + committed + `}`, bad},
+		{"compacted with a result", opAccept, answerHead + `"kind":"terminal","replay":true,"reason":"compacted","projection":` + committed + `,"result":1}`, bad},
+		{"terminal with another reason", opAccept, answerHead + `"kind":"terminal","replay":true,"reason":"because","projection":` + committed + `,"result":1}`, bad},
 		{"projection schema", opAccept, terminal(edited(func(p *broker.DecisionProjection) { p.SchemaVersion = "v0" })), bad},
 		{"projection decision", opAccept, terminal(edited(func(p *broker.DecisionProjection) { p.Decision = "maybe" })), bad},
 		{"committed with a reason", opAccept, terminal(edited(func(p *broker.DecisionProjection) { p.Reason = "revoked" })), bad},
@@ -757,7 +786,8 @@ func FuzzProviderAnswer(f *testing.F) {
 				_, known := answerShapes[opAccept][r.Kind]
 				terminal := r.Kind == broker.AcceptTerminal
 				if !known || terminal != (r.Projection != nil) || terminal && !projectionOf(r.Projection, answerBinding) ||
-					(r.Result != nil) != (terminal && r.Projection.Decision != broker.DecisionRejected) || len(r.Result) > maxResult {
+					(r.Result != nil) != (terminal && r.Projection.Decision != broker.DecisionRejected && r.Reason != "compacted") ||
+					len(r.Result) > maxResult || r.Reason == "compacted" && !r.Replay {
 					t.Fatalf("accepted %+v from %q", r, answer)
 				}
 			}
@@ -790,4 +820,53 @@ func FuzzProviderAnswer(f *testing.F) {
 			t.Fatalf("error %v", err)
 		}
 	})
+}
+
+// TestProviderExamplePresentation: a presentation the store cannot
+// authenticate, or of a grant it did not issue to the caller, reserves
+// nothing; callers in other security contexts share no identity.
+func TestProviderExamplePresentation(t *testing.T) {
+	s := newNotesStore(t)
+	alice := s.provider(t, "")
+	b := noteBinding("capability-1", helloArgs, "e1")
+
+	forged := filepath.Join(s.dir, "forged-key")
+	if err := os.WriteFile(forged, []byte(strings.Repeat("ab", 32)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	otherGrant := s.issue(t, "tenant-a", canonjson.PlainDigest([]byte("another grant")))
+	for _, tc := range []struct{ name, key, reason string }{
+		{"no credential", "", "malformed"},
+		{"a key the store never issued", forged, "untrusted_issuer"},
+		{"a credential without the call's grant", otherGrant, "sender_authentication_failed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := providerOf(t, s.configWith(t, "notes", "", tc.key))
+			if r := accept(t, p, b, helloArgs); r.Kind != broker.AcceptPresentationRejected || r.Reason != tc.reason {
+				t.Fatalf("accept: %+v, want presentation_rejected %s", r, tc.reason)
+			}
+			if q := query(t, p, b); q.Kind != broker.QueryUnavailable || q.Reason != tc.reason {
+				t.Fatalf("query: %+v", q)
+			}
+			if _, err := p.Revoke(context.Background(), testPolicy); CodeOf(err) != CodeExecFailed {
+				t.Fatalf("revoke: %v", err)
+			}
+		})
+	}
+	if n := s.count(t, `SELECT count(*) FROM decisions`) + s.count(t, `SELECT count(*) FROM revocations`); n != 0 {
+		t.Fatalf("%d rows after refused presentations", n)
+	}
+
+	// Bob, another tenant holding the same grant, presents the same
+	// identities: another security context, no conflict, no shared read.
+	bob := providerOf(t, s.configWith(t, "notes", "", s.issue(t, "tenant-b", testPolicy)))
+	ra := accept(t, alice, b, helloArgs)
+	if q := query(t, bob, b); q.Kind != broker.QueryAbsent {
+		t.Fatalf("Bob reads Alice's decision: %+v", q)
+	}
+	rb := accept(t, bob, b, helloArgs)
+	if ra.Kind != broker.AcceptTerminal || rb.Kind != broker.AcceptTerminal || rb.Replay ||
+		rb.Projection.EffectIDSHA256 == ra.Projection.EffectIDSHA256 || rb.Projection.ReceiptSHA256 == ra.Projection.ReceiptSHA256 {
+		t.Fatalf("Alice %+v, Bob %+v: one identity across security contexts", ra.Projection, rb.Projection)
+	}
 }
