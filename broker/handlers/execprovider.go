@@ -235,17 +235,17 @@ func (p *execProvider) Call(ctx context.Context, args json.RawMessage) (json.Raw
 
 // Accept presents b and its arguments to the tool. An error means the
 // outcome is unknown (the tool may have committed): query it. When the
-// tool's profile cannot be read or does not cover the config's, nothing is
-// presented, and the answer says so (presentation_rejected, reason
-// provider_profile_mismatch or provider_profile_unavailable): a known
-// refusal before dispatch, not an unknown outcome.
+// tool's profile does not cover the config's, nothing is presented and the
+// answer says so (presentation_rejected, reason provider_profile_mismatch):
+// a known refusal before dispatch. A tool that cannot answer its profile
+// (a store fenced off after a restore) is an error, as it would be for the
+// call itself.
 func (p *execProvider) Accept(ctx context.Context, b broker.EffectBinding, args json.RawMessage) (broker.AcceptResult, error) {
 	if _, err := p.profile(ctx); err != nil {
-		reason := "provider_profile_unavailable"
 		if CodeOf(err) == CodeProviderProfileMismatch {
-			reason = CodeProviderProfileMismatch
+			return broker.AcceptResult{Kind: broker.AcceptPresentationRejected, Reason: CodeProviderProfileMismatch}, nil
 		}
-		return broker.AcceptResult{Kind: broker.AcceptPresentationRejected, Reason: reason}, nil
+		return broker.AcceptResult{}, err
 	}
 	canon, err := canonjson.Canonical(args)
 	if err != nil {

@@ -289,8 +289,9 @@ CREATE TABLE decisions(
   receipt_sha256 TEXT NOT NULL, decided_at INTEGER NOT NULL,
   receipt TEXT, result TEXT,                 -- NULL once compacted: a tombstone
   PRIMARY KEY(epoch, context, effect_id), UNIQUE(epoch, context, authorization_id));
-CREATE TABLE revocations(
-  policy_sha256 TEXT PRIMARY KEY, sequence INTEGER NOT NULL, receipt_sha256 TEXT NOT NULL, receipt TEXT NOT NULL);
+CREATE TABLE policy_events(                -- activations (issue) and revocations, in the one order
+  sequence INTEGER PRIMARY KEY, policy_sha256 TEXT NOT NULL, event TEXT NOT NULL,
+  receipt_sha256 TEXT NOT NULL, receipt TEXT NOT NULL, UNIQUE(policy_sha256, event));
 CREATE TABLE notes(
   title TEXT PRIMARY KEY, body TEXT NOT NULL, revision INTEGER NOT NULL, effect_id TEXT NOT NULL);
 """
@@ -404,6 +405,22 @@ class Store:
         self.db.execute("UPDATE meta SET value = ? WHERE key = 'sequence'", (str(seq),))
         return seq
 
+    def policy_state(self, policy_sha256):
+        """(event, receipt digest) of the policy's latest event, or None."""
+        return self.db.execute("SELECT event, receipt_sha256 FROM policy_events WHERE policy_sha256 = ? "
+                               "ORDER BY sequence DESC LIMIT 1", (policy_sha256,)).fetchone()
+
+    def policy_event(self, policy_sha256, event, epoch):
+        """Append a policy event to the order, in the caller's transaction:
+        (sequence, receipt digest)."""
+        seq = self.next_sequence()
+        receipt = {"schema_version": DOMAIN_POLICY_RECEIPT, "policy_event": event, "policy_sha256": policy_sha256,
+                   "sequence": "uint:%d" % seq, "epoch": epoch, "decided_at": clock()}
+        receipt_sha256 = digest(DOMAIN_POLICY_RECEIPT, canonical(receipt))
+        self.db.execute("INSERT INTO policy_events VALUES (?,?,?,?,?)",
+                        (seq, policy_sha256, event, receipt_sha256, canonical(receipt)))
+        return seq, receipt_sha256
+
     def authenticate(self, presentation, op, subject):
         """(context, policies) of a valid presentation, or (None, reason)."""
         if (not isinstance(presentation, dict) or set(presentation) != {"key_id", "mac"}
@@ -508,17 +525,16 @@ class Store:
 
             seq = self.next_sequence()
             at("accept.reserved")
-            revoked = None
-            if b.get("policy_sha256"):
-                revoked = self.db.execute("SELECT receipt_sha256 FROM revocations WHERE policy_sha256 = ?",
-                                          (b["policy_sha256"],)).fetchone()
+            # The policy as of this place in the order: its latest event.
+            policy = self.policy_state(b.get("policy_sha256", ""))
+            policy_receipt = "" if policy is None else policy[1]
             now = clock()
             receipt = {"schema_version": DOMAIN_DECISION_RECEIPT, "binding": b, "context": context,
-                       "sequence": "uint:%d" % seq, "epoch": epoch, "decided_at": now}
-            result, policy_receipt = None, ""
-            if revoked is not None:
-                decision, reason, policy_receipt = "rejected", "revoked", revoked[0]
-                receipt["policy_order_receipt_sha256"] = policy_receipt
+                       "sequence": "uint:%d" % seq, "epoch": epoch, "decided_at": now,
+                       "policy_order_receipt_sha256": policy_receipt}
+            result = None
+            if policy is None or policy[0] == "revoked":
+                decision, reason = "rejected", "revoked" if policy is not None else "policy_denied"
             elif note[0].startswith(DENIED_PREFIX):
                 decision, reason = "rejected", "policy_denied"
             else:
@@ -602,23 +618,18 @@ class Store:
         seq = None
         try:
             at("revoke.begin")
-            row = self.db.execute("SELECT receipt_sha256 FROM revocations WHERE policy_sha256 = ?",
-                                  (policy_sha256,)).fetchone()
-            if row is None:
-                seq = self.next_sequence()
-                receipt = {"schema_version": DOMAIN_POLICY_RECEIPT, "policy_event": "revoked",
-                           "policy_sha256": policy_sha256, "sequence": "uint:%d" % seq, "epoch": epoch,
-                           "decided_at": clock()}
-                row = (digest(DOMAIN_POLICY_RECEIPT, canonical(receipt)),)
-                self.db.execute("INSERT INTO revocations VALUES (?,?,?,?)",
-                                (policy_sha256, seq, row[0], canonical(receipt)))
+            state = self.policy_state(policy_sha256)
+            if state is not None and state[0] == "revoked":
+                receipt_sha256 = state[1]  # revoking again: the first revocation
+            else:
+                seq, receipt_sha256 = self.policy_event(policy_sha256, "revoked", epoch)
             self.db.execute("COMMIT")
         finally:
             self.rollback()
         at("revoke.committed")
         if seq is not None:
             self.fence(epoch, seq)
-        return {"kind": "revoked", "policy_order_receipt_sha256": row[0]}
+        return {"kind": "revoked", "policy_order_receipt_sha256": receipt_sha256}
 
 
 def note_of(arguments):
@@ -709,11 +720,21 @@ def issue(args):
     fd = os.open(args.key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as f:
         f.write(key.hex() + "\n")
-    db = connect(args.db)
-    db.execute("BEGIN IMMEDIATE")
-    db.execute("INSERT INTO credentials VALUES (?, ?, ?, ?, ?)",
-               (key_id, key.hex(), args.tenant, args.subject, canonical(sorted(set(args.policy)))))
-    db.execute("COMMIT")
+    store = Store(args.db, args.epoch_file)
+    _, epoch = store.begin()
+    seq = None
+    try:
+        store.db.execute("INSERT INTO credentials VALUES (?, ?, ?, ?, ?)",
+                         (key_id, key.hex(), args.tenant, args.subject, canonical(sorted(set(args.policy)))))
+        # A grant is activated once, in the order; a revoked one stays revoked.
+        for policy in sorted(set(args.policy)):
+            if store.policy_state(policy) is None:
+                seq, _ = store.policy_event(policy, "activated", epoch)
+        store.db.execute("COMMIT")
+    finally:
+        store.rollback()
+    if seq is not None:
+        store.fence(epoch, seq)
     print(canonical({"key_id": key_id}))
 
 
