@@ -755,6 +755,7 @@ func TestProviderConfig(t *testing.T) {
 		{"duplicate guarantee", `{"id":"a","guarantees":["single_use","single_use"]}`, "provider.guarantees"},
 		{"negative retention", `{"id":"a","guarantees":[],"retention_seconds":-1}`, "provider.retention_seconds"},
 		{"unknown field", `{"id":"a","guarantees":[],"audience":"x"}`, "provider.audience"},
+		{"relative credential", `{"id":"a","guarantees":[],"credential_file":"notes.key"}`, "provider.credential_file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := build(t, Options{}, capability{name: "notes.publish", kind: "exec", id: "notes",
@@ -763,6 +764,23 @@ func TestProviderConfig(t *testing.T) {
 				t.Fatalf("got %v", err)
 			}
 		})
+	}
+
+	// The key is read when the handlers are built, never when sealing.
+	dir := t.TempDir()
+	short, missing := filepath.Join(dir, "short"), filepath.Join(dir, "missing")
+	if err := os.WriteFile(short, []byte("abcd\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{short, missing} {
+		c := capability{name: "notes.publish", kind: "exec", id: "notes",
+			config: `{"argv":["/bin/sh"],"provider":{"id":"a","guarantees":[],"credential_file":"` + key + `"}}`}
+		if err := (Checker{}).CheckHandlers(manifestOf(t, c)); err != nil {
+			t.Fatalf("check: %v", err)
+		}
+		if _, err := build(t, Options{}, c); !problemAt(err, CodeHandlerSetup, "capabilities[0].handler.config.provider.credential_file") {
+			t.Fatalf("build with %s: %v", filepath.Base(key), err)
+		}
 	}
 }
 
