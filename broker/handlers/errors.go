@@ -21,7 +21,7 @@ const (
 	// An exec handler with a provider section (docs/provider-protocol.md).
 	CodeProviderBadAnswer       = "provider_bad_answer"       // the tool's answer is malformed, too large, of the wrong kind, missing a member or about another binding: the outcome is unknown
 	CodeProviderProfileMismatch = "provider_profile_mismatch" // the tool's profile promises less than the handler config declares; nothing was presented
-	CodeProviderRefused         = "provider_refused"          // a plain call got no committed or no-change decision (rejected, conflict, presentation or epoch refused)
+	CodeProviderRefused         = "provider_refused"          // a plain call got no result: rejected, conflict, presentation or epoch refused, or a replay whose result was compacted
 	CodeProviderNoBinding       = "provider_no_binding"       // a call reached the handler without the effect binding the Broker gives every dispatch
 
 	CodeHTTPMissingPlaceholder = "http_missing_placeholder" // a {name} in the URL template has no argument
@@ -77,7 +77,7 @@ var descriptions = map[string]string{
 	CodeKVProviderUnavailable:   "the provider's store cannot answer",
 	CodeProviderBadAnswer:       "the provider tool's answer is not a well-formed answer to the request; the outcome is unknown",
 	CodeProviderProfileMismatch: "the provider tool declares less than the handler config; nothing was presented",
-	CodeProviderRefused:         "the provider did not commit the effect",
+	CodeProviderRefused:         "the provider gave no result for the call",
 	CodeProviderNoBinding:       "the call has no effect binding to present",
 }
 

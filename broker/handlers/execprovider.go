@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -61,8 +62,8 @@ var (
 const compactedReason = "compacted"
 
 // providerConfig reads the config's "provider" section: the profile the
-// Plan may rely on, and the credential the handler presents. The tool's own profile must match it at run time (the seal-time
-// check cannot run the tool).
+// Plan may rely on, and the credential the handler presents. The tool's
+// own profile must cover it at run time (sealing cannot run the tool).
 func (b *builder) providerConfig(f *plan.Fields) *providerConfig {
 	if !f.Has("provider") {
 		return nil
@@ -110,7 +111,7 @@ func (b *builder) providerCredential(s *plan.Fields) []byte {
 	if b.checkOnly {
 		return []byte{}
 	}
-	raw, err := os.ReadFile(path)
+	raw, err := readKeyFile(path)
 	key, hexErr := hex.DecodeString(strings.TrimSpace(string(raw)))
 	if err != nil || hexErr != nil || len(key) < minCredentialBytes {
 		b.problems = append(b.problems, problem(CodeHandlerSetup, s.At("credential_file"),
@@ -118,6 +119,16 @@ func (b *builder) providerCredential(s *plan.Fields) []byte {
 		return nil
 	}
 	return key
+}
+
+// readKeyFile reads at most 4 KiB of a key file: a key is short.
+func readKeyFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, 4<<10))
 }
 
 // execProvider is an exec handler that speaks the provider protocol.
@@ -207,9 +218,9 @@ func profileCovers(tool, declared broker.ProviderProfile) bool {
 
 // Call serves a capability whose acceptance is off (or a dispatch that is
 // not Accept): it presents the call's binding once and returns the result
-// of a committed or no-change decision; any other answer is
-// provider_refused. A binding without a provider gets the tool's
-// current one.
+// of a committed or no-change decision; any other answer (a refusal, or a
+// replay whose result was compacted away) is provider_refused. A binding
+// without a provider gets the tool's current one.
 func (p *execProvider) Call(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 	b, ok := broker.EffectBindingFrom(ctx)
 	if !ok {
@@ -227,7 +238,7 @@ func (p *execProvider) Call(ctx context.Context, args json.RawMessage) (json.Raw
 	if err != nil {
 		return nil, err
 	}
-	if r.Kind != broker.AcceptTerminal || r.Projection.Decision == broker.DecisionRejected {
+	if r.Kind != broker.AcceptTerminal || r.Projection.Decision == broker.DecisionRejected || r.Result == nil {
 		return nil, fail(CodeProviderRefused)
 	}
 	return r.Result, nil
