@@ -270,7 +270,7 @@ def at(point):
     barrier = os.environ.get("NOTES_PROVIDER_BARRIER")
     if barrier:
         where, _, pattern = barrier.rpartition(":")
-        if pattern == point or (pattern.startswith("*") and point.endswith(pattern[1:])):
+        if pattern == point or (pattern.startswith("*") and point.endswith(pattern[1:])):  # "*.start"
             open(os.path.join(where, "%d.ready" % os.getpid()), "w").close()
             while not os.path.exists(os.path.join(where, "go")):
                 time.sleep(0.002)
@@ -381,10 +381,20 @@ class Store:
         """The store is at the registry's current epoch and not behind its fence."""
         return meta(self.db, "epoch") == reg["current"] and int(meta(self.db, "sequence")) >= reg["fence"]
 
+    def adopt(self, reg):
+        """Finish an epoch change interrupted between its two writes: a store
+        at an epoch the registry retired, not behind the fence the change
+        recorded, moves to the current epoch (in the caller's write
+        transaction). A store restored from a backup is behind that fence."""
+        epoch = meta(self.db, "epoch")
+        if epoch != reg["current"] and epoch in reg["retired"] and int(meta(self.db, "sequence")) >= reg["fence"]:
+            self.db.execute("UPDATE meta SET value = ? WHERE key = 'epoch'", (reg["current"],))
+
     def begin(self):
         """A write transaction on a store the registry vouches for: (registry, epoch)."""
         self.db.execute("BEGIN IMMEDIATE")
         reg = read_epochs(self.epochs_path)  # read under the lock: its fence covers every commit seen
+        self.adopt(reg)
         if not self.fenced(reg):
             # A store restored from a backup, or an epoch change interrupted:
             # it cannot prove what it holds.
@@ -478,9 +488,8 @@ class Store:
     # -- operations
 
     def profile(self):
-        reg = read_epochs(self.epochs_path)
-        if not self.fenced(reg):
-            raise Failure("store is behind its epoch registry")
+        reg, _ = self.begin()
+        self.db.execute("COMMIT")
         return {"kind": "profile", "provider_id": self.provider_id, "epoch": reg["current"],
                 "guarantees": GUARANTEES, "retention_seconds": self.retention, "readback": True}
 
@@ -745,6 +754,7 @@ def advance(args):
     with registry_lock(args.epoch_file):
         reg = read_epochs(args.epoch_file)
         db.execute("BEGIN IMMEDIATE")
+        at("retire.begin")
         sequence = int(meta(db, "sequence"))
         if reg["current"] != args.epoch:
             if args.epoch in reg["retired"]:
@@ -752,15 +762,18 @@ def advance(args):
             reg = {"schema": EPOCHS_SCHEMA, "current": args.epoch, "retired": reg["retired"] + [reg["current"]],
                    "fence": sequence}
             write_epochs(args.epoch_file, reg)
+        at("retire.registered")
         # Finishes an advance interrupted between the two writes, too.
         db.execute("UPDATE meta SET value = ? WHERE key = 'epoch'", (args.epoch,))
         db.execute("COMMIT")
+        at("retire.committed")
 
 
 def compact(args):
     """Receipts older than the retention become tombstones; tombstones of retired epochs go."""
     store = Store(args.db, args.epoch_file)
     reg, _ = store.begin()
+    at("compact.begin")
     cut = args.now - store.retention
     n = store.db.execute("UPDATE decisions SET receipt = NULL, result = NULL "
                          "WHERE receipt IS NOT NULL AND decided_at <= ?", (cut,)).rowcount
@@ -768,6 +781,7 @@ def compact(args):
     for epoch in reg["retired"]:
         gone += store.db.execute("DELETE FROM decisions WHERE epoch = ? AND receipt IS NULL", (epoch,)).rowcount
     store.db.execute("COMMIT")
+    at("compact.committed")
     print(canonical({"compacted": n, "deleted": gone}))
 
 
