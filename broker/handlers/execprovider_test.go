@@ -54,7 +54,7 @@ func vectorInputs() []bindingVector {
 		})},
 		{Name: "keyed run, programmatic call, acceptance off", Arguments: json.RawMessage(`{"a":{"z":[1,2,{"y":null,"x":true}]},"A":false}`),
 			Binding: with(func(b *broker.EffectBinding) {
-				b.RunID, b.CallID, b.Acceptance = "keyed-"+strings.Repeat("ab", 16), "capability-3:program:12", ""
+				b.RunID, b.CallID, b.Acceptance = "keyed-"+strings.Repeat("ab", 16), "capability-3:program:12", plan.AcceptanceOff
 				b.ProviderID, b.ProviderEpoch = "notes", "2026-12-01.a"
 			})},
 		{Name: "numbers", Arguments: json.RawMessage(`{"n":[0,-0,1.0,-12.50,1E21,1e20,123456789012345678901234,1e-7,0.000001,5e-324,1.7976931348623157e308,0.1,9007199254740993]}`),

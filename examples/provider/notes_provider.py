@@ -100,7 +100,7 @@ MAX_TITLE_CHARS = 200
 MAX_BODY_CHARS = 64 << 10
 DENIED_PREFIX = "restricted/"
 EXIT_FAILED = 3  # nothing usable was decided or read: the host keeps the outcome unknown
-ACCEPTANCE_MODES = {"strict": "strict", "no_blind_retry": "no_blind_retry", "off": ""}
+ACCEPTANCE_MODES = ["strict", "no_blind_retry", "off"]  # a binding's acceptance, as the Plan names it
 
 class Failure(Exception):
     """The store cannot answer (the host sees a failed command)."""
@@ -707,7 +707,7 @@ def init(args):
         name, _, mode = c.partition("=")
         if not name or mode not in ACCEPTANCE_MODES:
             raise Failure("--capability NAME=strict|no_blind_retry|off")
-        capabilities[name] = ACCEPTANCE_MODES[mode]
+        capabilities[name] = mode
     write_epochs(args.epoch_file, {"schema": EPOCHS_SCHEMA, "current": args.epoch, "retired": [], "fence": 0})
     db = connect(args.db, create=True)
     db.execute("BEGIN IMMEDIATE")
