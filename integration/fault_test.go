@@ -17,13 +17,16 @@ import (
 	"github.com/apysup/apysup/internal/testenv"
 )
 
-// faultScript makes 6 calls whose effects land on the host: three appends
+// faultScript makes 9 calls whose effects land on the host: three appends
 // through an exec tool (an append is not idempotent, so a second dispatch
-// shows as a second line) and three kv puts. An ambiguous call is caught
-// and reported, as an agent would.
-const faultScript = `import effects, notes, agent_runtime
+// shows as a second line), three kv puts, and three puts through kv in
+// strict acceptance (a provider: issue 16), whose lost outcomes the next
+// attempt resolves by asking it. An ambiguous call is caught and reported,
+// as an agent would.
+const faultScript = `import effects, notes, ledger, agent_runtime
 for i in range(1, 4):
-    for name, fn, args in (("append", effects.append, {"n": str(i)}), ("put", notes.put, {"key": "k%d" % i, "value": i})):
+    for name, fn, args in (("append", effects.append, {"n": str(i)}), ("put", notes.put, {"key": "k%d" % i, "value": i}),
+                           ("strict", ledger.put, {"key": "k%d" % i, "value": i})):
         try:
             fn(**args)
             print(name, i, "ok")
@@ -71,6 +74,8 @@ func TestFaultCampaign(t *testing.T) {
 	writeFile(t, tool, "#!/bin/sh\n# one line per dispatch: the call's arguments\ncat >> \"$EFFECTS\"\necho >> \"$EFFECTS\"\necho '{\"appended\": true}'\n", 0o755)
 	script := filepath.Join(work, "fault.py")
 	writeFile(t, script, faultScript, 0o644)
+	credential := filepath.Join(work, "kv.credential") // the strict kv provider's host secret
+	writeFile(t, credential, strings.Repeat("fault-campaign-credential-", 2), 0o600)
 	tmp := filepath.Join(work, "t") // the supervisors' run directories
 	if err := os.Mkdir(tmp, 0o711); err != nil {
 		t.Fatal(err)
@@ -86,7 +91,7 @@ func TestFaultCampaign(t *testing.T) {
 		}
 		effects := filepath.Join(dir, "effects.log")
 		manifest := filepath.Join(dir, "plan.json")
-		writeFile(t, manifest, faultManifest(tool, effects, filepath.Join(dir, "notes.db")), 0o644)
+		writeFile(t, manifest, faultManifest(tool, effects, filepath.Join(dir, "notes.db"), credential, dir), 0o644)
 		state := filepath.Join(dir, "state")
 		args := []string{"run", "--json", "--plan", manifest, "--idempotency-key", "fault-" + strconv.Itoa(i), "--state", state, "--timeout", "60s", script}
 		env := []string{"TMPDIR=" + tmp}
@@ -155,9 +160,10 @@ type faultResult struct {
 	Error     string `json:"error"`
 	Stdout    string `json:"stdout"`
 	Receipts  []struct {
-		CallID   string `json:"call_id"`
-		Outcome  string `json:"outcome"`
-		Replayed bool   `json:"replayed"`
+		CallID     string `json:"call_id"`
+		Capability string `json:"capability"`
+		Outcome    string `json:"outcome"`
+		Replayed   bool   `json:"replayed"`
 	} `json:"receipts"`
 	Idempotency struct {
 		Attempt  int  `json:"attempt"`
@@ -165,7 +171,7 @@ type faultResult struct {
 	} `json:"idempotency"`
 }
 
-func faultManifest(tool, effects, notes string) string {
+func faultManifest(tool, effects, notes, credential, dir string) string {
 	return `{"schema_version": "apysup.manifest.v1", "max_calls": 16,
  "capabilities": [
   {"name": "effects.append", "version": "1", "effect": "external", "playback": "live",
@@ -175,9 +181,16 @@ func faultManifest(tool, effects, notes string) string {
   {"name": "notes.put", "version": "1", "effect": "write", "playback": "live",
    "handler": {"kind": "kv", "id": "put", "version": "1", "config": {"path": "` + notes + `", "op": "put"}},
    "input_schema": {"type": "object"},
-   "python": {"module": "notes", "function": "put"}}
+   "python": {"module": "notes", "function": "put"}},
+  {"name": "ledger.put", "version": "1", "effect": "write", "playback": "live", "acceptance": "strict",
+   "handler": {"kind": "kv", "id": "ledger", "version": "1", "config": {"path": "` + filepath.Join(dir, "ledger.db") + `", "op": "put",
+     "acceptance": "strict", "credential_file": "` + credential + `", "epoch_file": "` + filepath.Join(dir, "ledger.epochs.db") + `",
+     "tenant": "fault", "subject": "campaign"}},
+   "input_schema": {"type": "object"},
+   "python": {"module": "ledger", "function": "put"}}
  ],
- "grants": [{"capability": "effects.append", "policy": {}}, {"capability": "notes.put", "policy": {}}]}`
+ "grants": [{"capability": "effects.append", "policy": {}}, {"capability": "notes.put", "policy": {}},
+  {"capability": "ledger.put", "policy": {}}]}`
 }
 
 // checkFaultRun: no effect twice, every call answers completed, unknown or
@@ -219,15 +232,23 @@ func checkFaultRun(t *testing.T, bin string, i int, how, state, effects string, 
 	if err := json.Unmarshal(out, &shown); err != nil || len(shown.Runs) != 1 || shown.Runs[0].State != "completed" {
 		fail("journal show: %v %s", err, out)
 	}
-	inResult := map[string]string{}
+	inResult, capability := map[string]string{}, map[string]string{}
 	for _, r := range res.Receipts {
-		inResult[r.CallID] = r.Outcome
+		inResult[r.CallID], capability[r.CallID] = r.Outcome, r.Capability
 		if r.Replayed {
 			stats["replayed receipts"]++
 		}
 	}
 	for _, c := range shown.Runs[0].Calls {
 		stats["call "+c.Answer]++
+		if capability[c.CallID] == "ledger.put" {
+			// The provider can always answer here (its store is local):
+			// a lost outcome is resolved by asking it, never left unknown.
+			stats["strict call "+c.Answer]++
+			if c.Answer == "unknown" || inResult[c.CallID] == "ambiguous" {
+				fail("strict call %s stayed unknown (%s)", c.CallID, inResult[c.CallID])
+			}
+		}
 		switch c.Answer {
 		case "completed":
 			if got, ok := inResult[c.CallID]; !ok || got != c.Outcome {
@@ -246,8 +267,8 @@ func checkFaultRun(t *testing.T, bin string, i int, how, state, effects string, 
 		out, _ := exec.Command(bin, "journal", "verify", "--state", state).CombinedOutput()
 		fail("journal verify: %s", out)
 	}
-	if strings.Count(res.Stdout, " ok") > 6 {
-		fail("more than six calls ok: %s", res.Stdout)
+	if strings.Count(res.Stdout, " ok") > 9 {
+		fail("more than nine calls ok: %s", res.Stdout)
 	}
 }
 
