@@ -39,13 +39,7 @@ func TestKVStrictPresentationRefusedBeforeReservation(t *testing.T) {
 	p := openKVProvider(t, h, conformance.Alice)
 	ctx := context.Background()
 	args := h.Args("k", `"v"`)
-	b := h.Base(t, conformance.Alice)
-	canon, _ := canonjson.Canonical(args)
-	b.RunID, b.PlanSHA256, b.CallID = "run-1", planDigestForTest, "capability-1"
-	b.RequestSHA256 = broker.RequestDigest(b.CallID, b.Capability, canon)
-	prof := p.Profile()
-	b.ProviderID, b.ProviderEpoch = prof.ProviderID, prof.Epoch
-	b = b.Seal()
+	b := sealedBinding(t, h, p, args)
 	other := kvCredentialOf([]byte(strings.Repeat("z", 40)))
 	forged := p.cred
 	forged.macKey = other.macKey
@@ -69,6 +63,17 @@ func TestKVStrictPresentationRefusedBeforeReservation(t *testing.T) {
 	if r, err := p.Accept(ctx, b, args); err != nil || r.Kind != broker.AcceptTerminal || r.Replay {
 		t.Fatalf("the binding after refused presentations: %+v %v", r, err)
 	}
+}
+
+// sealedBinding is Alice's binding of call capability-1 of run-1 with args.
+func sealedBinding(t *testing.T, h *kvHarness, p broker.Provider, args json.RawMessage) broker.EffectBinding {
+	b := h.Base(t, conformance.Alice)
+	canon, _ := canonjson.Canonical(args)
+	b.RunID, b.PlanSHA256, b.CallID = "run-1", planDigestForTest, "capability-1"
+	b.RequestSHA256 = broker.RequestDigest(b.CallID, b.Capability, canon)
+	prof := p.Profile()
+	b.ProviderID, b.ProviderEpoch = prof.ProviderID, prof.Epoch
+	return b.Seal()
 }
 
 const planDigestForTest = "sha256:5d41402abc4b2a76b9719d911017c592aa9b1c6c2d8e0d1f4e3a2b1c0d9e8f70"
@@ -228,13 +233,7 @@ func TestKVStrictRegistryLost(t *testing.T) {
 	h := newKVHarness(t, false)
 	p := h.Provider(t, conformance.Alice, conformance.Control{})
 	args := h.Args("k", `"v"`)
-	b := h.Base(t, conformance.Alice)
-	canon, _ := canonjson.Canonical(args)
-	b.RunID, b.PlanSHA256, b.CallID = "run-1", planDigestForTest, "capability-1"
-	b.RequestSHA256 = broker.RequestDigest(b.CallID, b.Capability, canon)
-	prof := p.Profile()
-	b.ProviderID, b.ProviderEpoch = prof.ProviderID, prof.Epoch
-	if r, err := p.Accept(context.Background(), b.Seal(), args); err != nil || r.Kind != broker.AcceptTerminal {
+	if r, err := p.Accept(context.Background(), sealedBinding(t, h, p, args), args); err != nil || r.Kind != broker.AcceptTerminal {
 		t.Fatalf("accept: %+v %v", r, err)
 	}
 	for _, suffix := range []string{"", "-wal", "-shm"} {
