@@ -17,7 +17,7 @@
 //     "acceptance": "strict" it is a provider (broker.Provider,
 //     broker.Revoker): the file is its own store, each call is accepted in
 //     one transaction with an immutable decision receipt, and an epoch
-//     registry in another file fences restores (docs/acceptance-kv.md).
+//     registry in another file fences restores (docs/acceptance.md).
 //
 // It owns the validation of each kind's config (strict: unknown fields are
 // refused with their manifest path), its check against the handler section

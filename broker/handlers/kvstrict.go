@@ -22,7 +22,7 @@ import (
 // A kv handler whose config says "acceptance": "strict" is a provider
 // (broker.Provider, broker.Revoker): its SQLite file is the provider's own
 // store, and every call is accepted, or refused, in one transaction that
-// also keeps an immutable decision receipt (docs/acceptance-kv.md).
+// also keeps an immutable decision receipt (docs/acceptance.md).
 
 // Bounds and defaults of a strict kv handler.
 const (
@@ -327,7 +327,7 @@ func (p *kvProvider) Query(ctx context.Context, b broker.EffectBinding) (broker.
 	return p.query(ctx, p.cred.present(b.BindingSHA256), b)
 }
 
-// accept is the acceptance transaction (docs/acceptance-kv.md): nothing
+// accept is the acceptance transaction (docs/acceptance.md): nothing
 // is reserved before the presentation is authenticated and the binding
 // recomputed; identities, the effect and the receipt commit together.
 func (p *kvProvider) accept(ctx context.Context, raw []byte, b broker.EffectBinding, args json.RawMessage) (broker.AcceptResult, error) {

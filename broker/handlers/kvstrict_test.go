@@ -183,7 +183,7 @@ func FuzzKVStoredDecision(f *testing.F) {
 // TestKVStrictDocPrivate: the strict kv doc shows no local path of this
 // machine, no home directory and no credential.
 func TestKVStrictDocPrivate(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "acceptance-kv.md"))
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "acceptance.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestKVStrictDocPrivate(t *testing.T) {
 	wd, _ := os.Getwd()
 	for _, s := range []string{os.TempDir() + "/", "/home/", home, wd, "conformance-secret"} {
 		if s != "" && s != "/" && strings.Contains(string(doc), s) {
-			t.Errorf("docs/acceptance-kv.md shows %q", s)
+			t.Errorf("docs/acceptance.md shows %q", s)
 		}
 	}
 }

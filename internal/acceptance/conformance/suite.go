@@ -1,5 +1,5 @@
 // Package conformance is the provider effect acceptance RFC's section 9
-// matrix as a test suite (docs/acceptance-kv.md): every row runs against
+// matrix as a test suite (docs/acceptance.md): every row runs against
 // a Harness, so any broker.Provider (the strict kv handler in this
 // process or in provider processes, an exec provider tool) can be
 // qualified by the same tests. It never decides what a Broker does; it
