@@ -888,3 +888,27 @@ func TestProviderExamplePresentation(t *testing.T) {
 		t.Fatalf("Alice %+v, Bob %+v: one identity across security contexts", ra.Projection, rb.Projection)
 	}
 }
+
+// TestProviderExampleLostRegistry: a store whose epoch registry is gone
+// cannot prove its fence: it answers nothing, and nothing recreates the
+// registry behind the operator's back.
+func TestProviderExampleLostRegistry(t *testing.T) {
+	s := newNotesStore(t)
+	if err := os.Remove(s.epochs); err != nil {
+		t.Fatal(err)
+	}
+	p := s.provider(t, "")
+	if prof := p.Profile(); len(prof.Guarantees) != 0 || prof.Readback {
+		t.Fatalf("profile without a registry: %+v", prof)
+	}
+	b := noteBinding("capability-1", helloArgs, "e1")
+	if _, err := p.Accept(context.Background(), b, json.RawMessage(helloArgs)); CodeOf(err) != CodeExecFailed {
+		t.Fatalf("accept without a registry: %v", err)
+	}
+	if _, err := os.Stat(s.epochs); !os.IsNotExist(err) {
+		t.Fatalf("the registry came back: %v", err)
+	}
+	if n := s.count(t, `SELECT count(*) FROM decisions`); n != 0 {
+		t.Fatalf("%d decisions", n)
+	}
+}
