@@ -163,6 +163,11 @@ func (b *Broker) decided(rc *receiptDraft, c *plan.Capability, proj *DecisionPro
 	}
 	switch proj.Decision {
 	case DecisionCommitted, DecisionNoChange:
+		if result == nil {
+			// A replay of a decision compacted to its tombstone: decided,
+			// but its result is gone (as a Query tombstone says).
+			return outcome{status: StatusAmbiguous, code: CodeProviderResultCompacted}
+		}
 		canon, status, code := checkResult(c, result)
 		return outcome{result: canon, status: status, code: code}
 	case DecisionRejected:

@@ -30,6 +30,7 @@ type fakeProvider struct {
 	failBefore int    // the next n Accepts return an error before committing anything
 	answer     string // a non-terminal Accept kind to return instead of deciding
 	reject     bool   // decide rejected (policy)
+	compacted  bool   // decisions keep no result (a replay of a compacted decision)
 	unreadable bool   // Query errors (unavailable)
 }
 
@@ -95,6 +96,9 @@ func (p *fakeProvider) Accept(_ context.Context, b EffectBinding, args json.RawM
 	} else {
 		d.result = json.RawMessage(`{"stored":` + string(canon) + `}`)
 		p.effects++
+	}
+	if p.compacted {
+		d.result = nil
 	}
 	p.decisions[b.EffectID] = d
 	if p.lose > 0 {
@@ -433,6 +437,7 @@ func TestStrictAcceptOutcomes(t *testing.T) {
 		{"presentation rejected", func(p *fakeProvider) { p.answer = AcceptPresentationRejected }, StatusError, CodeProviderPresentationRejected, false},
 		{"epoch rejected", func(p *fakeProvider) { p.answer = AcceptEpochRejected }, StatusDenied, CodeProviderEpochRejected, false},
 		{"unknown kind", func(p *fakeProvider) { p.answer = "maybe" }, StatusAmbiguous, CodeProviderAnswerInvalid, false},
+		{"committed without its result", func(p *fakeProvider) { p.compacted = true }, StatusAmbiguous, CodeProviderResultCompacted, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fp := newFakeProvider(StrictGuarantees)
@@ -446,7 +451,7 @@ func TestStrictAcceptOutcomes(t *testing.T) {
 			if r := b.Receipts()[0]; (r.ProviderReceiptSHA256 != "") != tc.providerRef {
 				t.Fatalf("receipt provider reference %q", r.ProviderReceiptSHA256)
 			}
-			if accepts, _, effects, _ := fp.count(); accepts != 1 || effects != 0 {
+			if accepts, _, effects, _ := fp.count(); accepts != 1 || effects != 0 && !fp.compacted {
 				t.Fatalf("accepts %d effects %d", accepts, effects)
 			}
 		})
