@@ -483,6 +483,31 @@ print(f(int(sys.argv[1])))
 	}
 }
 
+// BenchmarkWazeroMemoryGrowth is a guest growing its linear memory to
+// 200 MiB, a MiB at a time, touching every page: cpu-ms is the guest
+// thread's CPU time less that of a run that allocates nothing.
+func BenchmarkWazeroMemoryGrowth(b *testing.B) {
+	interpreter(b)
+	script := `import sys
+chunks = []
+for i in range(int(sys.argv[1])):
+    chunk = bytearray(1 << 20)
+    chunk[::4096] = b"x" * 256
+    chunks.append(chunk)
+`
+	limits := sandbox.Limits{MemoryBytes: 256 << 20}
+	var cpu time.Duration
+	for b.Loop() {
+		idle := run(b, script, runOpts{args: []string{"0"}, limits: limits})
+		busy := run(b, script, runOpts{args: []string{"200"}, limits: limits})
+		if idle.Status != sandbox.StatusOK || busy.Status != sandbox.StatusOK {
+			b.Fatalf("status %s, %s: %s", idle.Status, busy.Status, busy.Stderr)
+		}
+		cpu += time.Duration(busy.Usage.CPUTimeNs - idle.Usage.CPUTimeNs)
+	}
+	b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms")
+}
+
 // BenchmarkWazeroFirstCompile compiles python.wasm with an empty on-disk
 // compilation cache each time: the cost of a process's first run.
 func BenchmarkWazeroFirstCompile(b *testing.B) {
