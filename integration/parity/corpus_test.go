@@ -29,6 +29,7 @@ var corpus = []corpusCase{
 	{script: "fs_utime_now.py"},
 	{script: "fs_missing_paths.py"},
 	{script: "fs_set_blocking.py"},
+	{script: "fs_read_only.py"},
 	{script: "std_compression.py"},
 	{script: "compute.py"},
 	{script: "recursion.py"},

@@ -156,13 +156,13 @@ func (b *Backend) Run(ctx context.Context, job sandbox.Job, limits sandbox.Limit
 		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(&countedFS{FS: fsys, q: files}, guestPath)
 		mounted = append(mounted, guestPath)
 	}
-	mount(&sysfs.AdaptFS{FS: b.in.stdlib}, stdlibMount)
-	mount(&sysfs.AdaptFS{FS: b.in.guestFiles}, sandbox.GuestFilesDir)
-	mount(&sysfs.AdaptFS{FS: openWatch{FS: jobFiles, name: sandbox.ArgvFile, opened: clock.start}}, sandbox.GuestJobDir)
+	mount(newReadOnly(&sysfs.AdaptFS{FS: b.in.stdlib}), stdlibMount)
+	mount(newReadOnly(&sysfs.AdaptFS{FS: b.in.guestFiles}), sandbox.GuestFilesDir)
+	mount(newReadOnly(&sysfs.AdaptFS{FS: openWatch{FS: jobFiles, name: sandbox.ArgvFile, opened: clock.start}}), sandbox.GuestJobDir)
 	// IANA time zones, read-only, where the native guest finds them too
 	// (its /usr is the host's, read-only): zoneinfo works on both.
 	if b.in.zoneinfo != nil {
-		mount(b.in.zoneinfo.FS(), zoneinfoDir)
+		mount(newReadOnly(b.in.zoneinfo.FS()), zoneinfoDir)
 	}
 	// The writable mounts are bounded tmpfs natively; here budgets bound them.
 	outFS, err := newBudgetDir(newConfinedDir(outDir, limits.FileSizeBytes), outDir, sandbox.OutDirBytes, sandbox.OutDirFiles)
@@ -175,7 +175,7 @@ func (b *Backend) Run(ctx context.Context, job sandbox.Job, limits sandbox.Limit
 		return refused(fmt.Errorf("workspace: %w", err))
 	}
 	mount(workFS, sandbox.GuestWorkDir)
-	mount(&sysfs.AdaptFS{FS: guestRoot(mounted)}, "/")
+	mount(newReadOnly(&sysfs.AdaptFS{FS: guestRoot(mounted)}), "/")
 
 	args := sandbox.RunnerArgv()
 	mem := &linearMemory{limit: uint64(limits.MemoryBytes)}

@@ -58,3 +58,31 @@ os.set_blocking(fd, False)
 print(os.read(fd, 10))
 `), "f False True", "/usr/lib/python3.11/os.pyc False True", ". False True", "b'data'")
 }
+
+// The read-only mounts refuse a write at open(2), with the native guest's
+// errno (a read-only bind mount of files the guest does not own), not at
+// the first write (EBADF) as before.
+func TestReadOnlyMountsRefuseWritesAtOpen(t *testing.T) {
+	wantLines(t, guestLines(t, `import errno, os, sys
+for p in (sys.executable, "/opt/apysup/apysup_runner.py", "/usr/lib/python3.11/missing.py", "/usr/lib/python3.11"):
+    line = []
+    for mode in ("w", "a", "r+"):
+        try:
+            open(p, mode).close()
+            line.append("opened")
+        except OSError as e:
+            line.append(errno.errorcode[e.errno])
+    print(p, *line)
+for f in (lambda: os.mkdir("/opt/apysup/d"), lambda: os.unlink("/opt/apysup/apysup_runner.py")):
+    try:
+        f()
+    except OSError as e:
+        print(errno.errorcode[e.errno])
+print(len(open(sys.executable, "rb").read()), open("/opt/apysup/apysup_runner.py").read(0) == "")
+`), "/usr/bin/python3.11 EROFS EACCES EACCES",
+		"/opt/apysup/apysup_runner.py EROFS EACCES EACCES",
+		"/usr/lib/python3.11/missing.py EROFS EROFS ENOENT",
+		"/usr/lib/python3.11 EISDIR EISDIR EISDIR",
+		"EROFS", "EROFS",
+		"0 True")
+}
