@@ -232,18 +232,24 @@ func scriptSource(c *cli.Context) (path string, args []string, remove func(), er
 		}
 		return path, c.Args().Tail(), func() {}, nil
 	}
-	dir, err := os.MkdirTemp("", "apysup-code-") // mode 0700: the code is the user's
+	// A locked directory (mode 0700: the code is the user's): a run killed
+	// before it removes its own is swept by the next one.
+	_ = sandbox.SweepLockedDirs(os.TempDir(), codeDirPrefix, nil)
+	dir, err := sandbox.NewLockedDir(os.TempDir(), codeDirPrefix)
 	if err != nil {
 		return "", nil, nil, cli.Exit(err.Error(), ExitSetupFailed)
 	}
-	remove = func() { _ = os.RemoveAll(dir) }
-	path = filepath.Join(dir, name)
+	remove = func() { _ = dir.Remove() }
+	path = filepath.Join(dir.Path, name)
 	if err := os.WriteFile(path, code, 0o600); err != nil {
 		remove()
 		return "", nil, nil, cli.Exit(err.Error(), ExitSetupFailed)
 	}
 	return path, args, remove, nil
 }
+
+// codeDirPrefix names the temporary directories of run -c and run -.
+const codeDirPrefix = "apysup-code-"
 
 // fromFlag reads back a choice only a flag makes (its absence, "", is the
 // default: an empty workspace, no export).
