@@ -2,6 +2,7 @@ package wazero
 
 import (
 	"io/fs"
+	"path"
 
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 	"github.com/tetratelabs/wazero/experimental/sysfs"
@@ -13,7 +14,8 @@ import (
 // and sysfs.ReadFS answers ENOSYS; natively (a read-only bind mount, files
 // the guest's uid does not own) open(2) refuses:
 //   - a directory opened for writing: EISDIR;
-//   - a missing file with O_CREAT: EROFS (without it, ENOENT as ever);
+//   - a missing file with O_CREAT: EROFS in a directory, ENOENT without
+//     one (without O_CREAT, ENOENT as ever);
 //   - an existing file with O_TRUNC: EROFS; without it: EACCES.
 //
 // Every other change (mkdir, unlink, rename, chmod, utimes, ...) is EROFS,
@@ -37,6 +39,15 @@ func (r readOnly) OpenFile(name string, flag experimentalsys.Oflag, perm fs.File
 	st, errno := r.FS.Stat(name)
 	switch {
 	case errno == experimentalsys.ENOENT && flag&experimentalsys.O_CREAT != 0:
+		// As open(2) resolves the parent first: a missing parent is
+		// ENOENT, a file there ENOTDIR; only in a directory is it EROFS.
+		parent, perrno := r.FS.Stat(path.Dir(name))
+		switch {
+		case perrno != 0:
+			return nil, perrno
+		case !parent.Mode.IsDir():
+			return nil, experimentalsys.ENOTDIR
+		}
 		return nil, experimentalsys.EROFS
 	case errno != 0:
 		return nil, errno
