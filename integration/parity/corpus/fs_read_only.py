@@ -15,3 +15,8 @@ for f in (lambda: os.mkdir("/opt/apysup/d"), lambda: os.unlink("/opt/apysup/apys
         f()
     except OSError as e:
         print(errno.errorcode[e.errno])
+for p in (sys.executable + "/x", "/usr/lib/nodir/x"):  # under a file, in a missing directory
+    try:
+        open(p, "w")
+    except OSError as e:
+        print(errno.errorcode[e.errno])

@@ -162,7 +162,7 @@ func (b *Backend) Run(ctx context.Context, job sandbox.Job, limits sandbox.Limit
 	// IANA time zones, read-only, where the native guest finds them too
 	// (its /usr is the host's, read-only): zoneinfo works on both.
 	if b.in.zoneinfo != nil {
-		mount(newReadOnly(b.in.zoneinfo.FS()), zoneinfoDir)
+		mount(b.in.zoneinfo.FS(), zoneinfoDir) // read-only: hostDir.FS
 	}
 	// The writable mounts are bounded tmpfs natively; here budgets bound them.
 	outFS, err := newBudgetDir(newConfinedDir(outDir, limits.FileSizeBytes), outDir, sandbox.OutDirBytes, sandbox.OutDirFiles)

@@ -79,10 +79,16 @@ for f in (lambda: os.mkdir("/opt/apysup/d"), lambda: os.unlink("/opt/apysup/apys
     except OSError as e:
         print(errno.errorcode[e.errno])
 print(len(open(sys.executable, "rb").read()), open("/opt/apysup/apysup_runner.py").read(0) == "")
+for p in (sys.executable + "/x", "/usr/lib/nodir/x"): # under a file, in a missing directory
+    try:
+        open(p, "w")
+    except OSError as e:
+        print(errno.errorcode[e.errno])
 `), "/usr/bin/python3.11 EROFS EACCES EACCES",
 		"/opt/apysup/apysup_runner.py EROFS EACCES EACCES",
 		"/usr/lib/python3.11/missing.py EROFS EROFS ENOENT",
 		"/usr/lib/python3.11 EISDIR EISDIR EISDIR",
 		"EROFS", "EROFS",
-		"0 True")
+		"0 True",
+		"ENOTDIR", "ENOENT")
 }

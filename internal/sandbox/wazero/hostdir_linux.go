@@ -103,13 +103,13 @@ func (d *hostDir) Open(name string) (fs.File, error) {
 
 // FS is the directory as the guest's read-only mount.
 func (d *hostDir) FS() experimentalsys.FS {
-	return &hostDirFS{FS: &sysfs.ReadFS{FS: &sysfs.AdaptFS{FS: d}}, dir: d}
+	return newReadOnly(&hostDirFS{FS: &sysfs.AdaptFS{FS: d}, dir: d})
 }
 
 // hostDirFS adds what sysfs.AdaptFS, made for fs.FS, does not know:
 // symlinks. Lstat and Readlink see a link itself, Stat follows it within
 // the directory, as on a native guest's read-only /usr. Writes are refused
-// by sysfs.ReadFS.
+// by readOnly, which FS wraps it in.
 type hostDirFS struct {
 	experimentalsys.FS
 	dir *hostDir

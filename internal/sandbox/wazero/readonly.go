@@ -24,10 +24,7 @@ type readOnly struct{ experimentalsys.FS }
 
 // newReadOnly wraps fsys (a mount that never changes) as a read-only mount.
 func newReadOnly(fsys experimentalsys.FS) experimentalsys.FS {
-	if _, ok := fsys.(*sysfs.ReadFS); !ok {
-		fsys = &sysfs.ReadFS{FS: fsys}
-	}
-	return readOnly{fsys}
+	return readOnly{&sysfs.ReadFS{FS: fsys}}
 }
 
 func (r readOnly) OpenFile(name string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
