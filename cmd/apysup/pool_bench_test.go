@@ -119,14 +119,11 @@ func BenchmarkWarmPool(b *testing.B) {
 			}
 		}
 	}
-	bare := median(times[0])
+	names := make([]string, len(cases))
 	for i, c := range cases {
-		b.ReportMetric(ms(median(times[i])), c.name+"-p50-ms")
-		b.ReportMetric(ms(percentile(times[i], 0.9)), c.name+"-p90-ms")
-		if i > 0 {
-			b.ReportMetric(float64(median(times[i]))/float64(bare), c.name+"-x-bare")
-		}
+		names[i] = c.name
 	}
+	reportVersusBare(b, names, times)
 	b.ReportMetric(float64(cold), "pooled-cold-samples")
 }
 
