@@ -110,33 +110,57 @@ type EffectBinding struct {
 	BindingSHA256 string `json:"binding_sha256"`
 }
 
-// Seal returns b with its identities computed from its other fields.
+// Seal returns b with its identities computed from its other fields. It
+// runs for every dispatched call, so it writes its canonical documents
+// directly (TestEffectBindingCanonicalMatchesJCS).
 func (b EffectBinding) Seal() EffectBinding {
 	b.SchemaVersion = EffectBindingSchema
-	b.EffectID = canonjson.Digest(canonjson.DomainEffect, canonicalObject(map[string]string{
-		"call_id": b.CallID, "plan_sha256": b.PlanSHA256, "run_id": b.RunID}))
-	b.AuthorizationID = canonjson.Digest(canonjson.DomainAuthorization, canonicalObject(map[string]string{
-		"approval_request_id": b.ApprovalRequestID, "call_id": b.CallID, "policy_sha256": b.PolicySHA256, "run_id": b.RunID}))
+	id := newCanonObject(160)
+	id.str("call_id", b.CallID, false)
+	id.str("plan_sha256", b.PlanSHA256, false)
+	id.str("run_id", b.RunID, false)
+	b.EffectID = canonjson.Digest(canonjson.DomainEffect, id.close())
+	auth := newCanonObject(256)
+	auth.str("approval_request_id", b.ApprovalRequestID, false)
+	auth.str("call_id", b.CallID, false)
+	auth.str("policy_sha256", b.PolicySHA256, false)
+	auth.str("run_id", b.RunID, false)
+	b.AuthorizationID = canonjson.Digest(canonjson.DomainAuthorization, auth.close())
 	b.BindingSHA256 = ""
-	raw, err := json.Marshal(b)
-	if err != nil {
-		panic(err) // strings and a struct of strings
-	}
-	canon, err := canonjson.Canonical(raw)
-	if err != nil {
-		panic(err)
-	}
-	b.BindingSHA256 = canonjson.Digest(canonjson.DomainEffectBinding, canon)
+	b.BindingSHA256 = canonjson.Digest(canonjson.DomainEffectBinding, b.canonical())
 	return b
+}
+
+// canonical is the RFC 8785 form of b (keys sorted, omitempty as in the
+// JSON tags).
+func (b EffectBinding) canonical() []byte {
+	o := newCanonObject(1024)
+	o.str("acceptance", string(b.Acceptance), false)
+	o.str("approval_request_id", b.ApprovalRequestID, true)
+	o.str("authorization_id", b.AuthorizationID, false)
+	o.str("binding_sha256", b.BindingSHA256, false)
+	o.str("call_id", b.CallID, false)
+	o.str("capability", b.Capability, false)
+	o.str("effect_id", b.EffectID, false)
+	o.key("handler")
+	h := newCanonObject(256)
+	h.str("config_sha256", b.Handler.ConfigSHA256, false)
+	h.str("id", b.Handler.ID, false)
+	h.str("kind", b.Handler.Kind, false)
+	h.str("version", b.Handler.Version, false)
+	o.b = append(o.b, h.close()...)
+	o.str("plan_sha256", b.PlanSHA256, false)
+	o.str("policy_sha256", b.PolicySHA256, true)
+	o.str("provider_epoch", b.ProviderEpoch, true)
+	o.str("provider_id", b.ProviderID, true)
+	o.str("request_sha256", b.RequestSHA256, false)
+	o.str("run_id", b.RunID, false)
+	o.str("schema_version", b.SchemaVersion, false)
+	return o.close()
 }
 
 // Verify reports whether b's identities are the ones its fields give.
 func (b EffectBinding) Verify() bool { return b == b.Seal() }
-
-func canonicalObject(m map[string]string) []byte {
-	raw, _ := json.Marshal(m) // sorted keys, strings only: canonical
-	return raw
-}
 
 type effectBindingKey struct{}
 

@@ -95,6 +95,34 @@ func TestGuestCannotAuthorHostFields(t *testing.T) {
 	}
 }
 
+// TestEffectBindingCanonicalMatchesJCS: Seal's directly written documents
+// (the binding, and the objects of its effect and authorization ids) are
+// the RFC 8785 forms canonjson gives.
+func TestEffectBindingCanonicalMatchesJCS(t *testing.T) {
+	for _, b := range []EffectBinding{
+		{},
+		{RunID: "run-1", PlanSHA256: "sha256:ab", CallID: "p:program:1", Capability: "a.b",
+			Handler: plan.HandlerIdentity{Kind: "kv", ID: "k", Version: "1", ConfigSHA256: "sha256:cd"}, PolicySHA256: "sha256:ef",
+			ApprovalRequestID: "apr_1", RequestSHA256: "sha256:12", Acceptance: plan.AcceptanceStrict, ProviderID: "p", ProviderEpoch: "2"},
+		{RunID: "run <&> \"x\"\n\x01é\u2028", CallID: "c", Handler: plan.HandlerIdentity{Version: "v<1>"}, Acceptance: plan.AcceptanceOff},
+	} {
+		sealed := b.Seal()
+		if got, want := string(sealed.canonical()), string(canonjson.MustMarshal(sealed)); got != want {
+			t.Errorf("binding\ngot  %s\nwant %s", got, want)
+		}
+		effect := canonjson.Digest(canonjson.DomainEffect, canonjson.MustMarshal(map[string]string{
+			"call_id": b.CallID, "plan_sha256": b.PlanSHA256, "run_id": b.RunID}))
+		auth := canonjson.Digest(canonjson.DomainAuthorization, canonjson.MustMarshal(map[string]string{
+			"approval_request_id": b.ApprovalRequestID, "call_id": b.CallID, "policy_sha256": b.PolicySHA256, "run_id": b.RunID}))
+		unsealed := sealed
+		unsealed.BindingSHA256 = ""
+		binding := canonjson.Digest(canonjson.DomainEffectBinding, canonjson.MustMarshal(unsealed))
+		if sealed.EffectID != effect || sealed.AuthorizationID != auth || sealed.BindingSHA256 != binding {
+			t.Errorf("identities of %+v differ from canonjson's", b)
+		}
+	}
+}
+
 func TestReceiptCanonicalMatchesJCS(t *testing.T) {
 	for _, r := range []Receipt{
 		{},
