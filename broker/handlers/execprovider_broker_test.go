@@ -50,15 +50,7 @@ func TestExecProviderThroughBroker(t *testing.T) {
 		issue = append(issue, "--policy", g.PolicySHA256)
 	}
 	tool(issue...)
-	hs, closer, err := Build(m, Options{})
-	if err != nil {
-		t.Fatalf("build: %v", err)
-	}
-	t.Cleanup(func() { closer.Close() })
-	b, err := broker.New(broker.Config{Plan: p, RunID: "run-1", Surface: plan.SurfaceDirect, Handlers: hs})
-	if err != nil {
-		t.Fatalf("broker: %v", err)
-	}
+	b, hs := brokerOf(t, m, p, Options{})
 
 	for _, tc := range []struct {
 		n                  int

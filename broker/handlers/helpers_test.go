@@ -118,6 +118,14 @@ func runBroker(t testing.TB, opts Options, caps ...capability) *broker.Broker {
 	if err != nil {
 		t.Fatalf("seal: %v", err)
 	}
+	b, _ := brokerOf(t, m, p, opts)
+	return b
+}
+
+// brokerOf builds m's handlers and returns a direct-surface broker of p
+// (m sealed) over them, and the handlers.
+func brokerOf(t testing.TB, m *plan.Manifest, p *plan.Plan, opts Options) (*broker.Broker, *broker.Handlers) {
+	t.Helper()
 	hs, closer, err := Build(m, opts)
 	if err != nil {
 		t.Fatalf("build: %v", err)
@@ -127,7 +135,7 @@ func runBroker(t testing.TB, opts Options, caps ...capability) *broker.Broker {
 	if err != nil {
 		t.Fatalf("broker: %v", err)
 	}
-	return b
+	return b, hs
 }
 
 type brokerResponse struct {
