@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/apysup/apysup/internal/canonjson"
+	"github.com/apysup/apysup/internal/pattern"
 	"github.com/apysup/apysup/plan"
 )
 
@@ -55,7 +55,7 @@ type Broker struct {
 	closed     bool
 }
 
-var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
+var runIDPattern = pattern.New("A-Za-z0-9", "A-Za-z0-9_.-", 128)
 
 // New checks that every capability of the Plan has a handler of the right
 // kind, and that a capability requiring strict acceptance has a Provider

@@ -15,6 +15,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/apysup/apysup/internal/canonjson"
+	"github.com/apysup/apysup/internal/pattern"
 )
 
 // Bounds of a grant policy.
@@ -41,7 +42,7 @@ var HTTPMethods = []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
 
 // KVNamespacePattern is what a kv namespace looks like, in a grant and in
 // a kv handler's config.
-var KVNamespacePattern = regexp.MustCompile(`^[a-z][a-z0-9_.-]{0,63}$`)
+var KVNamespacePattern = pattern.New("a-z", "a-z0-9_.-", 64)
 
 // pathPrefixRE admits an absolute path of unreserved characters, sub-delims,
 // ':' and '@' (RFC 3986 pchar without percent-encoding): a prefix is

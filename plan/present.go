@@ -3,9 +3,10 @@ package plan
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/apysup/apysup/internal/pattern"
 )
 
 // Surface says how capabilities are presented to a run (SPEC.md section 4).
@@ -34,7 +35,7 @@ func (s Surface) AllowsProgram() bool { return s == SurfaceProgrammatic || s == 
 
 // ParentPattern is what a parent call id may look like: no ':' so that the
 // reserved ":program:" namespace stays unambiguous.
-var ParentPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
+var ParentPattern = pattern.New("A-Za-z0-9", "A-Za-z0-9_.-", 128)
 
 // ToolSchema is a capability as the direct surface lists it: its
 // capability name, description and input schema. It is apysup's own

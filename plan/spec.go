@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/apysup/apysup/internal/canonjson"
+	"github.com/apysup/apysup/internal/pattern"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -44,10 +45,10 @@ const (
 
 var (
 	namePattern      = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$`)
-	handlerKindRE    = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
-	handlerIDRE      = regexp.MustCompile(`^[a-z][a-z0-9_.-]{0,63}$`)
-	pythonIdentifier = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,63}$`)
-	pythonModuleRE   = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+	handlerKindRE    = pattern.New("a-z", "a-z0-9_", 32)
+	handlerIDRE      = pattern.New("a-z", "a-z0-9_.-", 64)
+	pythonIdentifier = pattern.New("A-Za-z", "A-Za-z0-9_", 64)
+	pythonModuleRE   = pattern.New("a-z", "a-z0-9_", 64)
 	reservedModules  = map[string]bool{"agent_runtime": true, "_agent_runtime_host": true, "_agent_runtime_wire": true, "apysup_runner": true}
 	pythonKeywords   = map[string]bool{"False": true, "None": true, "True": true, "and": true, "as": true, "assert": true, "async": true, "await": true, "break": true, "class": true, "continue": true, "def": true, "del": true, "elif": true, "else": true, "except": true, "finally": true, "for": true, "from": true, "global": true, "if": true, "import": true, "in": true, "is": true, "lambda": true, "nonlocal": true, "not": true, "or": true, "pass": true, "raise": true, "return": true, "try": true, "while": true, "with": true, "yield": true, "match": true, "case": true, "_": true}
 )

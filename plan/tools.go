@@ -3,8 +3,9 @@ package plan
 import (
 	"bytes"
 	"encoding/json"
-	"regexp"
 	"strings"
+
+	"github.com/apysup/apysup/internal/pattern"
 )
 
 // ToolFormat names the tool-definition shape of one LLM API.
@@ -30,7 +31,7 @@ const MCPCapabilityMeta = "io.github.apysup/capability"
 // toolNamePattern is the tool name every supported API accepts: the
 // Messages API's and Chat Completions' rule, inside MCP's wider one
 // (which also allows "." and 128 characters).
-var toolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+var toolNamePattern = pattern.Run("a-zA-Z0-9_-", 1, 64)
 
 // ToolName is the tool name of a capability: every "." becomes "-". A
 // capability name is [a-z0-9_] words joined by "." and at most 64

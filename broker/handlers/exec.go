@@ -9,13 +9,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/apysup/apysup/internal/canonjson"
+	"github.com/apysup/apysup/internal/pattern"
 	"github.com/apysup/apysup/plan"
 )
 
@@ -35,7 +35,7 @@ const (
 	killGrace = 2 * time.Second
 )
 
-var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
+var envNameRE = pattern.New("A-Za-z_", "A-Za-z0-9_", 128)
 
 // execHandler runs one fixed host command per call (see doc.go).
 type execHandler struct {

@@ -9,13 +9,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/apysup/apysup/broker"
 	"github.com/apysup/apysup/internal/canonjson"
+	"github.com/apysup/apysup/internal/pattern"
 	"github.com/apysup/apysup/plan"
 )
 
@@ -49,10 +49,9 @@ const (
 
 var (
 	// providerNameRE: a provider id or an epoch, as the tool names them.
-	providerNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
+	providerNameRE = pattern.New("A-Za-z0-9", "A-Za-z0-9._:-", 128)
 	// reasonRE: a bounded, opaque reason token (never a message).
-	reasonRE   = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
-	sequenceRE = regexp.MustCompile(`^uint:(0|[1-9][0-9]{0,19})$`)
+	reasonRE = pattern.New("a-z", "a-z0-9_", 64)
 	// rejectReasons are the reasons of a rejected decision.
 	rejectReasons = []string{"not_yet_valid", "expired", "revoked", "policy_basis_stale", "policy_denied"}
 )
@@ -544,7 +543,7 @@ func projectionOf(pr *broker.DecisionProjection, b broker.EffectBinding) bool {
 		!canonjson.IsDigest(pr.EffectIDSHA256),
 		!canonjson.IsDigest(pr.AuthorizationIDSHA256),
 		pr.BindingSHA256 != b.BindingSHA256,
-		!sequenceRE.MatchString(pr.Sequence),
+		!validSequence(pr.Sequence),
 		pr.PolicyOrderReceiptSHA256 != "" && !canonjson.IsDigest(pr.PolicyOrderReceiptSHA256),
 		!canonjson.IsDigest(pr.ReceiptSHA256):
 		return false
@@ -556,4 +555,20 @@ func projectionOf(pr *broker.DecisionProjection, b broker.EffectBinding) bool {
 		return slices.Contains(rejectReasons, pr.Reason)
 	}
 	return false
+}
+
+// validSequence reports whether s is a provider's decision sequence:
+// "uint:" and a decimal of at most 20 digits without a leading zero
+// (`^uint:(0|[1-9][0-9]{0,19})$`).
+func validSequence(s string) bool {
+	d, ok := strings.CutPrefix(s, "uint:")
+	if !ok || d == "" || len(d) > 20 || d[0] == '0' && len(d) > 1 {
+		return false
+	}
+	for i := 0; i < len(d); i++ {
+		if d[i] < '0' || d[i] > '9' {
+			return false
+		}
+	}
+	return true
 }

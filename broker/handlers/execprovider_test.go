@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -910,5 +911,16 @@ func TestProviderExampleLostRegistry(t *testing.T) {
 	}
 	if n := s.count(t, `SELECT count(*) FROM decisions`); n != 0 {
 		t.Fatalf("%d decisions", n)
+	}
+}
+
+func TestValidSequenceIsItsRegex(t *testing.T) {
+	re := regexp.MustCompile(`^uint:(0|[1-9][0-9]{0,19})$`)
+	for _, s := range []string{"", "uint:", "uint:0", "uint:00", "uint:01", "uint:1", "uint:10",
+		"uint:12345678901234567890", "uint:123456789012345678901", "uint:-1", "uint:1a", "int:1",
+		"uint:1\n", " uint:1", "uint:٣", "UINT:1", "uint:99999999999999999999"} {
+		if got, want := validSequence(s), re.MatchString(s); got != want {
+			t.Errorf("validSequence(%q) = %v, the regexp says %v", s, got, want)
+		}
 	}
 }

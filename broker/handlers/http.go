@@ -20,6 +20,7 @@ import (
 
 	"github.com/apysup/apysup/broker"
 	"github.com/apysup/apysup/internal/canonjson"
+	"github.com/apysup/apysup/internal/pattern"
 	"github.com/apysup/apysup/plan"
 )
 
@@ -37,8 +38,8 @@ const (
 
 var (
 	placeholderRE = regexp.MustCompile(`\{([^{}]*)\}`)
-	placeholderID = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,63}$`)
-	headerNameRE  = regexp.MustCompile("^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$")
+	placeholderID = pattern.New("a-z_", "a-z0-9_", 64)
+	headerNameRE  = pattern.Run("A-Za-z0-9!#$%&'*+.^_`|~-", 1, 64)
 	bodyMethods   = map[string]bool{"POST": true, "PUT": true, "PATCH": true}
 	// Headers the transport owns; a config may not set them.
 	reservedHeaders = map[string]bool{"Host": true, "Content-Length": true, "Transfer-Encoding": true, "Connection": true,

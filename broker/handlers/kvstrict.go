@@ -10,12 +10,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/apysup/apysup/broker"
 	"github.com/apysup/apysup/internal/canonjson"
+	"github.com/apysup/apysup/internal/pattern"
 	"github.com/apysup/apysup/plan"
 )
 
@@ -34,7 +34,7 @@ const (
 )
 
 // kvPrincipalPattern is what a tenant or subject name looks like.
-var kvPrincipalPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
+var kvPrincipalPattern = pattern.New("a-z0-9", "a-z0-9_.-", 64)
 
 // kvStrictConfig is the strict part of a kv handler's config.
 type kvStrictConfig struct {

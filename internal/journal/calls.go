@@ -4,9 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"regexp"
 
 	"github.com/apysup/apysup/internal/canonjson"
+	"github.com/apysup/apysup/internal/pattern"
 )
 
 // Log entry kinds, one per boundary.
@@ -97,8 +97,8 @@ func (c *Call) Answer() Answer {
 }
 
 var (
-	keyPattern    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
-	callIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,191}$`)
+	keyPattern    = pattern.New("A-Za-z0-9", "A-Za-z0-9._:-", 128)
+	callIDPattern = pattern.New("A-Za-z0-9", "A-Za-z0-9._:-", 192)
 )
 
 func checkIDs(key, callID string) error {
