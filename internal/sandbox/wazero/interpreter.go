@@ -6,13 +6,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
 	"testing/fstest"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -74,18 +74,6 @@ func Load(ctx context.Context, cfg Config) (*Interpreter, error) {
 	if err := CheckRevision(build, cfg.DpkgStatus); err != nil {
 		return nil, err
 	}
-	wasm, err := build.ReadFile(wasmFile)
-	if err != nil {
-		return nil, err
-	}
-	zipped, err := build.ReadFile(stdlibFile)
-	if err != nil {
-		return nil, err
-	}
-	stdlib, err := stdlibTree(zipped)
-	if err != nil {
-		return nil, fmt.Errorf("wazero: %s: %w", filepath.Join(build.Dir, stdlibFile), err)
-	}
 	cacheDir := cfg.CompilationCacheDir
 	if cacheDir == "" {
 		root := cfg.CacheDir
@@ -95,6 +83,22 @@ func Load(ctx context.Context, cfg Config) (*Interpreter, error) {
 			}
 		}
 		cacheDir = filepath.Join(root, "apysup", "wazero")
+	}
+	// Hashes of the build that earlier Loads checked (stamp.go), beside
+	// the machine code compiled from it.
+	stamped := openStamps(filepath.Join(cacheDir, "verified"), build.Manifest.Key)
+	now := time.Now()
+	wasm, err := build.readStamped(wasmFile, stamped, now)
+	if err != nil {
+		return nil, err
+	}
+	zipped, err := build.readStamped(stdlibFile, stamped, now)
+	if err != nil {
+		return nil, err
+	}
+	stdlib, err := stdlibTree(zipped)
+	if err != nil {
+		return nil, fmt.Errorf("wazero: %s: %w", filepath.Join(build.Dir, stdlibFile), err)
 	}
 	cache, err := wazero.NewCompilationCacheWithDir(cacheDir)
 	if err != nil {
@@ -128,6 +132,7 @@ func Load(ctx context.Context, cfg Config) (*Interpreter, error) {
 		_ = in.Close(ctx)
 		return nil, err
 	}
+	stamped.save()
 	return in, nil
 }
 
@@ -161,13 +166,15 @@ func (in *Interpreter) init(ctx context.Context, wasm []byte) error {
 	return nil
 }
 
-// stdlibTree unpacks the pyc-only stdlib zip into the tree the guest sees
-// at /usr/lib: python3.11/<module>.pyc, as natively (where the .py files
+// stdlibTree is the pyc-only stdlib zip as the tree the guest sees at
+// /usr/lib: python3.11/<module>.pyc, as natively (where the .py files
 // are), and an empty python3.11/lib-dynload, whose absence CPython's getpath
 // reports on stderr. A directory, not the zip itself: zipimport parses the
 // whole zip directory in Python at every start, a quarter of an empty run;
-// FileFinder lists only the directories an import touches. Held in memory
-// once per process, read-only; the zip was checked against the manifest.
+// FileFinder lists only the directories an import touches. The entries are
+// stored, not compressed (mkstdlib.py): each file is a slice of zipped,
+// which the tree keeps, read-only; nothing is copied or unpacked, and no
+// entry's CRC is checked, since the whole zip was, against the manifest.
 func stdlibTree(zipped []byte) (fstest.MapFS, error) {
 	zr, err := zip.NewReader(bytes.NewReader(zipped), int64(len(zipped)))
 	if err != nil {
@@ -181,18 +188,20 @@ func stdlibTree(zipped []byte) (fstest.MapFS, error) {
 			continue
 		}
 		name := path.Join("python3.11", f.Name)
-		if !fs.ValidPath(name) || !strings.HasSuffix(name, ".pyc") {
+		if !fs.ValidPath(f.Name) || !strings.HasSuffix(name, ".pyc") {
 			return nil, fmt.Errorf("unexpected entry %q", f.Name)
 		}
-		r, err := f.Open()
+		if f.Method != zip.Store || f.CompressedSize64 != f.UncompressedSize64 {
+			return nil, fmt.Errorf("entry %q is compressed", f.Name)
+		}
+		off, err := f.DataOffset()
 		if err != nil {
 			return nil, err
 		}
-		data, err := io.ReadAll(r)
-		r.Close()
-		if err != nil {
-			return nil, err
+		if off < 0 || off > int64(len(zipped)) || f.UncompressedSize64 > uint64(int64(len(zipped))-off) {
+			return nil, fmt.Errorf("entry %q lies outside the zip", f.Name)
 		}
+		data := zipped[off : off+int64(f.UncompressedSize64) : off+int64(f.UncompressedSize64)]
 		tree[name] = &fstest.MapFile{Data: data, Mode: 0o444}
 	}
 	return tree, nil
