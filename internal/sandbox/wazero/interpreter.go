@@ -1,17 +1,13 @@
 package wazero
 
 import (
-	"archive/zip"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
-	"strings"
-	"testing/fstest"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -54,7 +50,7 @@ type Interpreter struct {
 	cache      wazero.CompilationCache
 	module     wazero.CompiledModule
 	build      *Build
-	stdlib     fs.FS
+	stdlib     *stdlibTree
 	guestFiles fs.FS
 	zoneinfo   *hostDir // nil when the host has no zoneinfo
 	minMemory  uint64   // bytes the module needs before running a line
@@ -92,12 +88,20 @@ func Load(ctx context.Context, cfg Config) (*Interpreter, error) {
 	if err != nil {
 		return nil, err
 	}
-	zipped, err := build.readStamped(stdlibFile, stamped, now)
+	zipFile, zipped, err := build.openStamped(stdlibFile, stamped, now)
 	if err != nil {
 		return nil, err
 	}
-	stdlib, err := stdlibTree(zipped)
+	var stdlib *stdlibTree
+	if zipFile != nil {
+		stdlib, err = newStdlibTree(zipFile, build.Manifest.Files[stdlibFile].Size, zipFile)
+	} else {
+		stdlib, err = newStdlibTree(bytes.NewReader(zipped), int64(len(zipped)), nil)
+	}
 	if err != nil {
+		if zipFile != nil {
+			zipFile.Close()
+		}
 		return nil, fmt.Errorf("wazero: %s: %w", filepath.Join(build.Dir, stdlibFile), err)
 	}
 	cache, err := wazero.NewCompilationCacheWithDir(cacheDir)
@@ -166,47 +170,6 @@ func (in *Interpreter) init(ctx context.Context, wasm []byte) error {
 	return nil
 }
 
-// stdlibTree is the pyc-only stdlib zip as the tree the guest sees at
-// /usr/lib: python3.11/<module>.pyc, as natively (where the .py files
-// are), and an empty python3.11/lib-dynload, whose absence CPython's getpath
-// reports on stderr. A directory, not the zip itself: zipimport parses the
-// whole zip directory in Python at every start, a quarter of an empty run;
-// FileFinder lists only the directories an import touches. The entries are
-// stored, not compressed (mkstdlib.py): each file is a slice of zipped,
-// which the tree keeps, read-only; nothing is copied or unpacked, and no
-// entry's CRC is checked, since the whole zip was, against the manifest.
-func stdlibTree(zipped []byte) (fstest.MapFS, error) {
-	zr, err := zip.NewReader(bytes.NewReader(zipped), int64(len(zipped)))
-	if err != nil {
-		return nil, err
-	}
-	tree := fstest.MapFS{
-		"python3.11/lib-dynload": &fstest.MapFile{Mode: fs.ModeDir | 0o555},
-	}
-	for _, f := range zr.File {
-		if f.FileInfo().IsDir() {
-			continue
-		}
-		name := path.Join("python3.11", f.Name)
-		if !fs.ValidPath(f.Name) || !strings.HasSuffix(name, ".pyc") {
-			return nil, fmt.Errorf("unexpected entry %q", f.Name)
-		}
-		if f.Method != zip.Store || f.CompressedSize64 != f.UncompressedSize64 {
-			return nil, fmt.Errorf("entry %q is compressed", f.Name)
-		}
-		off, err := f.DataOffset()
-		if err != nil {
-			return nil, err
-		}
-		if off < 0 || off > int64(len(zipped)) || f.UncompressedSize64 > uint64(int64(len(zipped))-off) {
-			return nil, fmt.Errorf("entry %q lies outside the zip", f.Name)
-		}
-		data := zipped[off : off+int64(f.UncompressedSize64) : off+int64(f.UncompressedSize64)]
-		tree[name] = &fstest.MapFile{Data: data, Mode: 0o444}
-	}
-	return tree, nil
-}
-
 // Build is the WASI build this Interpreter runs.
 func (in *Interpreter) Build() *Build { return in.build }
 
@@ -221,6 +184,9 @@ func (in *Interpreter) Close(ctx context.Context) error {
 		if cerr := in.zoneinfo.Close(); err == nil {
 			err = cerr
 		}
+	}
+	if cerr := in.stdlib.Close(); err == nil {
+		err = cerr
 	}
 	return err
 }

@@ -3,7 +3,12 @@ package wazero
 import (
 	"archive/zip"
 	"bytes"
+	"errors"
 	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -26,12 +31,17 @@ func zipOf(t *testing.T, method uint16, files map[string]string) []byte {
 	return buf.Bytes()
 }
 
+func treeOf(t *testing.T, zipped []byte) (*stdlibTree, error) {
+	t.Helper()
+	return newStdlibTree(bytes.NewReader(zipped), int64(len(zipped)), nil)
+}
+
 // The tree serves each stored entry's bytes in place, under python3.11/,
 // with the empty lib-dynload CPython looks for; anything else in the zip
 // is refused rather than served.
 func TestStdlibTree(t *testing.T) {
 	files := map[string]string{"os.pyc": "os code", "json/__init__.pyc": "json code", "json/decoder.pyc": ""}
-	tree, err := stdlibTree(zipOf(t, zip.Store, files))
+	tree, err := treeOf(t, zipOf(t, zip.Store, files))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,11 +50,21 @@ func TestStdlibTree(t *testing.T) {
 		if err != nil || string(got) != content {
 			t.Errorf("%s: %q %v, want %q", name, got, err, content)
 		}
+		fi, err := fs.Stat(tree, "python3.11/"+name)
+		if err != nil || fi.Size() != int64(len(content)) || fi.Mode() != 0o444 || fi.Name() != path.Base(name) {
+			t.Errorf("%s: stat %v %v", name, fi, err)
+		}
 	}
 	for _, dir := range []string{"python3.11/lib-dynload", "python3.11/json"} {
 		if fi, err := fs.Stat(tree, dir); err != nil || !fi.IsDir() {
 			t.Errorf("%s: %v %v", dir, fi, err)
 		}
+	}
+	if names, err := fs.Glob(tree, "python3.11/json/*"); err != nil || strings.Join(names, " ") != "python3.11/json/__init__.pyc python3.11/json/decoder.pyc" {
+		t.Errorf("listing: %v %v", names, err)
+	}
+	if _, err := tree.Open("python3.11/absent.pyc"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("absent: %v", err)
 	}
 	for name, zipped := range map[string][]byte{
 		"compressed": zipOf(t, zip.Deflate, map[string]string{"os.pyc": "os code"}),
@@ -52,8 +72,35 @@ func TestStdlibTree(t *testing.T) {
 		"escape":     zipOf(t, zip.Store, map[string]string{"../x.pyc": ""}),
 		"not a zip":  []byte("PK"),
 	} {
-		if _, err := stdlibTree(zipped); err == nil {
+		if _, err := treeOf(t, zipped); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+// Served from an open zip file, the tree reads nothing until the guest
+// does, and nothing once it is closed.
+func TestStdlibTreeFromFile(t *testing.T) {
+	zipped := zipOf(t, zip.Store, map[string]string{"os.pyc": "os code"})
+	name := filepath.Join(t.TempDir(), "stdlib.zip")
+	if err := os.WriteFile(name, zipped, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := newStdlibTree(f, int64(len(zipped)), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := fs.ReadFile(tree, "python3.11/os.pyc"); err != nil || string(got) != "os code" {
+		t.Fatalf("%q %v", got, err)
+	}
+	if err := tree.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := fs.ReadFile(tree, "python3.11/os.pyc"); err == nil {
+		t.Fatalf("read %q after Close", got)
 	}
 }

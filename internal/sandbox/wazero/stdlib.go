@@ -1,0 +1,134 @@
+package wazero
+
+import (
+	"archive/zip"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"strings"
+	"testing/fstest"
+	"time"
+)
+
+// stdlibTree is the pyc-only stdlib zip as the tree the guest sees at
+// /usr/lib: python3.11/<module>.pyc, as natively (where the .py files
+// are), and an empty python3.11/lib-dynload, whose absence CPython's getpath
+// reports on stderr. A directory, not the zip itself: zipimport parses the
+// whole zip directory in Python at every start, a quarter of an empty run;
+// FileFinder lists only the directories an import touches.
+//
+// The entries are stored, not compressed (mkstdlib.py), so a file is a
+// section of the zip, read when the guest reads it: a run imports a few
+// dozen of its 600 modules, and a process no longer reads (and pages in)
+// 12 MB to serve them. zip is the zip file Load opened and checked (its
+// stamp vouches for that very file, stamp.go; the file stays open, so a
+// build replaced by rename does not change under it) or, when Load had to
+// hash it, the bytes it hashed. No entry's CRC is checked: the whole zip
+// was checked.
+type stdlibTree struct {
+	names fstest.MapFS // every directory and file: modes, and listings
+	files map[string]*zip.File
+	zip   io.ReaderAt
+	size  int64
+	close func() error
+}
+
+var _ fs.StatFS = (*stdlibTree)(nil)
+
+// newStdlibTree reads the zip's central directory from zip (size bytes);
+// closer, if not nil, is closed with the tree.
+func newStdlibTree(zipped io.ReaderAt, size int64, closer io.Closer) (*stdlibTree, error) {
+	zr, err := zip.NewReader(zipped, size)
+	if err != nil {
+		return nil, err
+	}
+	t := &stdlibTree{
+		names: fstest.MapFS{"python3.11/lib-dynload": &fstest.MapFile{Mode: fs.ModeDir | 0o555}},
+		files: map[string]*zip.File{},
+		zip:   zipped,
+		close: func() error { return nil },
+	}
+	if closer != nil {
+		t.close = closer.Close
+	}
+	for _, f := range zr.File {
+		if f.FileInfo().IsDir() {
+			continue
+		}
+		name := path.Join("python3.11", f.Name)
+		if !fs.ValidPath(f.Name) || !strings.HasSuffix(name, ".pyc") {
+			return nil, fmt.Errorf("unexpected entry %q", f.Name)
+		}
+		if f.Method != zip.Store || f.CompressedSize64 != f.UncompressedSize64 {
+			return nil, fmt.Errorf("entry %q is compressed", f.Name)
+		}
+		t.files[name] = f
+		t.names[name] = &fstest.MapFile{Mode: 0o444}
+	}
+	t.size = size
+	return t, nil
+}
+
+// Open implements fs.FS: a file reads its section of the zip; a directory
+// lists its names.
+func (t *stdlibTree) Open(name string) (fs.File, error) {
+	f, ok := t.files[name]
+	if !ok {
+		return t.names.Open(name)
+	}
+	// Where the data starts is in the entry's local header: read for the
+	// entries opened only (one read each, of 600).
+	off, err := f.DataOffset()
+	if err == nil && (off < 0 || off > t.size || f.UncompressedSize64 > uint64(t.size-off)) {
+		err = errors.New("entry lies outside the zip")
+	}
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	size := int64(f.UncompressedSize64)
+	return &stdlibEntry{SectionReader: io.NewSectionReader(t.zip, off, size), info: stdlibInfo{path.Base(name), size}}, nil
+}
+
+// Stat implements fs.StatFS, with each file's size.
+func (t *stdlibTree) Stat(name string) (fs.FileInfo, error) {
+	if f, ok := t.files[name]; ok {
+		return stdlibInfo{path.Base(name), int64(f.UncompressedSize64)}, nil
+	}
+	return t.names.Stat(name)
+}
+
+// Close closes the zip file; reads after it fail.
+func (t *stdlibTree) Close() error {
+	if t == nil {
+		return nil
+	}
+	err := t.close()
+	if errors.Is(err, fs.ErrClosed) {
+		return nil
+	}
+	return err
+}
+
+type stdlibEntry struct {
+	*io.SectionReader
+	info stdlibInfo
+}
+
+func (f *stdlibEntry) Stat() (fs.FileInfo, error) { return f.info, nil }
+func (f *stdlibEntry) Close() error               { return nil }
+
+// stdlibInfo is a stdlib file's FileInfo: read-only, with no time of its
+// own (the zip's entries carry none the guest should see).
+type stdlibInfo struct {
+	name string
+	size int64
+}
+
+func (i stdlibInfo) Name() string       { return i.name }
+func (i stdlibInfo) Size() int64        { return i.size }
+func (i stdlibInfo) Mode() fs.FileMode  { return 0o444 }
+func (i stdlibInfo) ModTime() time.Time { return time.Time{} }
+func (i stdlibInfo) IsDir() bool        { return false }
+func (i stdlibInfo) Sys() any           { return nil }
