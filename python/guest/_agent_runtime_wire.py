@@ -60,11 +60,9 @@ class AmbiguousOutcome(AgentRuntimeError):
 
 
 def _no_duplicates(pairs):
-    obj = {}
-    for key, value in pairs:
-        if key in obj:
-            raise ValueError("duplicate key")
-        obj[key] = value
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        raise ValueError("duplicate key")
     return obj
 
 
@@ -72,12 +70,72 @@ def _no_constant(name):
     raise ValueError("non-finite number")
 
 
-def _loads_strict(data):
-    import json
+class _NotPlain(Exception):
+    """A number the json module's C encoder would not write as RFC 8785
+    does (a float, an integer beyond 2**53): decode takes the slow path."""
 
-    return json.loads(
-        data, object_pairs_hook=_no_duplicates, parse_constant=_no_constant
-    )
+
+def _plain_int(text):
+    value = int(text)
+    if -(1 << 53) <= value <= (1 << 53):
+        return value
+    raise _NotPlain
+
+
+def _no_float(text):
+    raise _NotPlain
+
+
+# Built on first use, then shared (they keep no state between calls): a
+# json.loads with hooks would build a decoder and its scanner every call.
+_strict = None  # the strict decoder
+_plain = None  # the same, refusing with _NotPlain what canonical() must write
+_encode_plain = None  # RFC 8785 for values _plain decoded, in C
+_astral = None  # what makes key order by code point differ from UTF-16's
+
+
+def _codecs():
+    global _strict, _plain, _encode_plain, _astral
+    if _astral is None:
+        import json
+        import re
+
+        _strict = json.JSONDecoder(
+            object_pairs_hook=_no_duplicates, parse_constant=_no_constant
+        )
+        _plain = json.JSONDecoder(
+            object_pairs_hook=_no_duplicates,
+            parse_constant=_no_constant,
+            parse_int=_plain_int,
+            parse_float=_no_float,
+        )
+        _encode_plain = json.JSONEncoder(
+            ensure_ascii=False, separators=(",", ":"), sort_keys=True
+        ).encode
+        # A character beyond the BMP (one UTF-16 unit pair) sorts before
+        # U+E000-U+FFFF in UTF-16 order, after them by code point; a
+        # surrogate escape may make one (or a lone surrogate).
+        _astral = re.compile("[\U00010000-\U0010ffff]|\\\\u[dD][89a-fA-F]")
+    return _astral
+
+
+def _loads_strict(text, decoder=None):
+    """json.loads(text) with decoder (default _strict), without the two
+    regular expression matches JSONDecoder.decode makes for whitespace
+    when there is none."""
+    _codecs()
+    if text.startswith("\ufeff"):  # as json.loads refuses it
+        raise ValueError("unexpected byte order mark")
+    decoder = decoder or _strict
+    if not text or text[0] in " \t\n\r" or text[-1] in " \t\n\r":
+        return decoder.decode(text)
+    try:
+        value, end = decoder.scan_once(text, 0)
+    except StopIteration:
+        raise ValueError("expecting a value") from None
+    if end != len(text):
+        raise ValueError("extra data")
+    return value
 
 
 _MAX_DEPTH = 64
@@ -99,6 +157,16 @@ def _depth_ok(value, depth=1):
     return True
 
 
+def _surely_shallow(text):
+    """True when the JSON text cannot fail _depth_ok, found without a
+    walk (under wazero every loop, in C too, is dear): a value inside 64
+    containers takes at least 129 characters and 64 brackets, and only a
+    \\u escape makes a lone surrogate."""
+    if "\\u" in text:
+        return False
+    return len(text) <= 2 * _MAX_DEPTH or text.count("[") + text.count("{") < _MAX_DEPTH
+
+
 def check_frame(request):
     """Refuse, before anything is sent, a frame the Broker would refuse as
     not strict JSON, with the Broker's own codes: the native transport
@@ -107,7 +175,8 @@ def check_frame(request):
     if not request:
         raise CapabilityError("frame_empty", "the call frame is empty")
     try:
-        doc = _loads_strict(bytes(request).decode("utf-8"))
+        text = bytes(request).decode("utf-8")
+        doc = _loads_strict(text)
     except (ValueError, RecursionError):
         doc = None
     if (
@@ -115,7 +184,7 @@ def check_frame(request):
         or set(doc) != {"call_id", "capability", "arguments"}
         or not isinstance(doc["call_id"], str)
         or not isinstance(doc["capability"], str)
-        or not _depth_ok(doc)
+        or not (_surely_shallow(text) or _depth_ok(doc))
     ):
         raise CapabilityError(
             "frame_malformed",
@@ -141,14 +210,26 @@ def decode(response):
     if not isinstance(response, (bytes, bytearray, memoryview)):
         raise TypeError("response must be bytes")
     try:
-        doc = _loads_strict(bytes(response).decode("utf-8"))
+        text = bytes(response).decode("utf-8")
+        try:
+            doc, plain = _loads_strict(text, _plain), True
+        except _NotPlain:
+            doc, plain = _loads_strict(text), False
     except (ValueError, RecursionError):
         raise _malformed() from None
     if not isinstance(doc, dict):
         raise _malformed()
     status = doc.get("status")
     if status == "completed":
-        return _decode_broker(doc.get("broker_response"))
+        # Without floats, large integers and characters beyond the BMP,
+        # the C encoder's sorted compact JSON is RFC 8785 to the byte.
+        # (An ASCII text without escapes has no such character: the check
+        # the regular expression makes, a loop over every character, is
+        # most of a small call's cost under wazero.)
+        plain = plain and (
+            "\\u" not in text if text.isascii() else not _astral.search(text)
+        )
+        return _decode_broker(doc.get("broker_response"), plain)
     code, message = _code(doc)
     if status == "rejected":
         raise CapabilityError(code, message)
@@ -167,7 +248,7 @@ def _code(doc):
     return code, message
 
 
-def _decode_broker(broker):
+def _decode_broker(broker, plain):
     if not isinstance(broker, dict):
         raise _malformed()
     status = broker.get("status")
@@ -175,6 +256,8 @@ def _decode_broker(broker):
         if "result" not in broker:
             raise _malformed()
         try:
+            if plain:
+                return _encode_plain(broker["result"]).encode("utf-8")
             return canonical(broker["result"])
         except (ValueError, TypeError, UnicodeEncodeError, RecursionError):
             raise _malformed() from None

@@ -47,10 +47,19 @@ def _bind(parent):
         _bound, _parent, _next = True, parent, 1
 
 
-def _dumps(value):
-    import json
+_encode = None  # the compact JSON encoder, built on first use
 
-    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+def _dumps(value):
+    # json.dumps with options builds an encoder each call; one is enough.
+    global _encode
+    if _encode is None:
+        import json
+
+        _encode = json.JSONEncoder(
+            ensure_ascii=False, allow_nan=False, separators=(",", ":")
+        ).encode
+    return _encode(value)
 
 
 def _capability_call(name, args):

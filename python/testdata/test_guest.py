@@ -73,6 +73,110 @@ class WireDecode(unittest.TestCase):
             self.assertEqual(cm.exception.error_code, "malformed_response")
 
 
+def random_json(rng, depth=0):
+    """A JSON text of every kind decode meets: floats, integers around
+    2**53, keys that sort differently by code point and by UTF-16, escapes
+    (a surrogate pair, a lone surrogate), raw non-ASCII text."""
+    strings = ["", "a", "b", "é", "€", "\uff5e", "😀", "\U0001f600x", "\r", "1", "דּ", "\u2028"]
+    escapes = ['"\\ud83d\\ude00"', '"\\u00e9"', '"\\ud800"', '"\\n\\u0041"']
+    numbers = ["0", "-0", "1", "-17", "9007199254740992", "9007199254740993", "-9007199254740993",
+               "123456789012345678901234567890", "1.5", "-0.0", "1e21", "1E400", "2.50", "5e-324"]
+    kind = rng.randrange(7 if depth < 4 else 4)
+    if kind == 0:
+        return rng.choice(["null", "true", "false"] + numbers)
+    if kind in (1, 2):
+        return rng.choice(numbers)
+    if kind == 3:
+        if rng.random() < 0.2:
+            return rng.choice(escapes)
+        return json.dumps(rng.choice(strings), ensure_ascii=rng.random() < 0.3)
+    if kind == 4:
+        return "[" + ",".join(random_json(rng, depth + 1) for _ in range(rng.randrange(4))) + "]"
+    keys = rng.sample(strings, rng.randrange(5))
+    items = []
+    for k in keys:
+        key = json.dumps(k, ensure_ascii=rng.random() < 0.3) if rng.random() < 0.9 else rng.choice(escapes)
+        items.append(key + ":" + random_json(rng, depth + 1))
+    return "{" + ",".join(items) + "}"
+
+
+class WireFastPath(unittest.TestCase):
+    """decode() writes plain results with the json module's C encoder and
+    check_frame() skips its walk for small frames: both must answer exactly
+    what the pure-Python path (canonical(), _depth_ok) answers."""
+
+    def slow_decode(self, text):
+        try:
+            doc = json.loads(text, object_pairs_hook=wire._no_duplicates, parse_constant=wire._no_constant)
+        except (ValueError, RecursionError):
+            return "malformed"
+        try:
+            return wire.canonical(doc["broker_response"]["result"])
+        except (ValueError, TypeError, UnicodeEncodeError, RecursionError):
+            return "malformed"
+
+    def test_decode_matches_canonical(self):
+        import random
+
+        rng = random.Random(17)
+        plain = 0
+        for _ in range(5000):
+            result = random_json(rng)
+            text = '{"status":"completed","broker_response":{"status":"ok","result":%s}}' % result
+            want = self.slow_decode(text)
+            try:
+                got = wire.decode(text.encode("utf-8", "surrogatepass"))
+            except wire.AmbiguousOutcome as exc:
+                got = exc.error_code.replace("malformed_response", "malformed")
+            self.assertEqual(got, want, text)
+            if not wire._astral.search(text):
+                try:
+                    wire._loads_strict(text, wire._plain)
+                    plain += 1
+                except (wire._NotPlain, ValueError):
+                    pass
+        self.assertGreater(plain, 1000)  # the fast path was taken, often
+
+    def test_loads_strict_is_json_loads(self):
+        for text in ("1", "[1] x", "[1]]", "", " [1]", "[1] ", "\t{}\n", "\ufeff1", '{"a":1}', '"x', "nul", "1 2", "[1,]"):
+            try:
+                got = ("ok", wire._loads_strict(text))
+            except ValueError:
+                got = ("error",)
+            try:
+                want = ("ok", json.loads(text))
+            except ValueError:
+                want = ("error",)
+            self.assertEqual(got, want, repr(text))
+
+    def test_check_frame_shortcut_matches_walk(self):
+        def frame(arguments):
+            return ('{"call_id":"c","capability":"k","arguments":%s}' % arguments).encode()
+
+        for arguments, ok in (
+            ("[" * 62 + "]" * 62, True),
+            ("[1," * 40 + "2" + "]" * 40, True),
+            ("[" + "[0]," * 70 + "1]", True),
+            ("[" * 63 + "]" * 63, True),
+            ("[" * 63 + "1" + "]" * 63, False),
+            ("[" * 64 + "]" * 64, False),
+            ('{"a":"\\ud800"}', False),
+            ('{"a":"\\ud83d\\ude00"}', True),
+            ('{"\\ud800":1}', True),  # keys are not checked, as before
+            ('"' + "[" * 100 + '"', True),
+        ):
+            raw = frame(arguments)
+            doc = json.loads(raw)
+            self.assertEqual(wire._depth_ok(doc), ok, arguments)
+            if wire._surely_shallow(raw.decode()):
+                self.assertTrue(ok, arguments)
+            if ok:
+                wire.check_frame(raw)
+            else:
+                with self.assertRaises(wire.CapabilityError, msg=arguments):
+                    wire.check_frame(raw)
+
+
 class Canonical(unittest.TestCase):
     def test_rfc8785_numbers(self):
         cases = {
