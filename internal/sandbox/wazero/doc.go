@@ -37,7 +37,8 @@
 // the guest frees credited back. Pids, CPUs and TmpBytes do not apply: one
 // thread, no processes, no /tmp.
 //
-// What the guest sees of the host: the in-memory stdlib, guest and job
+// What the guest sees of the host: the stdlib (each module read from the
+// build's checked zip when the guest opens it), the in-memory guest and job
 // files; the host's /usr/share/zoneinfo, read-only and resolved beneath
 // itself by the kernel (openat2 RESOLVE_BENEATH: a symlink that leaves it
 // dangles; Linux only: elsewhere the guest gets no zoneinfo); the run's
