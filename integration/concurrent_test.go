@@ -53,7 +53,7 @@ func (b *barrier) Call(ctx context.Context, args json.RawMessage) (json.RawMessa
 		ph.pids, ph.shapes = map[int][]int{}, map[int]error{}
 		for i, tok := range b.tokens {
 			ph.pids[i] = guestHostPids(tok)
-			ph.shapes[i] = runnerAndScript(ph.pids[i])
+			ph.shapes[i] = initAndScript(ph.pids[i])
 		}
 		close(ph.complete)
 	}
@@ -85,7 +85,7 @@ func (b *barrier) Call(ctx context.Context, args json.RawMessage) (json.RawMessa
 
 // TestConcurrentRunsAreIsolated runs 8 guests at once. While all are
 // alive (a barrier on the host), each learns the others' host pids (two
-// per run: its runner and its script) and channel credentials. Each must
+// per run: its init and its script) and channel credentials. Each must
 // have its own host uid and its own /tmp, must fail to signal any process
 // of any other, and must be refused when it presents another run's valid
 // credentials on its own socket (the channel checks the peer's uid,
@@ -162,19 +162,19 @@ func TestConcurrentRunsAreIsolated(t *testing.T) {
 	}
 }
 
-// runnerAndScript checks that pids are the two processes of a waiting
-// guest: the runner (pid 1 of its namespace, a child of this process) and
-// the script (the runner's child).
-func runnerAndScript(pids []int) error {
+// initAndScript checks that pids are the two processes of a waiting
+// guest: the guest init (pid 1 of its namespace, a child of this process)
+// and the script (its child).
+func initAndScript(pids []int) error {
 	if len(pids) != 2 {
-		return fmt.Errorf("want 2 (the runner and the script), got %d", len(pids))
+		return fmt.Errorf("want 2 (the guest init and the script), got %d", len(pids))
 	}
 	procs := processes()
-	for _, runner := range pids {
-		script := pids[0] + pids[1] - runner
-		if procs[runner].ppid == os.Getpid() && procs[script].ppid == runner {
+	for _, pid1 := range pids {
+		script := pids[0] + pids[1] - pid1
+		if procs[pid1].ppid == os.Getpid() && procs[script].ppid == pid1 {
 			return nil
 		}
 	}
-	return fmt.Errorf("not the runner and its child: %v %v", procs[pids[0]], procs[pids[1]])
+	return fmt.Errorf("not the guest init and its child: %v %v", procs[pids[0]], procs[pids[1]])
 }

@@ -6,8 +6,9 @@
 // (process, mount, cgroup, socket, descriptor, temp dir) outlived the runs.
 //
 // A guest is two processes at least: pid 1 of its pid namespace is the
-// runner (init: it forwards signals, reaps orphans and reports how the
-// script ended) and the script is its child.
+// guest init (the supervisor binary's C init: it forwards signals, reaps
+// orphans and reports a script killed by a signal) and the runner, which
+// runs the script, is its child.
 //
 // Guests are the Python files under testdata/escape; the test prepends
 // _probe.py, whose helpers print one marker line per attempt (BLOCKED,
@@ -34,7 +35,7 @@
 //	concurrent_test  8 runs at once: uids, /tmp, signals, stolen credentials
 //	workspace_test   traps left for the host in /workspace and out/
 //	statuses_test    every status; SIGKILL of a guest (by itself, of its
-//	                 runner or its script by the host); signals to pid 1;
+//	                 pid 1 or the script by the host); signals to pid 1;
 //	                 a cancelled run
 //	leftovers_test   TestMain's final check
 //

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/apysup/apysup/internal/sandbox"
+	"github.com/apysup/apysup/internal/sandbox/native/containerinit"
 )
 
 // guestDevices are the only device nodes a guest may have, by type and number.
@@ -34,7 +35,7 @@ var guestDevOthers = map[string]string{
 var guestEnvKeys = []string{"PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE", "PYTHONUTF8", "PATH", "HOME", "LANG", "LC_CTYPE"}
 
 // TestHostIsInvisible: /proc shows only the guest's own processes (pid 1
-// is the runner, the namespace's init; the script is its child), host
+// is the guest init, the namespace's init; the script is its child), host
 // pids cannot be signalled and the host process survives, no host
 // environment variable and no inherited descriptor reaches the guest, and
 // /dev holds only the five harmless devices.
@@ -98,17 +99,18 @@ func TestHostIsInvisible(t *testing.T) {
 	}
 	m.infoAs(t, "procs", &procs)
 	m.infoAs(t, "self", &self)
-	// The runner is pid 1 (its namespace's init, ppid 0 seen from inside)
-	// and runs the script as its child.
+	// The guest init is pid 1 (its namespace's init, ppid 0 seen from
+	// inside) and runs the runner, which runs the script, as its child.
 	if self.Pid <= 1 || self.Ppid != 1 || self.UID != 1000 {
-		t.Errorf("guest identity %+v: want a child of pid 1 (the runner, its namespace's init), uid 1000", self)
+		t.Errorf("guest identity %+v: want a child of pid 1 (the guest init, its namespace's init), uid 1000", self)
 	}
-	if !slices.Equal(self.Pid1, []string{sandbox.GuestPython, "-I", "-S", sandbox.GuestRunner}) {
-		t.Errorf("pid 1 of the guest runs %v, want the runner", self.Pid1)
+	initArgv := containerinit.GuestInitArgv(sandbox.GuestOutDir+"/"+sandbox.OutcomeFile, nil)
+	if !slices.Equal(self.Pid1, initArgv) {
+		t.Errorf("pid 1 of the guest runs %v, want the guest init %v", self.Pid1, initArgv)
 	}
-	if len(procs) != 3 || procs["1"] != sandbox.GuestPython || procs[strconv.Itoa(self.Pid)] != sandbox.GuestPython ||
+	if len(procs) != 3 || procs["1"] != initArgv[0] || procs[strconv.Itoa(self.Pid)] != sandbox.GuestPython ||
 		procs[strconv.Itoa(self.Child)] != sandbox.GuestPython || self.Child == self.Pid || self.Child <= 1 {
-		t.Errorf("the guest's /proc lists %v; want only the runner (1), the script (%d) and its child (%d)", procs, self.Pid, self.Child)
+		t.Errorf("the guest's /proc lists %v; want only the guest init (1), the script (%d) and its child (%d)", procs, self.Pid, self.Child)
 	}
 	if len(self.UIDMap) != 6 || self.UIDMap[0] != "0" || self.UIDMap[3] != "1000" {
 		t.Errorf("uid_map %v: want container root and 1000, one id each", self.UIDMap)

@@ -67,7 +67,7 @@ func TestForkBombIsContained(t *testing.T) {
 	m.expect(t, map[string]string{"fork:pids": "EAGAIN"})
 	var forked int
 	m.infoAs(t, "forked", &forked)
-	// The runner (pid 1) and the script hold two of the 64.
+	// The guest init (pid 1) and the script hold two of the 64.
 	if forked < 1 || forked > 62 {
 		t.Errorf("the script forked %d children under pids=64", forked)
 	}
@@ -78,7 +78,7 @@ func TestForkBombIsContained(t *testing.T) {
 }
 
 // TestOrphansAreReaped: 20 double-forked orphans under Pids=8. Each is
-// reparented to pid 1 of the guest (the runner, its namespace's init) and
+// reparented to pid 1 of the guest (the guest init) and
 // reaped by it, so no zombie is left behind and the forks never exhaust
 // the limit (a script that was pid 1 itself reaped nothing).
 func TestOrphansAreReaped(t *testing.T) {

@@ -38,8 +38,8 @@ func TestStatuses(t *testing.T) {
 		{name: "error/exit", req: supervisor.Request{ScriptPath: guestScript(t, "sys.exit(3)\n")}, status: sandbox.StatusError, exit: 3},
 		{name: "error/exception", req: supervisor.Request{ScriptPath: guestScript(t, "raise ValueError('nope')\n")},
 			status: sandbox.StatusError, exit: 1},
-		// The script is the runner's child, not pid 1: abort() ends it with
-		// SIGABRT, and the runner reports that signal. A guest's own death
+		// The script is pid 1's child, not pid 1: abort() ends it with
+		// SIGABRT, and pid 1 reports that signal. A guest's own death
 		// is an error, with the signal named.
 		{name: "error/abort", req: supervisor.Request{ScriptPath: guestScript(t, "os.abort()\n")},
 			status: sandbox.StatusError, code: native.CodeKilledBySignal + ":SIGABRT", exit: 128 + int(syscall.SIGABRT)},
@@ -96,10 +96,10 @@ func TestStatuses(t *testing.T) {
 }
 
 // TestGuestSIGKILL: the script is an ordinary process, the child of the
-// runner (pid 1 of the guest's pid namespace), so SIGKILL ends it however
-// it comes: from the script itself, from the host to the runner (which
-// ends the whole namespace), or from the host to the script (which the
-// runner reports). None was the supervisor's decision (its timer or its
+// guest init (pid 1 of the guest's pid namespace), so SIGKILL ends it however
+// it comes: from the script itself, from the host to pid 1 (which
+// ends the whole namespace), or from the host to the script (which pid 1
+// reports). None was the supervisor's decision (its timer or its
 // context), so each ends the run in error, killed_by_signal:SIGKILL, and
 // none of its processes survive. In every mode a child of the script that SIGKILLs
 // itself dies, and the script's SIGKILL to pid 1 is dropped by the kernel
@@ -150,7 +150,7 @@ func TestGuestSIGKILL(t *testing.T) {
 			var scriptIsPid1 bool
 			m.infoAs(t, "script_is_pid1", &scriptIsPid1)
 			if scriptIsPid1 {
-				t.Errorf("the script is pid 1 of its namespace, want the runner there")
+				t.Errorf("the script is pid 1 of its namespace, want the guest init there")
 			}
 			var survived any
 			m.infoAs(t, "pid1_survived_sigkill", &survived)
@@ -162,7 +162,7 @@ func TestGuestSIGKILL(t *testing.T) {
 	}
 }
 
-// TestSignalsToInit: pid 1 of the guest (the runner) forwards a signal
+// TestSignalsToInit: pid 1 of the guest (the guest init) forwards a signal
 // sent to it to the script, and an orphan flooding it with signals while
 // the script exits neither crashes it nor changes how the run ends (the
 // script's exit status 3, its outcome, nothing on stderr). Repeated: the
@@ -205,26 +205,26 @@ func comm(pid int) string {
 	return strings.TrimSpace(string(b))
 }
 
-// sigkillTarget picks, among a ready guest's host pids, the runner (pid 1
-// of its namespace, a child of this process) for host-init, or the script
-// (the runner's child that is not the escape-ready sleeper) for
+// sigkillTarget picks, among a ready guest's host pids, pid 1 of its
+// namespace (the guest init, a child of this process) for host-init, or
+// the script (pid 1's child that is not the escape-ready sleeper) for
 // host-script.
 func sigkillTarget(pids []int, mode string) (int, error) {
 	procs := processes()
-	runner := 0
+	pid1 := 0
 	for _, pid := range pids {
 		if procs[pid].ppid == os.Getpid() {
-			runner = pid
+			pid1 = pid
 		}
 	}
-	if runner == 0 {
-		return 0, fmt.Errorf("no runner among the guest's pids %v", pids)
+	if pid1 == 0 {
+		return 0, fmt.Errorf("no pid 1 among the guest's pids %v", pids)
 	}
 	if mode == "host-init" {
-		return runner, nil
+		return pid1, nil
 	}
 	for _, pid := range pids {
-		if procs[pid].ppid == runner && comm(pid) != "escape-ready" {
+		if procs[pid].ppid == pid1 && comm(pid) != "escape-ready" {
 			return pid, nil
 		}
 	}
@@ -259,7 +259,7 @@ func TestCancelledRun(t *testing.T) {
 
 // TestForgedStatuses: timeout, memory_limit and killed come from host
 // evidence only (docs/security.md). A guest that raises the signal a
-// host limit would send, lowers its own CPU limit, forges the runner's
+// host limit would send, lowers its own CPU limit, forges pid 1's
 // report of a signal or exits with the status the CLI reserves for a host
 // decision ends in error, with the guest's exit status, never with the
 // host's verdict.

@@ -26,6 +26,13 @@ job, and the runner waits here, having imported nothing of the job, until
 the host hands it over (its run directory and workspace are mounted in by
 then). Both descriptors are closed before the prelude and the script run.
 
+The runner is an ordinary process, never the init of its pid namespace:
+the native sandbox's pid 1 is the supervisor binary's small init, which
+forwards signals, reaps orphans and reports a script killed by a signal
+(internal/sandbox/native/containerinit); the runner was pid 1 and forked
+the script's interpreter from its own, at the cost of copying every page
+the child touched.
+
 Start-up matters: this module imports nothing beyond what the interpreter
 has loaded already and os (json, traceback, runpy and signal would cost
 tens of milliseconds natively, several times that under WASI). The script
@@ -334,83 +341,7 @@ def _exit_as_interpreter(code):
     os._exit(code)
 
 
-# Signals an init forwards to the script. SIGKILL and SIGSTOP cannot be
-# caught; the host ends a run by killing pid 1, which ends them all.
-_FORWARDED = ("SIGHUP", "SIGINT", "SIGQUIT", "SIGTERM", "SIGUSR1", "SIGUSR2", "SIGALRM", "SIGCONT", "SIGWINCH")
-
-
-def _supervise_as_init(argv):
-    """When the runner is pid 1 of its pid namespace (the native sandbox),
-    fork: the child runs the script as an ordinary process (so signals it
-    sends itself behave as under `python script.py`), and this process stays
-    init: it forwards signals, reaps every orphan so zombies never eat the
-    pids limit, and exits with the script's status. A script killed by a
-    signal is reported in the outcome ("signal"), since pid 1 itself cannot
-    die of one. Returns only in the child."""
-    import _signal as signal  # the C module: signal.py would import enum
-
-    child = os.fork()
-    if child == 0:
-        return
-    # The job's descriptors are the child's to read; init keeps none open.
-    parsed = _parse(argv)
-    if parsed is not None and isinstance(parsed[3], tuple):
-        for fd in parsed[3]:
-            if fd is not None:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
-
-    reaped = False
-
-    def forward(signum, frame):
-        if reaped:
-            return  # never signal a pid that may have been reused
-        try:
-            os.kill(child, signum)
-        except OSError:
-            pass  # the script is gone (any process of the guest may signal pid 1)
-
-    forwarded = [getattr(signal, name) for name in _FORWARDED if hasattr(signal, name)]
-    for sig in forwarded:
-        signal.signal(sig, forward)
-    status = None
-    while status is None:
-        try:
-            pid, wstatus = os.waitpid(-1, 0)
-        except ChildProcessError:
-            break
-        if pid == child:
-            reaped, status = True, wstatus
-    # Nothing is left to forward to. Blocking, not re-registering: changing
-    # a handler while one of its signals is pending makes CPython raise
-    # "Signal N ignored due to race condition", and any guest process may
-    # be flooding pid 1 with signals at this moment.
-    signal.pthread_sigmask(signal.SIG_BLOCK, forwarded)
-    if status is not None and os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
-        parsed = _parse(argv)
-        if parsed is not None:
-            try:
-                _write_signalled(parsed[1], sig)
-            except Exception:
-                pass
-        os._exit(128 + sig)
-    os._exit(os.WEXITSTATUS(status) if status is not None else 1)
-
-
-def _write_signalled(path, sig):
-    text = _json_object({"exit_code": 128 + sig, "result_set": False, "signal": sig})
-    tmp = "%s.tmp-%d" % (path, os.getpid())
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
 if __name__ == "__main__":
-    if os.getpid() == 1 and hasattr(os, "fork"):
-        _supervise_as_init(sys.argv[1:])
     # Parsed first: main sets sys.argv to the script's.
     parsed = _parse(sys.argv[1:])
     code = main(sys.argv[1:])

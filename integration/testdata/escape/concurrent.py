@@ -1,7 +1,7 @@
 # One of several runs at once. argv: INDEX TOKEN. Through the test's
 # peers.meet capability (a barrier on the host) it learns the others' host
-# pids (two each: the runner, pid 1 of the peer's namespace, and its child,
-# the script) and their channel credentials, then tries to signal them and
+# pids (two each: the guest init, pid 1 of the peer's namespace, and its
+# child, the script) and their channel credentials, then tries to signal them and
 # to use their credentials on its own channel socket; a second barrier
 # keeps every run alive until all have tried.
 import signal
@@ -18,7 +18,7 @@ info("tmp", sorted(os.listdir("/tmp")))
 
 
 def kill_all(name, pids):
-    """SIGKILL every host pid of a peer (its runner, pid 1 of its namespace,
+    """SIGKILL every host pid of a peer (its init, pid 1 of its namespace,
     and its script): one marker for them all. ESCAPED if any signal got
     through; BLOCKED only if every one was refused, with the reasons."""
     if not pids:

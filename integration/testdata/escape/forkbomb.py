@@ -1,6 +1,6 @@
 # A fork bomb under the pids limit: every process forks for ever; the
 # script stops at the first EAGAIN, lets the bomb pound for a second, and
-# exits; the runner (pid 1, the namespace's init) then exits with its
+# exits; the guest init (pid 1, the namespace's init) then exits with its
 # status, which ends the whole pid namespace.
 import time
 

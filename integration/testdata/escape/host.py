@@ -9,7 +9,7 @@ import time
 shm_key = int(sys.argv[1])
 host_pids = [int(p) for p in sys.argv[2:]]
 
-# The script is not pid 1: the runner is (the pid namespace's init, which
+# The script is not pid 1: the guest init is (the pid namespace's init, which
 # reaps orphans and forwards signals) and the script is its child. A child
 # of the script's own, so that /proc shows one process more.
 r, w = os.pipe()

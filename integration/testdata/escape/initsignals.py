@@ -1,5 +1,5 @@
-# Signals to pid 1, the runner (the pid namespace's init, the script its
-# child): it forwards the catchable ones to the script, and no process of
+# Signals to pid 1, the guest init (the pid namespace's init, the script
+# its child): it forwards the catchable ones to the script, and no process of
 # the guest can make it fail or change how the run ends by signalling it,
 # even while the script exits. argv: none.
 import signal

@@ -1,6 +1,6 @@
 # SIGKILL. argv: MODE TOKEN (the token lets the host find the guest's
-# processes). The script is not pid 1 of its pid namespace: the runner is
-# (init: it reaps orphans, forwards signals and reports a script killed by
+# processes). The script is not pid 1 of its pid namespace: the guest init
+# is (it reaps orphans, forwards signals and reports a script killed by
 # a signal), and the script is its child, an ordinary process.
 #
 # Every mode: a child of the script SIGKILLs itself and dies; the script
@@ -8,8 +8,8 @@
 # sent from inside it that it does not handle, SIGKILL included), so the
 # run goes on. Then:
 #   self         the script SIGKILLs itself: the run ends killed by SIGKILL;
-#   host-init    the host SIGKILLs the runner (pid 1), which ends them all;
-#   host-script  the host SIGKILLs the script; the runner reports it.
+#   host-init    the host SIGKILLs the guest init (pid 1), which ends them all;
+#   host-script  the host SIGKILLs the script; pid 1 reports it.
 # Before the end, a child that must die with the run sleeps; its name
 # tells the host that everything above was printed.
 import signal

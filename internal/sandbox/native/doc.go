@@ -26,9 +26,11 @@
 // process into the container's init from its package init, before the
 // rest of the binary initialises (MaybeInit is the documented entry).
 //
-// The guest's runner is pid 1 of its pid namespace: when it exits the kernel
-// kills every other process of the run, and signals it has no handler for
-// are ignored when they come from inside the sandbox.
+// The guest's pid 1 is the same binary again, as a small C init that runs
+// before the Go runtime would (containerinit.GuestInitArgv): the runner is
+// its child. When pid 1 exits the kernel kills every other process of the
+// run, and signals it does not forward are ignored when they come from
+// inside the sandbox.
 //
 // The backend is Linux's (every file but this and errors.go is _linux.go):
 // elsewhere only its codes and Error build, and the supervisor refuses the

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/apysup/apysup/internal/sandbox"
+	"github.com/apysup/apysup/internal/sandbox/native/containerinit"
 )
 
 // newTestPool makes a Pool of its own Backend (assertClean then checks the
@@ -308,9 +309,10 @@ func pooledInitPid(t *testing.T, p *Pool, limits sandbox.Limits) int {
 	return st.InitProcessPid
 }
 
-// A pooled sandbox's interpreter is already running the runner, which waits
-// for its job; the job's pipe is gone from every guest process by the time
-// the script runs, and the script sees the run's own argv and directories.
+// A pooled sandbox's interpreter is already running the runner, the child
+// of the guest init, and waits for its job; the job's pipe is gone from
+// every guest process by the time the script runs (pid 1 holds none), and
+// the script sees the run's own argv and directories.
 func TestPoolInterpreterWaitsForItsJob(t *testing.T) {
 	_, p := newTestPool(t, sandbox.Limits{}, 1)
 	pid := pooledInitPid(t, p, sandbox.Limits{})
@@ -318,8 +320,9 @@ func TestPoolInterpreterWaitsForItsJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if args := strings.Split(string(cmdline), "\x00"); args[0] != sandbox.GuestPython || !slices.Contains(args, sandbox.GuestRunner) || !slices.Contains(args, "--job-fd") {
-		t.Fatalf("the pooled init runs %q, not the runner", args)
+	if args := strings.Split(string(cmdline), "\x00"); !slices.Equal(args[:5], containerinit.GuestInitArgv(sandbox.GuestOutDir+"/"+sandbox.OutcomeFile, []string{sandbox.GuestPython})) ||
+		!slices.Contains(args, sandbox.GuestRunner) || !slices.Contains(args, "--job-fd") {
+		t.Fatalf("the pooled init runs %q, not the guest init running the runner", args)
 	}
 	out := runIn(t, p, newJob(t, `
 import os, sys

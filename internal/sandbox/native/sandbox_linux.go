@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/apysup/apysup/internal/sandbox"
+	"github.com/apysup/apysup/internal/sandbox/native/containerinit"
 )
 
 // guestEnv is the whole environment of a guest (the wazero backend uses the same).
@@ -183,14 +184,17 @@ const (
 	readyFD = 4
 )
 
-// runnerArgv is sandbox.RunnerArgv with the script's argv read from the job
-// pipe instead of the job directory's argv file.
+// runnerArgv is the container's argv: the binary's own small init
+// (containerinit.GuestInitArgv) as pid 1, running sandbox.RunnerArgv with
+// the script's argv read from the job pipe instead of the job directory's
+// argv file.
 func runnerArgv() []string {
 	argv := sandbox.RunnerArgv()
 	if i := slices.Index(argv, "--argv"); i >= 0 {
 		argv = slices.Delete(argv, i, i+2)
 	}
-	return append(argv, "--job-fd", strconv.Itoa(jobFD), "--ready-fd", strconv.Itoa(readyFD))
+	argv = append(argv, "--job-fd", strconv.Itoa(jobFD), "--ready-fd", strconv.Itoa(readyFD))
+	return containerinit.GuestInitArgv(sandbox.GuestOutDir+"/"+sandbox.OutcomeFile, argv)
 }
 
 // Start builds the container and starts its init, which sets up the whole
@@ -793,7 +797,7 @@ func (s *Sandbox) cpuBackstopReached(sig syscall.Signal, u sandbox.Usage) bool {
 	return (sig == unix.SIGXCPU || sig == unix.SIGKILL) && time.Duration(u.CPUTimeNs) >= backstop
 }
 
-// signalledScript reads the signal the runner (pid 1, which exits with
+// signalledScript reads the signal the guest init (pid 1, which exits with
 // 128+N when its child the script died of signal N) reports for the
 // script, when pid 1 exited and its status agrees; 0 otherwise. It is the
 // guest's word.

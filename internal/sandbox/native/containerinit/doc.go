@@ -13,4 +13,9 @@
 // figures). It must never import anything it does not need for that.
 //
 // Any other process returns from its init at once (three fstat calls).
+//
+// The same binary is the sandbox's pid 1 after that (GuestInitArgv): the
+// init libcontainer set up execs it again as a small C init
+// (guestinit_linux.c), which runs as a constructor before the Go runtime
+// starts and never returns to it.
 package containerinit

@@ -1,0 +1,126 @@
+// The guest's pid 1: see GuestInitArgv in guestinit_linux.go.
+//
+// A constructor, so that it runs before the Go runtime starts: the binary
+// re-executed as pid 1 of a sandbox does nothing of Go's (no runtime, no
+// package init), only what an init must: start the command as its child,
+// forward signals to it, reap every orphan, and end with the command's
+// status. A command killed by a signal is written into the outcome file
+// (pid 1 itself cannot die of a signal sent from inside its namespace, and
+// its exit status 128+N could be the command's own exit(128+N)).
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define APYSUP_GUEST_INIT "--apysup-guest-init"
+
+// Signals the init forwards to the command (the Python runner forwarded
+// the same when it was pid 1). SIGKILL and SIGSTOP cannot be caught; the
+// host ends a run by killing pid 1, which ends every process of the
+// namespace.
+static const int forwarded[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM, SIGCONT, SIGWINCH};
+
+static void guest_init_fail(const char *what, int err)
+{
+	dprintf(2, "apysup guest init: %s: %s\n", what, strerror(err));
+	_exit(2);
+}
+
+// Descriptors above stderr are the command's (the job and ready pipes):
+// the init keeps none open, so that the host sees their ends close with
+// the command.
+static void close_from_3(void)
+{
+	if (syscall(SYS_close_range, 3U, ~0U, 0U) == 0)
+		return;
+	struct rlimit rl;
+	int n = 1024;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 1 << 20)
+		n = (int)rl.rlim_cur;
+	for (int fd = 3; fd < n; fd++)
+		close(fd);
+}
+
+// The outcome of a command that died of signal sig, written as the runner
+// writes its own (a temporary file renamed over it). Best effort: the host
+// reports the run without it when it cannot be written.
+static void write_signalled(const char *outcome, int sig)
+{
+	char tmp[4096], text[128];
+	int n = snprintf(tmp, sizeof tmp, "%s.tmp-%d", outcome, (int)getpid());
+	if (n < 0 || n >= (int)sizeof tmp)
+		return;
+	n = snprintf(text, sizeof text, "{\"exit_code\":%d,\"result_set\":false,\"signal\":%d}", 128 + sig, sig);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0666);
+	if (fd < 0)
+		return;
+	ssize_t w = write(fd, text, (size_t)n);
+	close(fd);
+	if (w == n)
+		rename(tmp, outcome);
+}
+
+__attribute__((constructor)) static void apysup_guest_init(int argc, char **argv, char **envp)
+{
+	if (argc < 2 || argv == NULL || strcmp(argv[1], APYSUP_GUEST_INIT) != 0)
+		return; // any other start of the binary: Go starts as usual
+	if (argc < 5 || argv[2][0] != '/' || strcmp(argv[3], "--") != 0 || argv[4][0] != '/')
+		guest_init_fail("usage: " APYSUP_GUEST_INIT " OUTCOME -- COMMAND [ARGS...]", EINVAL);
+	if (getpid() != 1)
+		guest_init_fail("not pid 1 of a pid namespace", EPERM);
+	const char *outcome = argv[2];
+
+	// Every signal stays pending until sigwaitinfo takes it: no handler
+	// runs, none is lost between the fork and the loop, and none is dropped
+	// as pid 1's default disposition would drop it.
+	sigset_t all, old, wanted;
+	sigfillset(&all);
+	if (sigprocmask(SIG_SETMASK, &all, &old) != 0)
+		guest_init_fail("sigprocmask", errno);
+	pid_t child = fork();
+	if (child < 0)
+		guest_init_fail("fork", errno);
+	if (child == 0) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		execve(argv[4], argv + 4, envp);
+		dprintf(2, "apysup guest init: exec %s: %s\n", argv[4], strerror(errno));
+		_exit(127);
+	}
+	close_from_3();
+
+	sigemptyset(&wanted);
+	sigaddset(&wanted, SIGCHLD);
+	for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++)
+		sigaddset(&wanted, forwarded[i]);
+	int status = 0, reaped = 0;
+	while (!reaped) {
+		int sig = sigwaitinfo(&wanted, NULL);
+		if (sig < 0)
+			continue; // EINTR (a stop and continue); nothing else can fail here
+		if (sig != SIGCHLD) {
+			kill(child, sig); // not reaped yet: the pid is still the child's
+			continue;
+		}
+		// One SIGCHLD may stand for several children: reap all that ended.
+		for (;;) {
+			int ws;
+			pid_t pid = waitpid(-1, &ws, WNOHANG);
+			if (pid <= 0)
+				break;
+			if (pid == child)
+				status = ws, reaped = 1;
+		}
+	}
+	if (WIFSIGNALED(status)) {
+		write_signalled(outcome, WTERMSIG(status));
+		_exit(128 + WTERMSIG(status));
+	}
+	_exit(WEXITSTATUS(status));
+}
