@@ -102,6 +102,9 @@ func New(cfg Config) (*Backend, error) {
 	if err := cfg.UIDs.checkUnused("/etc/passwd", "/etc/group"); err != nil {
 		return nil, err
 	}
+	if err := checkGuestCanExec("/proc/self/exe"); err != nil {
+		return nil, err
+	}
 	if cfg.CgroupParent != "" && !path.IsAbs(cfg.CgroupParent) {
 		return nil, fmt.Errorf("native: CgroupParent %q is not absolute", cfg.CgroupParent)
 	}
@@ -268,4 +271,20 @@ func defaultStateDir() string {
 		return "/run"
 	}
 	return os.TempDir()
+}
+
+// checkGuestCanExec refuses a binary the guest's user could not execute:
+// every sandbox's pid 1 is this binary again, exec'd as that user after
+// the container's init dropped every privilege (containerinit.GuestInitArgv),
+// so it must be executable by others, as go build and make build leave it
+// (0755).
+func checkGuestCanExec(exe string) error {
+	st, err := os.Stat(exe)
+	if err != nil {
+		return fmt.Errorf("native: this binary: %w", err)
+	}
+	if st.Mode().Perm()&0o001 == 0 {
+		return fmt.Errorf("native: this binary's mode %v lacks execute permission for others, which the guest's pid 1 needs (chmod o+x)", st.Mode().Perm())
+	}
+	return nil
 }

@@ -1,7 +1,9 @@
 package native
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -90,5 +92,24 @@ func TestImportDoesNotHijack(t *testing.T) {
 	}
 	if want := strings.Replace(free, "true", "false", 1); locked != want {
 		t.Errorf("probe does not see a locked main goroutine: %q, want %q", locked, want)
+	}
+}
+
+// New refuses a binary that the guest's user could not run as pid 1.
+func TestGuestMustBeAbleToExecTheBinary(t *testing.T) {
+	exe := filepath.Join(t.TempDir(), "apysup")
+	for mode, ok := range map[os.FileMode]bool{0o755: true, 0o711: true, 0o750: false, 0o700: false} {
+		if err := os.WriteFile(exe, nil, mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(exe, mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := checkGuestCanExec(exe); (err == nil) != ok {
+			t.Errorf("mode %v: %v", mode, err)
+		}
+	}
+	if err := checkGuestCanExec("/proc/self/exe"); err != nil {
+		t.Errorf("this test binary: %v", err)
 	}
 }

@@ -78,7 +78,8 @@ type Sandbox struct {
 	handedOver     chan struct{} // closed when the job write ended
 	started        time.Time     // when the guest was released (the timeout clock)
 	timings        sandbox.Timings
-	waited         bool // the init was reaped (Wait, or Destroy of a started one)
+	waited         bool // the init is being or was reaped (Wait, or Destroy of a started one)
+	reaped         bool // the init was reaped: every process of its pid namespace is gone
 	released       bool
 	onRelease      func() // called once, when Release or Destroy begins (Pool.Take)
 	destroyed      bool
@@ -552,6 +553,7 @@ func (s *Sandbox) Wait(ctx context.Context) (*sandbox.Outcome, error) {
 		s.kill()
 		r = <-done
 	}
+	s.reaped = r.ps != nil
 	s.timings.Run = time.Since(s.started)
 	out := &sandbox.Outcome{ExitCode: -1}
 	if r.ps == nil {
@@ -629,9 +631,14 @@ func (s *Sandbox) endOutput() {
 }
 
 // kill sends SIGKILL to the guest's pid 1; the kernel then kills every
-// other process of its pid namespace.
+// other process of its pid namespace. Once pid 1 was reaped nothing of the
+// guest is left to kill (the kernel reaps every other process of a pid
+// namespace before its init can be reaped), and kill does nothing: each
+// libcontainer Signal opens the pid's /proc entry to check that it is
+// still the init (BenchmarkPoolThroughput's CPU profile: 4.5 % of the
+// supervisor's, twice per run, both after pid 1 was reaped).
 func (s *Sandbox) kill() {
-	if s.container != nil {
+	if s.container != nil && !s.reaped {
 		_ = s.container.Signal(unix.SIGKILL)
 	}
 }
@@ -677,7 +684,8 @@ func (s *Sandbox) reap() {
 	s.kill()
 	if s.process != nil && !s.waited {
 		s.waited = true
-		_, _ = s.process.Wait()
+		ps, _ := s.process.Wait()
+		s.reaped = ps != nil
 	}
 }
 

@@ -2,10 +2,10 @@ package containerinit
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -48,7 +48,7 @@ func exitOf(t *testing.T, cmd *exec.Cmd) int {
 // is written: exit(139) is not a death by SIGSEGV.
 func TestGuestInitExitStatus(t *testing.T) {
 	for _, code := range []int{0, 3, 139} {
-		cmd, outcome := guestInit(t, "exit "+strconv.Itoa(code))
+		cmd, outcome := guestInit(t, fmt.Sprint("exit ", code))
 		if got := exitOf(t, cmd); got != code {
 			t.Errorf("exit %d: pid 1 exited %d", code, got)
 		}
