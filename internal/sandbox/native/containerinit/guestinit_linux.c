@@ -80,6 +80,9 @@ __attribute__((constructor)) static void apysup_guest_init(int argc, char **argv
 	// Every signal stays pending until sigwaitinfo takes it: no handler
 	// runs, none is lost between the fork and the loop, and none is dropped
 	// as pid 1's default disposition would drop it.
+	// An ignored SIGCHLD (inherited across exec) would have the kernel reap
+	// the children itself, statuses and all.
+	signal(SIGCHLD, SIG_DFL);
 	sigset_t all, old, wanted;
 	sigfillset(&all);
 	if (sigprocmask(SIG_SETMASK, &all, &old) != 0)
@@ -99,8 +102,8 @@ __attribute__((constructor)) static void apysup_guest_init(int argc, char **argv
 	sigaddset(&wanted, SIGCHLD);
 	for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++)
 		sigaddset(&wanted, forwarded[i]);
-	int status = 0, reaped = 0;
-	while (!reaped) {
+	int status = 0, reaped = 0, gone = 0;
+	while (!reaped && !gone) {
 		int sig = sigwaitinfo(&wanted, NULL);
 		if (sig < 0)
 			continue; // EINTR (a stop and continue); nothing else can fail here
@@ -112,12 +115,16 @@ __attribute__((constructor)) static void apysup_guest_init(int argc, char **argv
 		for (;;) {
 			int ws;
 			pid_t pid = waitpid(-1, &ws, WNOHANG);
+			if (pid < 0 && errno == ECHILD)
+				gone = 1; // no child left, and none was the command: never expected
 			if (pid <= 0)
 				break;
 			if (pid == child)
 				status = ws, reaped = 1;
 		}
 	}
+	if (!reaped)
+		_exit(1);
 	if (WIFSIGNALED(status)) {
 		write_signalled(outcome, WTERMSIG(status));
 		_exit(128 + WTERMSIG(status));
