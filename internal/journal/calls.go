@@ -153,7 +153,19 @@ func (j *Journal) BeginRun(ctx context.Context, key string, fp Fingerprint, owne
 	}
 	body := map[string]any{"plan_sha256": fp.PlanSHA256, "request_sha256": fp.RequestSHA256, "attempt": attempt}
 	err = j.commit(ctx, entry{kind: KindRunBegun, runKey: key, body: body}, func(tx *sql.Tx, seq int64) error {
-		_, err := tx.Exec(`INSERT INTO runs (key, plan_sha256, request_sha256, state, attempts, owner, first_seq, begun_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		// Another process sharing the directory may have begun (or ended)
+		// a run under this key since prior was read: the write lock is
+		// held from here, so look again.
+		var state string
+		var attempts int
+		err := tx.QueryRow(`SELECT state, attempts FROM runs WHERE key = ?`, key).Scan(&state, &attempts)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return dbErr(err)
+		}
+		if found := err == nil; found != (prior != nil) || found && (state != prior.State || attempts != prior.Attempts) {
+			return fail(CodeRunActive, "another process began a run under this idempotency key", nil)
+		}
+		_, err = tx.Exec(`INSERT INTO runs (key, plan_sha256, request_sha256, state, attempts, owner, first_seq, begun_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (key) DO UPDATE SET state = excluded.state, attempts = excluded.attempts, owner = excluded.owner,
 			status = '', begun_seq = excluded.begun_seq, ended_seq = 0, ended_at = 0`,
 			key, fp.PlanSHA256, fp.RequestSHA256, RunRunning, attempt, owner, seq, seq)

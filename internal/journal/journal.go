@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	_ "modernc.org/sqlite" // the SQLite driver already used by the kv handler
@@ -75,6 +76,10 @@ func fail(code, msg string, err error) error { return &Error{Code: code, Msg: ms
 const (
 	dbName    = "journal.db"
 	epochName = "journal.epoch"
+	// lockName is flocked by the process writing the journal: processes
+	// sharing a state directory take turns at each commit and its epoch
+	// write, and at Open.
+	lockName = "journal.lock"
 	// SchemaVersion tags the epoch file and the database.
 	SchemaVersion = "apysup.journal.v1"
 )
@@ -91,18 +96,21 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Journal is an open state directory. It is safe for concurrent use; writes
-// are serialised (one writer, as SQLite has).
+// Journal is an open state directory. It is safe for concurrent use, and
+// several processes may open one directory at once: writes are serialised
+// by a mutex within a process and by an flock of journal.lock between
+// processes, and each commit continues the log from the database's last
+// entry, whoever wrote it.
 type Journal struct {
 	dir  string
 	db   *sql.DB
 	opts Options
+	lock *os.File // journal.lock, flocked around Open and each commit
 
-	mu    sync.Mutex
-	id    string // the journal's random identity, in the database and the epoch file
-	seq   int64  // the last committed log entry
-	head  string // its digest
-	epoch *os.File
+	mu   sync.Mutex
+	id   string // the journal's random identity, in the database and the epoch file
+	seq  int64  // the last committed log entry, as of the last commit or Open
+	head string // its digest
 }
 
 type epochDoc struct {
@@ -148,79 +156,179 @@ func Open(dir string, opts Options) (*Journal, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fail(CodeUnavailable, "cannot create the state directory", err)
 	}
-	dbPath, epochPath := filepath.Join(dir, dbName), filepath.Join(dir, epochName)
-	_, dbErr := os.Lstat(dbPath)
-	epochRaw, epochErr := os.ReadFile(epochPath)
-	if dbErr == nil && errors.Is(epochErr, os.ErrNotExist) && emptyJournal(dbPath) {
-		// A creation interrupted before its epoch file was written: no
-		// entry was ever recorded, so nothing can be forgotten.
-		for _, f := range []string{dbPath, dbPath + "-wal", dbPath + "-shm"} {
-			if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return nil, fail(CodeUnavailable, "cannot remove an unfinished journal", err)
-			}
-		}
-		dbErr = os.ErrNotExist
-	}
-	switch {
-	case dbErr == nil && errors.Is(epochErr, os.ErrNotExist):
-		return nil, fail(CodeForeign, "the journal database has no epoch file: refusing to trust it", nil)
-	case errors.Is(dbErr, os.ErrNotExist) && epochErr == nil:
-		return nil, fail(CodeForeign, "the epoch file names a journal whose database is missing", nil)
-	case dbErr != nil && !errors.Is(dbErr, os.ErrNotExist):
-		return nil, fail(CodeUnavailable, "cannot read the state directory", dbErr)
-	case epochErr != nil && !errors.Is(epochErr, os.ErrNotExist):
-		return nil, fail(CodeUnavailable, "cannot read the epoch file", epochErr)
-	}
-	fresh := errors.Is(dbErr, os.ErrNotExist)
-
-	dsn := "file:" + dbPath + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate"
-	db, err := sql.Open("sqlite", dsn)
+	lock, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
-		return nil, fail(CodeUnavailable, "cannot open the journal database", err)
+		return nil, fail(CodeUnavailable, "cannot open the journal's lock file", err)
 	}
-	db.SetMaxOpenConns(1) // one connection: every statement sees the last commit
-	j := &Journal{dir: dir, db: db, opts: opts}
-	if err := j.load(fresh, epochRaw); err != nil {
-		db.Close()
-		if fresh {
-			os.Remove(dbPath)
-			os.Remove(dbPath + "-wal")
-			os.Remove(dbPath + "-shm")
+	j := &Journal{dir: dir, opts: opts, lock: lock}
+	if err := j.flock(); err != nil {
+		lock.Close()
+		return nil, err
+	}
+	err = j.open()
+	j.unflock()
+	if err != nil {
+		if j.db != nil {
+			j.db.Close()
 		}
+		lock.Close()
 		return nil, err
 	}
 	return j, nil
 }
 
-func (j *Journal) load(fresh bool, epochRaw []byte) error {
+// open checks (or creates) the database and the epoch file, holding the
+// lock: no other process is between a commit and its epoch write, or
+// creating the journal, while it looks.
+func (j *Journal) open() error {
+	dbPath, epochPath := filepath.Join(j.dir, dbName), filepath.Join(j.dir, epochName)
+	_, dbErr := os.Lstat(dbPath)
+	epochRaw, epochErr := os.ReadFile(epochPath)
+	if dbErr == nil && errors.Is(epochErr, os.ErrNotExist) && emptyJournal(dbPath) {
+		// A creation interrupted before its epoch file was written (by a
+		// version that created the database in place): no entry was ever
+		// recorded, so nothing can be forgotten.
+		if err := removeDB(dbPath); err != nil {
+			return fail(CodeUnavailable, "cannot remove an unfinished journal", err)
+		}
+		dbErr = os.ErrNotExist
+	}
+	if errors.Is(dbErr, os.ErrNotExist) && epochErr == nil && epochAtZero(epochRaw) {
+		// A creation interrupted between its epoch file and the rename of
+		// its database: an epoch at entry 0 recorded nothing either.
+		if err := os.Remove(epochPath); err != nil {
+			return fail(CodeUnavailable, "cannot remove an unfinished journal", err)
+		}
+		epochErr = os.ErrNotExist
+	}
+	switch {
+	case dbErr == nil && errors.Is(epochErr, os.ErrNotExist):
+		return fail(CodeForeign, "the journal database has no epoch file: refusing to trust it", nil)
+	case errors.Is(dbErr, os.ErrNotExist) && epochErr == nil:
+		return fail(CodeForeign, "the epoch file names a journal whose database is missing", nil)
+	case dbErr != nil && !errors.Is(dbErr, os.ErrNotExist):
+		return fail(CodeUnavailable, "cannot read the state directory", dbErr)
+	case epochErr != nil && !errors.Is(epochErr, os.ErrNotExist):
+		return fail(CodeUnavailable, "cannot read the epoch file", epochErr)
+	}
+	if errors.Is(dbErr, os.ErrNotExist) {
+		if err := j.create(dbPath); err != nil {
+			return err
+		}
+		var err error
+		if epochRaw, err = os.ReadFile(epochPath); err != nil {
+			return fail(CodeUnavailable, "cannot read the epoch file", err)
+		}
+	}
+	db, err := openDB(dbPath)
+	if err != nil {
+		return err
+	}
+	j.db = db
+	return j.load(epochRaw)
+}
+
+// openDB opens the journal database: WAL, durable commits, immediate
+// write transactions, one connection (every statement sees the last
+// commit).
+func openDB(path string) (*sql.DB, error) {
+	dsn := "file:" + path + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fail(CodeUnavailable, "cannot open the journal database", err)
+	}
+	db.SetMaxOpenConns(1)
+	return db, nil
+}
+
+// create makes a new journal so that no interruption leaves a database
+// without its epoch file: the database is built and closed under a
+// temporary name, the epoch file (entry 0) is written, and only then is
+// the database renamed into place.
+func (j *Journal) create(dbPath string) error {
+	tmp := dbPath + ".new"
+	if err := removeDB(tmp); err != nil {
+		return fail(CodeUnavailable, "cannot remove an unfinished journal", err)
+	}
+	id := make([]byte, 16)
+	if _, err := rand.Read(id); err != nil {
+		return fail(CodeUnavailable, "no randomness for the journal id", err)
+	}
+	j.id = hex.EncodeToString(id)
+	db, err := openDB(tmp)
+	if err != nil {
+		return err
+	}
+	err = initDB(db, j.id)
+	if cerr := db.Close(); err == nil && cerr != nil {
+		err = fail(CodeUnavailable, "cannot write the journal database", cerr)
+	}
+	if err == nil {
+		err = j.writeEpoch()
+	}
+	if err == nil {
+		if rerr := os.Rename(tmp, dbPath); rerr != nil {
+			err = fail(CodeUnavailable, "cannot write the journal database", rerr)
+		} else {
+			err = syncDir(j.dir)
+		}
+	}
+	if err != nil {
+		_ = removeDB(tmp)
+		_ = os.Remove(filepath.Join(j.dir, epochName))
+	}
+	return err
+}
+
+// initDB creates the tables and records the journal's identity.
+func initDB(db *sql.DB, id string) error {
+	var mode string
+	if err := db.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil {
+		return fail(CodeUnavailable, "cannot open the journal database", err)
+	}
+	tx, err := db.Begin()
+	if err != nil {
+		return fail(CodeUnavailable, "cannot write the journal database", err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.Exec(schema); err != nil {
+		return fail(CodeUnavailable, "cannot create the journal's tables", err)
+	}
+	if _, err := tx.Exec(`INSERT INTO meta (key, value) VALUES ('schema_version', ?), ('journal_id', ?)`, SchemaVersion, id); err != nil {
+		return fail(CodeUnavailable, "cannot write the journal database", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fail(CodeUnavailable, "cannot write the journal database", err)
+	}
+	return nil
+}
+
+// removeDB removes a database and its WAL files.
+func removeDB(path string) error {
+	for _, f := range []string{path, path + "-wal", path + "-shm"} {
+		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// epochAtZero reports whether raw is an epoch file at entry 0.
+func epochAtZero(raw []byte) bool {
+	var ep epochDoc
+	return canonjson.DecodeStrict(raw, 4096, &ep) == nil && ep.SchemaVersion == SchemaVersion && ep.Seq == 0 && ep.Head == ""
+}
+
+// load checks the database against its epoch file, rolling the epoch
+// forward when the database is one entry ahead (a process died between a
+// commit and its epoch write).
+func (j *Journal) load(epochRaw []byte) error {
 	var mode string
 	if err := j.db.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil {
 		return fail(CodeUnavailable, "cannot open the journal database", err)
 	}
 	if mode != "wal" {
 		return fail(CodeUnavailable, "the journal database is not in WAL mode", nil)
-	}
-	if fresh {
-		id := make([]byte, 16)
-		if _, err := rand.Read(id); err != nil {
-			return fail(CodeUnavailable, "no randomness for the journal id", err)
-		}
-		j.id = hex.EncodeToString(id)
-		tx, err := j.db.Begin()
-		if err != nil {
-			return fail(CodeUnavailable, "cannot write the journal database", err)
-		}
-		defer tx.Rollback()
-		if _, err := tx.Exec(schema); err != nil {
-			return fail(CodeUnavailable, "cannot create the journal's tables", err)
-		}
-		if _, err := tx.Exec(`INSERT INTO meta (key, value) VALUES ('schema_version', ?), ('journal_id', ?)`, SchemaVersion, j.id); err != nil {
-			return fail(CodeUnavailable, "cannot write the journal database", err)
-		}
-		if err := tx.Commit(); err != nil {
-			return fail(CodeUnavailable, "cannot write the journal database", err)
-		}
-		return j.writeEpoch()
 	}
 	var ep epochDoc
 	if err := canonjson.DecodeStrict(epochRaw, 4096, &ep); err != nil || ep.SchemaVersion != SchemaVersion || ep.JournalID == "" {
@@ -305,7 +413,16 @@ func (j *Journal) writeEpoch() error {
 		os.Remove(tmp)
 		return fail(CodeUnavailable, "cannot write the epoch file", err)
 	}
-	d, err := os.Open(j.dir)
+	if err := syncDir(j.dir); err != nil {
+		return err
+	}
+	j.failpoint("epoch.written")
+	return nil
+}
+
+// syncDir makes a rename in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
 	if err != nil {
 		return fail(CodeUnavailable, "cannot sync the state directory", err)
 	}
@@ -313,15 +430,35 @@ func (j *Journal) writeEpoch() error {
 	if err := d.Sync(); err != nil {
 		return fail(CodeUnavailable, "cannot sync the state directory", err)
 	}
-	j.failpoint("epoch.written")
 	return nil
 }
+
+// flock takes the state directory's write lock, waiting for another
+// process's commit to end; unflock releases it. The kernel releases the
+// lock of a process that dies, so a killed writer never holds it.
+func (j *Journal) flock() error {
+	for {
+		err := syscall.Flock(int(j.lock.Fd()), syscall.LOCK_EX)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, syscall.EINTR) {
+			return fail(CodeUnavailable, "cannot lock the journal", err)
+		}
+	}
+}
+
+func (j *Journal) unflock() { _ = syscall.Flock(int(j.lock.Fd()), syscall.LOCK_UN) }
 
 // Close closes the database. The journal stays valid on disk.
 func (j *Journal) Close() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return j.db.Close()
+	err := j.db.Close()
+	if cerr := j.lock.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // Dir is the state directory.
@@ -350,11 +487,22 @@ func (j *Journal) commit(ctx context.Context, e entry, apply func(tx *sql.Tx, se
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.failpoint(e.kind + ".before")
+	if err := j.flock(); err != nil {
+		return err
+	}
+	defer j.unflock()
 	tx, err := j.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fail(CodeUnavailable, "cannot write the journal", err)
 	}
 	defer tx.Rollback()
+	// Another process sharing the directory may have appended since.
+	err = tx.QueryRow(`SELECT seq, digest FROM log ORDER BY seq DESC LIMIT 1`).Scan(&j.seq, &j.head)
+	if errors.Is(err, sql.ErrNoRows) {
+		j.seq, j.head = 0, ""
+	} else if err != nil {
+		return fail(CodeUnavailable, "cannot read the journal's log", err)
+	}
 	seq := j.seq + 1
 	body, err := canonjson.Marshal(e.body)
 	if err != nil {

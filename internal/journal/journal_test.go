@@ -224,7 +224,11 @@ func TestRolledBackDatabaseRefused(t *testing.T) {
 	}
 
 	other := t.TempDir()
-	open(t, other).Close()
+	o := open(t, other)
+	if _, err := o.BeginRun(ctx, "k", fp, deadOwner); err != nil {
+		t.Fatal(err)
+	}
+	o.Close()
 	copyFiles(t, other, dir, epochName)
 	if _, err := Open(dir, Options{}); codeOf(err) != CodeForeign {
 		t.Fatalf("another journal's epoch: %v", err)
@@ -237,7 +241,7 @@ func TestRolledBackDatabaseRefused(t *testing.T) {
 		os.Remove(filepath.Join(other, f))
 	}
 	if _, err := Open(other, Options{}); codeOf(err) != CodeForeign {
-		t.Fatalf("no database: %v", err)
+		t.Fatalf("no database behind an epoch file at entry 1: %v", err)
 	}
 }
 
@@ -483,5 +487,116 @@ func TestFullDiskAndReadOnly(t *testing.T) {
 	ro := filepath.Join(dir, "new")
 	if _, err := Open(ro, Options{}); codeOf(err) != CodeUnavailable {
 		t.Fatalf("a read-only state directory: %v", err)
+	}
+}
+
+// TestInterruptedCreationAtEachStep: a creation killed at any step leaves
+// what Open starts over from, never a journal it refuses: a half-built
+// database under its temporary name, then the epoch file at entry 0
+// without the renamed database. An epoch file past entry 0 without its
+// database is still refused.
+func TestInterruptedCreationAtEachStep(t *testing.T) {
+	t.Run("temporary database", func(t *testing.T) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, dbName+".new"), []byte("half a database"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		j := open(t, dir)
+		if _, err := j.BeginRun(ctx, "k", fp, Owner()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, dbName+".new")); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("the temporary database is left: %v", err)
+		}
+	})
+	t.Run("epoch at entry 0 without the database", func(t *testing.T) {
+		dir := t.TempDir()
+		j := open(t, dir)
+		j.Close()
+		if err := os.Rename(filepath.Join(dir, dbName), filepath.Join(dir, dbName+".new")); err != nil {
+			t.Fatal(err)
+		}
+		j = open(t, dir)
+		if _, err := j.BeginRun(ctx, "k", fp, Owner()); err != nil {
+			t.Fatal(err)
+		}
+		if p := j.Verify(ctx); len(p) != 0 {
+			t.Fatalf("Verify: %+v", p)
+		}
+	})
+	t.Run("epoch past entry 0 without the database", func(t *testing.T) {
+		dir := t.TempDir()
+		j := open(t, dir)
+		if _, err := j.BeginRun(ctx, "k", fp, Owner()); err != nil {
+			t.Fatal(err)
+		}
+		j.Close()
+		if err := removeDB(filepath.Join(dir, dbName)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Open(dir, Options{}); codeOf(err) != CodeForeign {
+			t.Fatalf("an epoch file at entry 1 and no database: %v", err)
+		}
+	})
+}
+
+// TestJournalsShareADirectory: two Journals on one directory (two
+// processes with one --state) take turns: each commit continues the log
+// whoever wrote last, the epoch file follows, and two attempts to begin
+// one key at once give one run and one idempotency_key_in_use.
+func TestJournalsShareADirectory(t *testing.T) {
+	dir := t.TempDir()
+	js := []*Journal{open(t, dir), open(t, dir)}
+	var wg sync.WaitGroup
+	for n := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			j, key := js[n%2], "key-"+strconv.Itoa(n)
+			if _, err := j.BeginRun(ctx, key, fp, Owner()); err != nil {
+				t.Error(err)
+				return
+			}
+			id := "capability-1"
+			if _, _, err := j.Intent(ctx, key, id, reqDigest(n)); err != nil {
+				t.Error(err)
+				return
+			}
+			if err := j.EndRun(ctx, key, "ok", true, []byte(`{"status":"ok"}`)); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	for round := range 8 {
+		key := "same-" + strconv.Itoa(round)
+		errs := make([]error, 2)
+		for i, j := range js {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, errs[i] = j.BeginRun(ctx, key, fp, Owner())
+			}()
+		}
+		wg.Wait()
+		if (errs[0] == nil) == (errs[1] == nil) {
+			t.Fatalf("two BeginRun of %s at once: %v and %v, want one run and one %s", key, errs[0], errs[1], CodeRunActive)
+		}
+		for _, err := range errs {
+			if err != nil && codeOf(err) != CodeRunActive {
+				t.Fatalf("the second BeginRun of %s: %v, want %s", key, err, CodeRunActive)
+			}
+		}
+	}
+	for _, j := range js {
+		if p := j.Verify(ctx); len(p) != 0 {
+			t.Fatalf("Verify: %+v", p)
+		}
+	}
+	js[0].Close()
+	js[1].Close()
+	j := open(t, dir)
+	if p := j.Verify(ctx); len(p) != 0 {
+		t.Fatalf("Verify after reopening: %+v", p)
 	}
 }

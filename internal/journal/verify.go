@@ -41,6 +41,11 @@ type Problem struct {
 func (j *Journal) Verify(ctx context.Context) []Problem {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	// Not between another process's commit and its epoch write.
+	if err := j.flock(); err != nil {
+		return []Problem{{Code: ProblemUnreadable, Message: err.Error()}}
+	}
+	defer j.unflock()
 	var problems []Problem
 	add := func(p Problem) { problems = append(problems, p) }
 
