@@ -16,6 +16,7 @@ import (
 
 	"github.com/apysup/apysup/internal/sandbox/doctor"
 	"github.com/apysup/apysup/internal/sandbox/native"
+	_ "github.com/apysup/apysup/internal/sandbox/native/mainthread" // the main goroutine keeps the main thread (see the package)
 	"github.com/apysup/apysup/internal/sandbox/supervisor"
 	"github.com/apysup/apysup/internal/sandbox/wazero"
 	"github.com/apysup/apysup/internal/testenv"

@@ -24,6 +24,9 @@ import (
 // inside the container's mount namespace, which then pins that run's mounts
 // for the life of the process. Keeping the main goroutine on the main thread
 // keeps every other goroutine off it. Importing the package does neither.
+// A main goroutine the runtime has already moved off the main thread cannot
+// be moved back: apysup's own programs import package mainthread, which
+// locks it from an init function instead.
 func MaybeInit() {
 	containerinit.Init() // returns only in a process that is not one
 	runtime.LockOSThread()

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/apysup/apysup/internal/sandbox"
+	_ "github.com/apysup/apysup/internal/sandbox/native/mainthread" // the main goroutine keeps the main thread (see the package)
 	"github.com/apysup/apysup/internal/testenv"
 )
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/apysup/apysup/internal/sandbox/native"
+	_ "github.com/apysup/apysup/internal/sandbox/native/mainthread" // the main goroutine keeps the main thread (see the package)
 )
 
 func TestMain(m *testing.M) {
