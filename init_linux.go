@@ -12,5 +12,8 @@ import "github.com/apysup/apysup/internal/sandbox/native"
 // runtime cannot throw away.
 //
 // Only a process that libcontainer started is taken over: importing this
-// package, or running the program as `prog init`, changes nothing.
+// package, or running the program as `prog init`, changes nothing. The
+// wazero backend's child processes, re-executed from the binary in the
+// same way, are taken over earlier still, by that package's init
+// function, so this call serves them too without doing anything for them.
 func Init() { native.MaybeInit() }

@@ -2,8 +2,6 @@ package wazero
 
 import (
 	"context"
-	"crypto/rand"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -13,10 +11,6 @@ import (
 	"testing/fstest"
 	"time"
 
-	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/experimental"
-	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
-	"github.com/tetratelabs/wazero/experimental/sysfs"
 	wsys "github.com/tetratelabs/wazero/sys"
 
 	"github.com/apysup/apysup/broker"
@@ -135,103 +129,52 @@ func (b *Backend) Run(ctx context.Context, job sandbox.Job, limits sandbox.Limit
 	}
 	defer removeOutDir()
 
-	// The run's clock starts once the runner reads its job (below).
-	clock := newRunClock(ctx, limits.Timeout)
-	defer clock.stop()
-	jobFiles := fstest.MapFS{
-		scriptName:          &fstest.MapFile{Data: script, Mode: 0o444},
-		sandbox.PreludeFile: &fstest.MapFile{Data: job.Prelude, Mode: 0o444},
-		sandbox.ArgvFile:    &fstest.MapFile{Data: argv, Mode: 0o444},
+	j := guestJob{
+		Script: script, ScriptName: scriptName, Prelude: job.Prelude, Argv: argv,
+		Stream: job.Output != nil, Workspace: job.WorkspaceDir, OutDir: outDir,
+		HostCalls: b.dispatcher != nil, MemoryBytes: uint64(limits.MemoryBytes),
+		OpenFiles: limits.OpenFiles, FileSizeBytes: limits.FileSizeBytes,
+		WorkspaceBytes: limits.WorkspaceBytes, WorkspaceFiles: limits.WorkspaceFiles,
 	}
-	if job.Output != nil {
-		jobFiles[sandbox.StreamFile] = &fstest.MapFile{Mode: 0o444}
-	}
-	// Exactly these paths exist in the guest, and the directories that
-	// lead to them (guestRoot). Every file the guest opens on any of them
-	// counts against one budget.
-	files := &openFiles{max: int(min(limits.OpenFiles, 1<<20))}
-	fsc := wazero.NewFSConfig()
-	var mounted []string
-	mount := func(fsys experimentalsys.FS, guestPath string) {
-		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(&countedFS{FS: fsys, q: files}, guestPath)
-		mounted = append(mounted, guestPath)
-	}
-	mount(newReadOnly(&sysfs.AdaptFS{FS: b.in.stdlib}), stdlibMount)
-	mount(newReadOnly(&sysfs.AdaptFS{FS: b.in.guestFiles}), sandbox.GuestFilesDir)
-	mount(newReadOnly(&sysfs.AdaptFS{FS: openWatch{FS: jobFiles, name: sandbox.ArgvFile, opened: clock.start}}), sandbox.GuestJobDir)
-	// IANA time zones, read-only, where the native guest finds them too
-	// (its /usr is the host's, read-only): zoneinfo works on both.
-	if b.in.zoneinfo != nil {
-		mount(b.in.zoneinfo.FS(), zoneinfoDir) // read-only: hostDir.FS
-	}
-	// The writable mounts are bounded tmpfs natively; here budgets bound them.
-	outFS, err := newBudgetDir(newConfinedDir(outDir, limits.FileSizeBytes), outDir, sandbox.OutDirBytes, sandbox.OutDirFiles)
-	if err != nil {
-		return setupFailed(err)
-	}
-	mount(outFS, sandbox.GuestOutDir)
-	workFS, err := newBudgetDir(newConfinedDir(job.WorkspaceDir, limits.FileSizeBytes), job.WorkspaceDir, limits.WorkspaceBytes, limits.WorkspaceFiles)
-	if err != nil {
+	// A workspace the budget cannot take is the caller's, refused before
+	// any guest starts.
+	if _, err := newBudgetDir(newConfinedDir(job.WorkspaceDir, limits.FileSizeBytes), job.WorkspaceDir, limits.WorkspaceBytes, limits.WorkspaceFiles); err != nil {
 		return refused(fmt.Errorf("workspace: %w", err))
 	}
-	mount(workFS, sandbox.GuestWorkDir)
-	mount(newReadOnly(&sysfs.AdaptFS{FS: guestRoot(mounted)}), "/")
 
-	args := sandbox.RunnerArgv()
-	mem := &linearMemory{limit: uint64(limits.MemoryBytes)}
-	runCtx := experimental.WithMemoryAllocator(clock.ctx, mem)
-	runCtx = context.WithValue(runCtx, runKey{}, b.dispatcher)
-
+	// The run's clock starts once the runner reads its job.
+	clock := newRunClock(ctx, limits.Timeout)
+	defer clock.stop()
 	// fd_write lands in the Capture, which never waits for the Output.
 	output := sandbox.NewCapture(limits.OutputBytes)
 	output.Deliver(job.Output)
 	defer output.Close()
-	cfg := wazero.NewModuleConfig().
-		WithName(""). // anonymous: concurrent runs share one runtime
-		WithStartFunctions().
-		WithArgs(args...).
-		WithFSConfig(fsc).
-		WithStdout(output.Writer(sandbox.Stdout)).
-		WithStderr(output.Writer(sandbox.Stderr)).
-		// wazero's defaults are fake clocks and a fixed random seed.
-		WithSysWalltime().
-		WithSysNanotime().
-		WithNanosleep(sleeper(runCtx)).
-		WithRandSource(rand.Reader)
-	for _, kv := range guestEnv {
-		cfg = cfg.WithEnv(kv[0], kv[1])
-	}
 
 	prepared := time.Now()
 	out.Timings.Prepare = prepared.Sub(began)
-	mod, err := b.in.runtime.InstantiateModule(runCtx, b.in.module, cfg)
-	started := time.Now()
-	out.Timings.Start = started.Sub(prepared)
-	if err != nil && ctx.Err() != nil {
-		// The caller gave up: not the host's failure.
-		return fail(sandbox.StatusKilled, ErrorCodeCanceled, err)
+	var res guestRun
+	var how ending
+	if b.in.child {
+		res, how, err = b.runChild(ctx, clock, j, output, out)
+	} else {
+		res, how = b.runHere(ctx, clock, j, output, out)
 	}
+	finished := time.Now()
 	if err != nil {
 		return setupFailed(err)
 	}
-	var runErr error
-	var how ending
-	out.Usage.CPUTimeNs = onThread(func() {
-		_, runErr = mod.ExportedFunction("_start").Call(runCtx)
-		// Read at once. A guest that returned from _start finished by
-		// itself whatever happens next; one that exited or trapped while
-		// a context ended is counted as ended by it (an exit code cannot
-		// tell, the guest chooses it).
-		how = ending{canceled: ctx.Err() != nil, timedOut: runCtx.Err() != nil, memoryRefused: mem.refused}
-	})
-	finished := time.Now()
-	out.Timings.Run = finished.Sub(started)
-	_ = mod.Close(context.Background())
-
-	classify(out, runErr, how)
+	if res.setupErr != nil && how.canceled {
+		// The caller gave up: not the host's failure.
+		return fail(sandbox.StatusKilled, ErrorCodeCanceled, res.setupErr)
+	}
+	if res.setupErr != nil {
+		return setupFailed(res.setupErr)
+	}
+	out.Usage.CPUTimeNs = res.cpuNs
+	classify(out, res.end, how)
 	output.Close()
 	out.Stdout, out.Stderr, out.StdoutTruncated, out.StderrTruncated = output.Kept()
-	out.Usage.PeakMemoryBytes = int64(mem.high)
+	out.Usage.PeakMemoryBytes = int64(res.peakMemory)
 	var tooLarge bool
 	out.GuestOutcome, tooLarge = sandbox.ReadOutcomeFile(filepath.Join(outDir, sandbox.OutcomeFile))
 	if tooLarge && out.ErrorCode == "" {
@@ -239,6 +182,42 @@ func (b *Backend) Run(ctx context.Context, job sandbox.Job, limits sandbox.Limit
 	}
 	out.Timings.Destroy = time.Since(finished)
 	return out, nil
+}
+
+// runHere runs the guest in this process, on the calling goroutine: the
+// runtime's close-on-context-done ends it at the timeout or when ctx ends.
+// Only where no child process can run it (childSupported).
+func (b *Backend) runHere(ctx context.Context, clock *runClock, j guestJob, output *sandbox.Capture, out *sandbox.Outcome) (guestRun, ending) {
+	call := func(ctx context.Context, frame []byte, fault string) []byte {
+		return respond(ctx, b.dispatcher, frame, fault)
+	}
+	var how ending
+	began := time.Now()
+	var startedAt time.Time
+	res := b.in.execute(clock.ctx, j, output.Writer(sandbox.Stdout), output.Writer(sandbox.Stderr),
+		func() {
+			if startedAt.IsZero() {
+				startedAt = time.Now()
+			}
+			clock.start()
+		},
+		func() {
+			// Read at once. A guest that returned from _start finished by
+			// itself whatever happens next; one that exited or trapped while
+			// a context ended is counted as ended by it (an exit code cannot
+			// tell, the guest chooses it).
+			how = ending{canceled: ctx.Err() != nil, timedOut: clock.ctx.Err() != nil}
+		}, call)
+	if res.setupErr != nil {
+		how.canceled = ctx.Err() != nil
+	}
+	if startedAt.IsZero() {
+		out.Timings.Start = time.Since(began)
+	} else {
+		out.Timings.Start, out.Timings.Run = startedAt.Sub(began), time.Since(startedAt)
+	}
+	how.memoryRefused = res.memoryRefused
+	return res, how
 }
 
 // sleeper is the guest's nanosleep. wazero's own blocks for the whole
@@ -279,10 +258,9 @@ type ending struct {
 // bits. A trap (CPython aborted, the stack overflowed) is the guest's own
 // failure too: error, wasm_trap, with no exit status; natively such a
 // script dies of SIGABRT or SIGSEGV, an error killed_by_signal.
-func classify(out *sandbox.Outcome, err error, how ending) {
-	var exit *wsys.ExitError
+func classify(out *sandbox.Outcome, end guestEnd, how ending) {
 	switch {
-	case err == nil: // _start returned: main returned 0
+	case end.kind == endReturned: // _start returned: main returned 0
 		out.Status, out.ExitCode = sandbox.StatusOK, 0
 		return
 	case how.canceled:
@@ -291,12 +269,15 @@ func classify(out *sandbox.Outcome, err error, how ending) {
 	case how.timedOut:
 		out.Status = sandbox.StatusTimeout
 		return
-	case errors.As(err, &exit):
-		out.ExitCode = int(exit.ExitCode() & 0xff)
+	case end.kind == endExited:
+		out.ExitCode = int(end.exitCode & 0xff)
 		out.Status = sandbox.StatusError
 		if out.ExitCode == 0 {
 			out.Status = sandbox.StatusOK
 		}
+	case end.kind == endLost:
+		out.Status, out.ErrorCode = sandbox.StatusError, ErrorCodeChildDied
+		return
 	default:
 		out.Status, out.ErrorCode = sandbox.StatusError, ErrorCodeTrap
 	}

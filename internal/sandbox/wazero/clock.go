@@ -20,7 +20,8 @@ type runClock struct {
 	cancel  context.CancelCauseFunc
 	timeout time.Duration
 	timer   *time.Timer
-	once    sync.Once
+	mu      sync.Mutex
+	started bool
 }
 
 func newRunClock(parent context.Context, timeout time.Duration) *runClock {
@@ -31,7 +32,24 @@ func newRunClock(parent context.Context, timeout time.Duration) *runClock {
 }
 
 // start gives the run its whole timeout from now, once.
-func (c *runClock) start() { c.once.Do(func() { c.timer.Reset(c.timeout) }) }
+func (c *runClock) start() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.started {
+		c.started = true
+		c.timer.Reset(c.timeout)
+	}
+}
+
+// bound sets how long the run may take to reach its job from now, unless
+// it has: a child's Load, then its guest's start, each has its own bound.
+func (c *runClock) bound(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.started {
+		c.timer.Reset(d)
+	}
+}
 
 func (c *runClock) stop() {
 	c.timer.Stop()

@@ -16,26 +16,48 @@
 // the typed refusal wasi_guest_missing, a build of another python3.11
 // revision than the host's (the native guest's) wasi_python_revision_mismatch.
 //
+// Each Run's guest runs in a child process that the package re-executes
+// from the running binary (/proc/self/exe) and that takes over in this
+// package's init function, before any other package's init or main: no
+// program needs a call of its own for it (apysup.Init and
+// native.MaybeInit document the same entry). The child maps its parent's
+// checked build (a sealed memfd: python.wasm, the unpacked stdlib, the
+// guest files), loads the compiled code from the disk cache, reads its job
+// from a pipe, writes the guest's stdout and stderr to two pipes that the
+// parent copies into the run's Capture, sends host calls over a socketpair
+// to the parent, which answers each with the run's Broker exactly as an
+// in-process call (respond: the same bounds, codes and envelope), and
+// writes its report of the guest's ending on a result pipe that the
+// parent parses as untrusted input (parseReport). The parent's timer and
+// context end the run by killing the child's process group; the child
+// dies with its parent (PR_SET_PDEATHSIG) and is always reaped. Because
+// the kill ends the guest, the code is compiled without wazero's
+// close-on-context-done, whose check at every loop back-edge made guest
+// code about 3x slower. Off Linux the guest runs in-process, with the
+// check.
+//
 // Statuses come from host evidence only, as natively: timeout from the
 // run's timer, killed (canceled) from the caller's context, memory_limit
 // from the allocator's refusal to grow. The guest's exit code, whatever it
 // is (wazero's own codes for a closed context included), is an exit status
 // (its low 8 bits), and a trap is the guest's own failure: error,
-// wasm_trap.
+// wasm_trap. The child is as trusted as its guest once the guest has run:
+// its report can only say what a guest could have made true itself (an
+// exit code, a trap, a refused grow that a guest can always provoke), so
+// it never makes a run ok that failed, nor a timeout, a kill or a setup
+// failure of a guest that started; a child that ends without a report it
+// can read is the guest's failure too: error, wasm_child_died.
 //
 // Limits: MemoryBytes caps linear memory (a refused grow is a MemoryError in
 // the guest, memory_limit when the guest then fails); Timeout counts from
 // when the runner reads its job, as natively from the job's hand-over to a
-// started interpreter (clock.go); Timeout and ctx end the guest through wazero's close-on-context-done, which checks at every
-// loop back-edge by calling into Go and makes guest code about 3x slower
-// (measured: an empty run 100 ms of CPU without it, 293 ms with it), the
-// price of ending any guest, even one spinning in C; OutputBytes caps
-// stdout and stderr; OpenFiles bounds every file and directory the guest
-// holds open on every mount (the six mounts' own directories count), and
-// FileSizeBytes every file it writes. The out directory is bounded as its
-// tmpfs is natively (sandbox.OutDirBytes, sandbox.OutDirFiles), with what
-// the guest frees credited back. Pids, CPUs and TmpBytes do not apply: one
-// thread, no processes, no /tmp.
+// started interpreter (clock.go; the child's own load is bounded apart);
+// OutputBytes caps stdout and stderr; OpenFiles bounds every file and
+// directory the guest holds open on every mount (the six mounts' own
+// directories count), and FileSizeBytes every file it writes. The out
+// directory is bounded as its tmpfs is natively (sandbox.OutDirBytes,
+// sandbox.OutDirFiles), with what the guest frees credited back. Pids, CPUs
+// and TmpBytes do not apply: one thread, no processes, no /tmp.
 //
 // What the guest sees of the host: the stdlib (each module read from the
 // build's checked zip when the guest opens it), the in-memory guest and job

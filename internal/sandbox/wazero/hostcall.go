@@ -18,43 +18,70 @@ const (
 	MaxMessageBytes = 1 << 20
 )
 
-// runKey carries the run's Dispatcher from Run to hostCall through the
+// runKey carries the run's hostCaller from Run to hostCall through the
 // context wazero hands to host functions: one host module serves every
-// concurrent run, each with its own Broker.
+// concurrent run, each with its own Broker (in-process) or parent (in a
+// child process).
 type runKey struct{}
 
 // hostCall is agent_runtime_v1.host_call(req_ptr, req_len, resp_ptr,
 // resp_cap) -> i32: the response envelope's length, or -1 when the host
 // cannot hand back an answer after the frame may have been dispatched.
 func hostCall(ctx context.Context, mod api.Module, stack []uint64) {
-	d, _ := ctx.Value(runKey{}).(broker.Dispatcher)
-	envelope := exchange(ctx, d, mod.Memory(),
-		api.DecodeU32(stack[0]), api.DecodeU32(stack[1]))
+	call, _ := ctx.Value(runKey{}).(hostCaller)
+	var envelope []byte
+	if call != nil {
+		frame, fault := readFrame(mod.Memory(), api.DecodeU32(stack[0]), api.DecodeU32(stack[1]))
+		envelope = call(ctx, frame, fault)
+	}
 	stack[0] = api.EncodeI32(deliver(mod.Memory(), envelope,
 		api.DecodeU32(stack[2]), api.DecodeU32(stack[3])))
 }
 
 // exchange reads the frame out of guest memory and returns the response
-// envelope. The guest module refuses bad frames before calling (as the
-// native bridge does); what still arrives malformed is refused here with
-// the Broker's codes and messages, and no dispatcher means what it means
-// natively: no channel.
+// envelope (respond).
 func exchange(ctx context.Context, d broker.Dispatcher, mem api.Memory, ptr, n uint32) []byte {
-	if d == nil {
-		return rejected("channel_unavailable", "the capability channel is not configured")
-	}
+	frame, fault := readFrame(mem, ptr, n)
+	return respond(ctx, d, frame, fault)
+}
+
+// readFrame copies the frame out of guest memory, or names the Broker's
+// code for why there is none to copy.
+func readFrame(mem api.Memory, ptr, n uint32) (frame []byte, fault string) {
 	if n > MaxMessageBytes {
-		return rejected(broker.CodeFrameTooLarge, broker.Message(broker.CodeFrameTooLarge))
+		return nil, broker.CodeFrameTooLarge
 	}
 	if n == 0 {
-		return rejected(broker.CodeFrameEmpty, broker.Message(broker.CodeFrameEmpty))
+		return nil, broker.CodeFrameEmpty
 	}
 	view, ok := mem.Read(ptr, n)
 	if !ok {
-		return rejected(broker.CodeFrameMalformed, broker.Message(broker.CodeFrameMalformed))
+		return nil, broker.CodeFrameMalformed
 	}
 	// A copy: the Broker may keep the frame, and guest memory moves on grow.
-	response := d.Call(ctx, bytes.Clone(view))
+	return bytes.Clone(view), ""
+}
+
+// respond answers a frame, or the fault readFrame found instead of one.
+// The guest module refuses bad frames before calling (as the native bridge
+// does); what still arrives malformed is refused here with the Broker's
+// codes and messages, and no dispatcher means what it means natively: no
+// channel. A frame from a child process is checked again here: the child
+// is no more trusted than its guest.
+func respond(ctx context.Context, d broker.Dispatcher, frame []byte, fault string) []byte {
+	if d == nil {
+		return rejected("channel_unavailable", "the capability channel is not configured")
+	}
+	switch {
+	case fault == "" && len(frame) > MaxMessageBytes:
+		fault = broker.CodeFrameTooLarge
+	case fault == "" && len(frame) == 0:
+		fault = broker.CodeFrameEmpty
+	}
+	if fault != "" {
+		return rejected(fault, broker.Message(fault))
+	}
+	response := d.Call(ctx, frame)
 	if response == nil {
 		return nil
 	}

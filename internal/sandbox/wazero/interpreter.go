@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -35,11 +36,12 @@ type Config struct {
 	// revision the host (the native guest) runs; "" means DpkgStatus.
 	DpkgStatus string
 
-	// unchecked compiles without wazero's close-on-context-done: guest code
-	// runs without its check at every loop back-edge, and nothing but the
-	// process's end can stop a spinning guest. Only this package's
-	// benchmarks set it, to measure what the check costs.
-	unchecked bool
+	// inProcess runs every guest in this process, compiled with wazero's
+	// close-on-context-done (its check at every loop back-edge is what ends
+	// a spinning guest there), as where no child process can run it
+	// (childSupported). Only this package's benchmarks set it, to measure
+	// what the check costs.
+	inProcess bool
 }
 
 // Interpreter is CPython compiled for one process: a wazero runtime, the
@@ -50,11 +52,19 @@ type Interpreter struct {
 	cache      wazero.CompilationCache
 	module     wazero.CompiledModule
 	build      *Build
-	stdlib     *stdlibTree
+	stdlib     fs.FS
 	guestFiles fs.FS
 	zoneinfo   *hostDir // nil when the host has no zoneinfo
 	minMemory  uint64   // bytes the module needs before running a line
 	compiled   cacheWatch
+	// child runs each guest in a child process re-executed from this
+	// binary (child_linux.go), which loads its own Interpreter from image.
+	child     bool
+	childLoad childLoad
+	image     *os.File // nil without children
+	// closeStdlib releases what serves stdlib (Load's zip file); nil in a
+	// child, whose stdlib lies in its parent's image.
+	closeStdlib io.Closer
 }
 
 // Load locates the WASI build (an *UnavailableError with
@@ -104,39 +114,71 @@ func Load(ctx context.Context, cfg Config) (*Interpreter, error) {
 		}
 		return nil, fmt.Errorf("wazero: %s: %w", filepath.Join(build.Dir, stdlibFile), err)
 	}
+	guestFiles := cfg.GuestFiles
+	if guestFiles == nil {
+		guestFiles = python.GuestFiles
+	}
+	// A guest in a child process is ended by killing the child: it runs
+	// without the back-edge check, and this process compiles the same
+	// code (so the disk cache is warm for its children) but never runs it.
+	child := childSupported && !cfg.inProcess
+	var zoneinfo *hostDir
+	if fi, err := os.Stat(zoneinfoDir); resolvesBeneath && err == nil && fi.IsDir() {
+		if zoneinfo, err = openHostDir(zoneinfoDir); err != nil {
+			_ = stdlib.Close()
+			return nil, fmt.Errorf("wazero: %w", err)
+		}
+	}
+	in, err := assemble(ctx, build, wasm, stdlib, guestFiles, zoneinfo, cacheDir, cfg.Progress, !child)
+	if err != nil {
+		_ = stdlib.Close()
+		return nil, err
+	}
+	in.closeStdlib = stdlib
+	if child {
+		in.child = true
+		in.childLoad = childLoad{BuildDir: build.Dir, CompilationCacheDir: cacheDir}
+		if in.image, err = newImage(wasm, stdlib, guestFiles); err != nil {
+			_ = in.Close(ctx)
+			return nil, fmt.Errorf("wazero: child image: %w", err)
+		}
+	}
+	// Out directories of processes that died with runs under way.
+	_ = sweepTempDirs(os.TempDir())
+	stamped.save()
+	return in, nil
+}
+
+// assemble compiles wasm (or reads the compilation cache) into an
+// Interpreter serving stdlib and guestFiles: what a process that runs
+// guests needs, whether Load read and checked the build or a child got it
+// from its parent's image.
+func assemble(ctx context.Context, build *Build, wasm []byte, stdlib, guestFiles fs.FS, zoneinfo *hostDir, cacheDir string, progress func(string), closeOnDone bool) (*Interpreter, error) {
 	cache, err := wazero.NewCompilationCacheWithDir(cacheDir)
 	if err != nil {
+		if zoneinfo != nil {
+			_ = zoneinfo.Close()
+		}
 		return nil, fmt.Errorf("wazero: compilation cache: %w", err)
 	}
 	// Memory is capped per run by the allocator (memory.go), not here: the
 	// compiled module is shared by runs with different limits.
 	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().
 		WithCompilationCache(cache).
-		WithCloseOnContextDone(!cfg.unchecked))
+		WithCloseOnContextDone(closeOnDone))
 	in := &Interpreter{
-		compiled:   cacheWatch{dir: cacheDir, progress: cfg.Progress},
+		compiled:   cacheWatch{dir: cacheDir, progress: progress},
 		runtime:    rt,
 		cache:      cache,
 		build:      build,
 		stdlib:     stdlib,
-		guestFiles: cfg.GuestFiles,
+		guestFiles: guestFiles,
+		zoneinfo:   zoneinfo, // the host's zoneinfo, opened by Load or inherited by a child
 	}
-	if in.guestFiles == nil {
-		in.guestFiles = python.GuestFiles
-	}
-	if fi, err := os.Stat(zoneinfoDir); resolvesBeneath && err == nil && fi.IsDir() {
-		if in.zoneinfo, err = openHostDir(zoneinfoDir); err != nil {
-			_ = in.Close(ctx)
-			return nil, fmt.Errorf("wazero: %w", err)
-		}
-	}
-	// Out directories of processes that died with runs under way.
-	_ = sweepTempDirs(os.TempDir())
 	if err := in.init(ctx, wasm); err != nil {
 		_ = in.Close(ctx)
 		return nil, err
 	}
-	stamped.save()
 	return in, nil
 }
 
@@ -185,8 +227,15 @@ func (in *Interpreter) Close(ctx context.Context) error {
 			err = cerr
 		}
 	}
-	if cerr := in.stdlib.Close(); err == nil {
-		err = cerr
+	if in.image != nil {
+		if cerr := in.image.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if in.closeStdlib != nil {
+		if cerr := in.closeStdlib.Close(); err == nil {
+			err = cerr
+		}
 	}
 	return err
 }

@@ -442,18 +442,18 @@ func BenchmarkWazeroRunEmpty(b *testing.B) {
 
 // BenchmarkWazeroBackEdgeCheck is what close-on-context-done costs
 // CPU-bound Python: a loop of calls, attributes and integer arithmetic,
-// compiled with the check at every loop back-edge (every Run's) and
-// without it (what a guest in a child process that the host kills at the
-// timeout could run). cpu-ms is the guest thread's CPU time less that of
-// the same script doing nothing; the first run without the check compiles
-// python.wasm once into the disk cache (a key of its own).
+// compiled with the check at every loop back-edge (an in-process run's)
+// and without it (every Run's, in a child process that the host kills at
+// the timeout). cpu-ms is the guest thread's CPU time less that of the
+// same script doing nothing; the first in-process run compiles python.wasm
+// once into the disk cache (a key of its own).
 func BenchmarkWazeroBackEdgeCheck(b *testing.B) {
-	checked := interpreter(b)
-	unchecked, err := Load(context.Background(), Config{unchecked: true})
+	unchecked := interpreter(b)
+	checked, err := Load(context.Background(), Config{inProcess: true})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer unchecked.Close(context.Background())
+	defer checked.Close(context.Background())
 	script := `import sys
 def f(n):
     total, d = 0, {}

@@ -1,0 +1,391 @@
+package wazero
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/apysup/apysup/internal/sandbox"
+)
+
+// childSupported: every run's guest runs in a child process.
+const childSupported = true
+
+const (
+	// childArg is the child's only argument, childEnv its whole
+	// environment (the parent's pid): with its six descriptors of their
+	// kinds, the marker of a process a run started (isChild).
+	childArg = "apysup-wazero-child"
+	childEnv = "_APYSUP_WAZERO_CHILD"
+	// The child's descriptors, in ExtraFiles' order from 3.
+	// childZoneinfoFD is the parent's zoneinfo directory (O_PATH), when it
+	// has one (childLoad.Zoneinfo).
+	childJobFD, childResultFD, childStdoutFD, childStderrFD, childCallFD, childImageFD, childZoneinfoFD = 3, 4, 5, 6, 7, 8, 9
+	// childLoadBound bounds a child's Load (its clock's first stretch,
+	// before the run's own timeout bounds the guest's start): a second of
+	// CPU, tens of seconds under the race detector on a loaded host.
+	childLoadBound = 2 * time.Minute
+)
+
+// runChild runs the guest in a child process re-executed from this binary
+// (childMain) and supervises it: the job down a pipe, stdout and stderr
+// into the Capture, host calls answered with respond and the run's
+// Dispatcher, the child killed (its process group, SIGKILL) when the
+// run's clock or ctx ends. The status comes from this process's evidence:
+// the child's report says how the guest ended, and is believed only as far
+// as a guest could have chosen that ending itself (classify, parseReport).
+// An error is this process's own failure to start the child.
+func (b *Backend) runChild(ctx context.Context, clock *runClock, j guestJob, output *sandbox.Capture, out *sandbox.Outcome) (guestRun, ending, error) {
+	load := b.in.childLoad
+	inherited := []*os.File{b.in.image}
+	if b.in.zoneinfo != nil {
+		fd, err := unix.FcntlInt(uintptr(b.in.zoneinfo.fd), unix.F_DUPFD_CLOEXEC, 0)
+		if err != nil {
+			return guestRun{}, ending{}, fmt.Errorf("child: zoneinfo: %w", err)
+		}
+		zoneinfo := os.NewFile(uintptr(fd), "zoneinfo")
+		defer zoneinfo.Close()
+		inherited, load.Zoneinfo = append(inherited, zoneinfo), true
+	}
+	jobData, err := json.Marshal(childJob{Load: load, Job: j})
+	if err != nil {
+		return guestRun{}, ending{}, err
+	}
+	// The parent-death signal is the forking thread's: keep this goroutine
+	// on it until the child is reaped, so that no goroutine that exits
+	// locked (libcontainer's) takes the thread, and the child, with it.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	spawned := time.Now()
+	clock.bound(childLoadBound + clock.timeout)
+	c, err := startChild(inherited)
+	if err != nil {
+		return guestRun{}, ending{}, fmt.Errorf("child: %w", err)
+	}
+
+	var wg sync.WaitGroup
+	goroutine := func(f func()) {
+		wg.Add(1)
+		go func() { defer wg.Done(); f() }()
+	}
+	goroutine(func() {
+		_, _ = c.job.Write(jobData) // a child that died early: EPIPE, and its death says why
+		_ = c.job.Close()
+	})
+	for _, s := range []struct {
+		name string
+		r    *os.File
+	}{{sandbox.Stdout, c.stdout}, {sandbox.Stderr, c.stderr}} {
+		goroutine(func() {
+			if _, err := io.Copy(output.Writer(s.name), s.r); err != nil {
+				output.Lost(s.name)
+			}
+			_ = s.r.Close()
+		})
+	}
+	var (
+		startedAt time.Time
+		report    []byte
+		reportHow ending // the contexts when the report was complete
+	)
+	goroutine(func() {
+		defer c.result.Close()
+		var first [1]byte
+		n, _ := io.ReadFull(c.result, first[:])
+		if n == 1 && first[0] == loadedByte {
+			clock.bound(clock.timeout)
+			n, _ = io.ReadFull(c.result, first[:])
+		}
+		if n == 1 && first[0] == startedByte {
+			startedAt = time.Now()
+			clock.start()
+			n = 0
+		}
+		rest, _ := io.ReadAll(io.LimitReader(c.result, maxReportBytes+1))
+		report = append(first[:n:n], rest...)
+		reportHow = ending{canceled: ctx.Err() != nil, timedOut: clock.ctx.Err() != nil}
+	})
+	var protocolErr error
+	goroutine(func() {
+		defer c.calls.Close()
+		for {
+			frame, fault, err := readCall(c.calls)
+			if err != nil {
+				if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
+					protocolErr = err
+					c.kill()
+				}
+				return
+			}
+			if writeAnswer(c.calls, respond(clock.ctx, b.dispatcher, frame, fault)) != nil {
+				return
+			}
+		}
+	})
+	exited := make(chan struct{})
+	go func() {
+		select {
+		case <-clock.ctx.Done():
+			c.kill()
+		case <-exited:
+		}
+	}()
+	state, waitErr := c.wait()
+	close(exited)
+	how := ending{canceled: ctx.Err() != nil, timedOut: clock.ctx.Err() != nil}
+	wg.Wait()
+	reaped := time.Now()
+	if startedAt.IsZero() {
+		out.Timings.Start = reaped.Sub(spawned)
+	} else {
+		out.Timings.Start, out.Timings.Run = startedAt.Sub(spawned), reaped.Sub(startedAt)
+	}
+	if waitErr != nil {
+		return guestRun{}, ending{}, fmt.Errorf("child: %w", waitErr)
+	}
+
+	rep, err := parseReport(report, j.MemoryBytes)
+	if err == nil && protocolErr != nil {
+		err = protocolErr
+	}
+	if err == nil && rep.Setup != "" && !startedAt.IsZero() {
+		// Its guest had started: what it says now is the guest's word.
+		err = badReport("a setup failure after the guest started")
+	}
+	if err != nil {
+		// The guest's own failure, as a death by signal is natively (the
+		// contexts still decide first: a killed child has no report).
+		return guestRun{end: guestEnd{kind: endLost}}, how, nil
+	}
+	if rep.Setup != "" {
+		return guestRun{setupErr: errors.New("child: " + rep.Setup)}, how, nil
+	}
+	usage := state.SysUsage().(*syscall.Rusage)
+	res := guestRun{
+		end:        guestEnd{kind: rep.Ending, exitCode: rep.ExitCode},
+		peakMemory: rep.PeakMemory,
+		// Never more than the whole child's, which the kernel counted.
+		cpuNs: min(rep.CPUTimeNs, usage.Utime.Nano()+usage.Stime.Nano()),
+	}
+	reportHow.memoryRefused = rep.MemoryRefused
+	return res, reportHow, nil
+}
+
+// child is a started child process and this process's ends of its
+// descriptors.
+type child struct {
+	cmd                           *exec.Cmd
+	job                           *os.File // write
+	result, stdout, stderr, calls *os.File // read (calls: both)
+	mu                            sync.Mutex
+	reaped                        bool
+}
+
+func startChild(inherited []*os.File) (*child, error) {
+	var parentEnds, childEnds []*os.File
+	closeAll := func(fs []*os.File) {
+		for _, f := range fs {
+			_ = f.Close()
+		}
+	}
+	pipe := func(childReads bool) error {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return err
+		}
+		if childReads {
+			parentEnds, childEnds = append(parentEnds, w), append(childEnds, r)
+		} else {
+			parentEnds, childEnds = append(parentEnds, r), append(childEnds, w)
+		}
+		return nil
+	}
+	var err error
+	for _, childReads := range []bool{true, false, false, false} { // job, result, stdout, stderr
+		if err = pipe(childReads); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		var fds [2]int
+		if fds, err = unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0); err == nil {
+			parentEnds = append(parentEnds, os.NewFile(uintptr(fds[0]), "calls"))
+			childEnds = append(childEnds, os.NewFile(uintptr(fds[1]), "calls"))
+		}
+	}
+	if err != nil {
+		closeAll(parentEnds)
+		closeAll(childEnds)
+		return nil, err
+	}
+	c := &child{
+		job: parentEnds[0], result: parentEnds[1], stdout: parentEnds[2], stderr: parentEnds[3], calls: parentEnds[4],
+	}
+	c.cmd = &exec.Cmd{
+		// The running binary itself, whatever has become of its path.
+		Path:       "/proc/self/exe",
+		Args:       []string{os.Args[0], childArg},
+		Env:        []string{childEnv + "=" + strconv.Itoa(os.Getpid())},
+		ExtraFiles: append(childEnds[:len(childEnds):len(childEnds)], inherited...),
+		SysProcAttr: &syscall.SysProcAttr{
+			Setpgid:   true,
+			Pdeathsig: syscall.SIGKILL,
+		},
+	}
+	err = c.cmd.Start()
+	closeAll(childEnds)
+	if err != nil {
+		closeAll(parentEnds)
+		return nil, err
+	}
+	return c, nil
+}
+
+// kill ends the child's process group, unless the child is reaped (its
+// pid, and so the group's id, may then be another's).
+func (c *child) kill() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.reaped {
+		_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+	}
+}
+
+// wait waits for the child to exit, marks it reaped before the kernel
+// can give its pid to another process (a zombie keeps it), then reaps it.
+func (c *child) wait() (*os.ProcessState, error) {
+	for {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PID, c.cmd.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err == nil {
+			break
+		}
+		if err != unix.EINTR {
+			c.kill() // never leave it running
+			break
+		}
+	}
+	c.mu.Lock()
+	c.reaped = true
+	c.mu.Unlock()
+	err := c.cmd.Wait()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		err = nil // its exit status says nothing the report does not
+	}
+	return c.cmd.ProcessState, err
+}
+
+// A child takes over its process here, once the packages it needs are
+// initialised and before any other's init or main runs: no program needs
+// a call of its own (apysup.Init and native.MaybeInit say so).
+func init() {
+	if isChild() {
+		os.Exit(childMain())
+	}
+}
+
+// isChild reports whether this process is a run's child: exactly the
+// arguments [argv0, childArg], the environment variable naming its parent,
+// which is still its parent, and its five descriptors open and of their
+// kinds. A program run with that argument by a person has none of the rest
+// and is left alone.
+func isChild() bool {
+	if len(os.Args) != 2 || os.Args[1] != childArg {
+		return false
+	}
+	parent, err := strconv.Atoi(os.Getenv(childEnv))
+	if err != nil || parent != os.Getppid() {
+		return false
+	}
+	for fd, kind := range map[int]uint32{childJobFD: syscall.S_IFIFO, childResultFD: syscall.S_IFIFO,
+		childStdoutFD: syscall.S_IFIFO, childStderrFD: syscall.S_IFIFO, childCallFD: syscall.S_IFSOCK, childImageFD: syscall.S_IFREG} {
+		var st syscall.Stat_t
+		if syscall.Fstat(fd, &st) != nil || st.Mode&syscall.S_IFMT != kind {
+			return false
+		}
+	}
+	return true
+}
+
+// childMain runs the guest of the job on its descriptor and reports how it
+// ended; its exit status says only whether it could report.
+func childMain() int {
+	result := os.NewFile(childResultFD, "result")
+	report := func(r childReport) int {
+		data, _ := json.Marshal(r)
+		if _, err := result.Write(data); err != nil {
+			return 1
+		}
+		if result.Close() != nil {
+			return 1
+		}
+		return 0
+	}
+	setupFailed := func(err error) int {
+		msg := err.Error()
+		return report(childReport{Setup: msg[:min(len(msg), maxSetupBytes)]})
+	}
+	data, err := io.ReadAll(io.LimitReader(os.NewFile(childJobFD, "job"), maxJobBytes))
+	if err != nil {
+		return setupFailed(err)
+	}
+	var cj childJob
+	if err := json.Unmarshal(data, &cj); err != nil {
+		return setupFailed(fmt.Errorf("job: %w", err))
+	}
+	ctx := context.Background()
+	image, err := mapImage(childImageFD)
+	if err != nil {
+		return setupFailed(fmt.Errorf("image: %w", err))
+	}
+	wasm, stdlib, guestFiles, err := decodeImage(image)
+	if err != nil {
+		return setupFailed(err)
+	}
+	var zoneinfo *hostDir
+	if cj.Load.Zoneinfo {
+		zoneinfo = &hostDir{fd: childZoneinfoFD, path: zoneinfoDir}
+	}
+	in, err := assemble(ctx, &Build{Dir: cj.Load.BuildDir}, wasm, stdlib, guestFiles, zoneinfo, cj.Load.CompilationCacheDir, nil, false)
+	if err != nil {
+		return setupFailed(err)
+	}
+	if _, err := result.Write([]byte{loadedByte}); err != nil {
+		return 1
+	}
+	calls := os.NewFile(childCallFD, "calls")
+	call := func(_ context.Context, frame []byte, fault string) []byte {
+		if writeCall(calls, frame, fault) != nil {
+			return nil
+		}
+		envelope, err := readAnswer(calls)
+		if err != nil {
+			return nil
+		}
+		return envelope
+	}
+	var once sync.Once
+	started := func() {
+		once.Do(func() { _, _ = result.Write([]byte{startedByte}) })
+	}
+	res := in.execute(ctx, cj.Job, os.NewFile(childStdoutFD, "stdout"), os.NewFile(childStderrFD, "stderr"), started, nil, call)
+	if res.setupErr != nil {
+		return setupFailed(res.setupErr)
+	}
+	return report(childReport{
+		Ending: res.end.kind, ExitCode: res.end.exitCode, MemoryRefused: res.memoryRefused,
+		PeakMemory: res.peakMemory, CPUTimeNs: res.cpuNs,
+	})
+}

@@ -1,0 +1,118 @@
+package wazero
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/apysup/apysup/internal/sandbox"
+)
+
+// children lists the pids of this process's wazero children, live or
+// zombie.
+func children(t *testing.T) []int {
+	t.Helper()
+	var pids []int
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, stat := range stats {
+		b, err := os.ReadFile(stat)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, the last ')' ends it.
+		fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(fields) < 2 || fields[1] != strconv.Itoa(os.Getpid()) {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join(filepath.Dir(stat), "cmdline"))
+		if bytes.Contains(cmdline, []byte(childArg)) {
+			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(stat)))
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// Every run's guest is in a child process of its own, and however the run
+// ends, no child is left: ended by itself, by the timeout, by the caller.
+func TestEveryRunIsAChildLeftBehindByNone(t *testing.T) {
+	interpreter(t)
+	if pids := children(t); len(pids) != 0 {
+		t.Fatalf("children before the runs: %v", pids)
+	}
+	out := run(t, "import os; print(os.getpid())", runOpts{})
+	if out.Status != sandbox.StatusOK {
+		t.Fatalf("status %s stderr %s", out.Status, out.Stderr)
+	}
+	seen := make(chan []int, 1)
+	d := dispatcherFunc(func(ctx context.Context, frame []byte) []byte {
+		seen <- children(t)
+		return []byte(`{"status":"ok","result":1}`)
+	})
+	out = run(t, callScript(`b'{"call_id":"capability-1","capability":"echo","arguments":{}}'`), runOpts{d: d})
+	if pids := <-seen; out.Status != sandbox.StatusOK || len(pids) != 1 {
+		t.Fatalf("status %s, children during the call %v", out.Status, pids)
+	}
+	out = run(t, "while True:\n    pass\n", runOpts{limits: sandbox.Limits{Timeout: 200 * time.Millisecond}})
+	if out.Status != sandbox.StatusTimeout {
+		t.Fatalf("status %s", out.Status)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(time.Second, cancel)
+	out = run(t, "import time\ntime.sleep(3600)\n", runOpts{ctx: ctx})
+	if out.Status != sandbox.StatusKilled || out.ErrorCode != ErrorCodeCanceled {
+		t.Fatalf("status %s code %q", out.Status, out.ErrorCode)
+	}
+	if pids := children(t); len(pids) != 0 {
+		t.Fatalf("children after the runs: %v", pids)
+	}
+}
+
+// A child that dies without its report (here killed from outside while
+// its guest waits for a host call) ends the run an error with
+// ErrorCodeChildDied: the child is the guest's, its death the guest's own
+// failure, never a host status.
+func TestChildDeathIsAnError(t *testing.T) {
+	interpreter(t)
+	d := dispatcherFunc(func(ctx context.Context, frame []byte) []byte {
+		for _, pid := range children(t) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		time.Sleep(100 * time.Millisecond)
+		return []byte(`{"status":"ok","result":1}`)
+	})
+	out := run(t, callScript(`b'{"call_id":"capability-1","capability":"echo","arguments":{}}'`)+"print('after')\n", runOpts{d: d})
+	if out.Status != sandbox.StatusError || out.ErrorCode != ErrorCodeChildDied || out.ExitCode != -1 || bytes.Contains(out.Stdout, []byte("after")) {
+		t.Fatalf("status %s code %q exit %d stdout %q", out.Status, out.ErrorCode, out.ExitCode, out.Stdout)
+	}
+}
+
+// Only a process a run started is a child: the argument alone, or with an
+// environment that names another parent, is not.
+func TestIsChild(t *testing.T) {
+	saved := os.Args
+	defer func() { os.Args = saved }()
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  string
+	}{
+		{"argument alone", []string{"prog", childArg}, ""},
+		{"names another parent", []string{"prog", childArg}, strconv.Itoa(os.Getpid())},
+		{"more arguments", []string{"prog", childArg, "x"}, strconv.Itoa(os.Getppid())},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			os.Args = tc.args
+			t.Setenv(childEnv, tc.env)
+			if isChild() {
+				t.Fatal("isChild() = true")
+			}
+		})
+	}
+}

@@ -1,0 +1,140 @@
+package wazero
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/apysup/apysup/broker"
+)
+
+func TestParseReport(t *testing.T) {
+	const limit = 64 << 20
+	for _, tc := range []struct {
+		name, data string
+		want       childReport
+		bad        string // in the error, "" if accepted
+	}{
+		{"returned", `{"ending":"returned","peak_memory":1048576,"cpu_time_ns":5}`, childReport{Ending: endReturned, PeakMemory: 1 << 20, CPUTimeNs: 5}, ""},
+		{"exited", `{"ending":"exited","exit_code":4294967295,"memory_refused":true}`, childReport{Ending: endExited, ExitCode: 1<<32 - 1, MemoryRefused: true}, ""},
+		{"trapped", `{"ending":"trapped"}`, childReport{Ending: endTrapped}, ""},
+		{"setup", `{"setup":"no build"}`, childReport{Setup: "no build"}, ""},
+		{"empty", ``, childReport{}, "none"},
+		{"lost is no ending", `{"ending":"lost"}`, childReport{}, "unknown ending"},
+		{"no ending", `{}`, childReport{}, "unknown ending"},
+		{"setup with an ending", `{"setup":"x","ending":"returned"}`, childReport{}, "setup failure with an ending"},
+		{"exit code of a return", `{"ending":"returned","exit_code":3}`, childReport{}, "exit code without an exit"},
+		{"negative cpu", `{"ending":"returned","cpu_time_ns":-1}`, childReport{}, "negative CPU time"},
+		{"peak over the limit", `{"ending":"returned","peak_memory":67108865}`, childReport{}, "over the limit"},
+		{"unknown field", `{"ending":"returned","status":"timeout"}`, childReport{}, "not a report"},
+		{"two objects", `{"ending":"returned"}{"ending":"returned"}`, childReport{}, "trailing data"},
+		{"not JSON", "S{", childReport{}, "not a report"},
+		{"too long", `{"setup":"` + strings.Repeat("x", maxReportBytes) + `"}`, childReport{}, "longer than"},
+		{"setup too long", `{"setup":"` + strings.Repeat("x", maxSetupBytes+1) + `"}`, childReport{}, "setup failure longer"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseReport([]byte(tc.data), limit)
+			var re *ReportError
+			switch {
+			case tc.bad == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.bad != "" && (!errors.As(err, &re) || !strings.Contains(err.Error(), tc.bad) || re.ErrorCode() != ErrorCodeChildDied):
+				t.Fatalf("err = %v, want a ReportError with %q", err, tc.bad)
+			case got != tc.want:
+				t.Fatalf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// A report is the child's word, and the child runs the guest: whatever it
+// writes, parseReport answers a consistent report or a *ReportError.
+func FuzzParseReport(f *testing.F) {
+	for _, s := range []string{`{"ending":"returned","peak_memory":1048576,"cpu_time_ns":5}`,
+		`{"ending":"exited","exit_code":137,"memory_refused":true}`, `{"setup":"x"}`, `{"ending":"trapped"}`,
+		`{"ending":"lost"}`, `{"setup":"x","exit_code":1}`, "", "null", `{"ending":"returned"} `} {
+		f.Add([]byte(s), uint64(64<<20))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, limit uint64) {
+		r, err := parseReport(data, limit)
+		if err != nil {
+			var re *ReportError
+			if !errors.As(err, &re) || r != (childReport{}) {
+				t.Fatalf("%v with %+v", err, r)
+			}
+			return
+		}
+		switch {
+		case r.Setup != "":
+			if r != (childReport{Setup: r.Setup}) || len(r.Setup) > maxSetupBytes {
+				t.Fatalf("setup report %+v", r)
+			}
+		case r.Ending != endReturned && r.Ending != endExited && r.Ending != endTrapped,
+			r.Ending != endExited && r.ExitCode != 0, r.CPUTimeNs < 0, r.PeakMemory > limit:
+			t.Fatalf("accepted %+v", r)
+		}
+	})
+}
+
+func TestCallWire(t *testing.T) {
+	var buf bytes.Buffer
+	frame := []byte(`{"call_id":"capability-1"}`)
+	for _, tc := range []struct {
+		frame []byte
+		fault string
+	}{{frame, ""}, {nil, broker.CodeFrameTooLarge}, {nil, broker.CodeFrameEmpty}, {nil, broker.CodeFrameMalformed}, {nil, ""}} {
+		if err := writeCall(&buf, tc.frame, tc.fault); err != nil {
+			t.Fatal(err)
+		}
+		got, fault, err := readCall(&buf)
+		if err != nil || !bytes.Equal(got, tc.frame) || fault != tc.fault {
+			t.Fatalf("%q %q: read %q %q %v", tc.frame, tc.fault, got, fault, err)
+		}
+	}
+	if err := writeCall(&buf, nil, "frame_odd"); err == nil {
+		t.Fatal("wrote an unknown fault")
+	}
+	if _, _, err := readCall(&buf); err != io.EOF {
+		t.Fatalf("end of calls: %v", err)
+	}
+	for _, envelope := range [][]byte{[]byte(`{"status":"completed"}`), nil} {
+		if err := writeAnswer(&buf, envelope); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := readAnswer(&buf); err != nil || !bytes.Equal(got, envelope) {
+			t.Fatalf("answer %q: %q %v", envelope, got, err)
+		}
+	}
+}
+
+// Calls come from the child: whatever it sends, readCall answers a call
+// within the bounds, io.EOF at a clean end, or a *ReportError.
+func FuzzReadCall(f *testing.F) {
+	f.Add([]byte("\x00\x00\x00\x00\x02{}"))
+	f.Add([]byte("\x01\x00\x00\x00\x00"))
+	f.Add([]byte("\x04\x00\x00\x00\x00"))
+	f.Add([]byte("\x01\x00\x00\x00\x01x"))
+	f.Add([]byte("\x00\xff\xff\xff\xff"))
+	f.Add([]byte("\x00\x00"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r := bytes.NewReader(data)
+		for {
+			frame, fault, err := readCall(r)
+			if err == io.EOF {
+				return
+			}
+			var re *ReportError
+			if err != nil {
+				if !errors.As(err, &re) {
+					t.Fatalf("untyped %v", err)
+				}
+				return
+			}
+			if len(frame) > MaxMessageBytes || (fault != "" && len(frame) != 0) {
+				t.Fatalf("call %d bytes, fault %q", len(frame), fault)
+			}
+		}
+	})
+}

@@ -1,0 +1,165 @@
+package wazero
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"io"
+
+	"testing/fstest"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
+	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
+	"github.com/tetratelabs/wazero/experimental/sysfs"
+	wsys "github.com/tetratelabs/wazero/sys"
+
+	"github.com/apysup/apysup/internal/sandbox"
+)
+
+// guestJob is everything a guest's module needs that Run has checked: what
+// the child process reads from its job descriptor (childwire.go), and what
+// an in-process run hands execute directly.
+type guestJob struct {
+	Script     []byte `json:"script"`
+	ScriptName string `json:"script_name"`
+	Prelude    []byte `json:"prelude"`
+	Argv       []byte `json:"argv"`
+	Stream     bool   `json:"stream"` // the job has an Output: the runner line-buffers
+	Workspace  string `json:"workspace"`
+	OutDir     string `json:"out_dir"`
+	HostCalls  bool   `json:"host_calls"` // the run has a Dispatcher
+
+	MemoryBytes    uint64 `json:"memory_bytes"`
+	OpenFiles      uint64 `json:"open_files"`
+	FileSizeBytes  int64  `json:"file_size_bytes"`
+	WorkspaceBytes int64  `json:"workspace_bytes"`
+	WorkspaceFiles int64  `json:"workspace_files"`
+}
+
+// endKind is how _start ended, as the guest (or its child) saw it.
+type endKind string
+
+const (
+	endReturned endKind = "returned" // main returned 0
+	endExited   endKind = "exited"   // proc_exit with a code
+	endTrapped  endKind = "trapped"  // CPython aborted, or a wasm fault
+	// endLost: the child process ended without a report the parent could
+	// read (never on the wire).
+	endLost endKind = "lost"
+)
+
+// guestEnd is the guest's own ending: evidence about the guest, never
+// about the host (classify).
+type guestEnd struct {
+	kind     endKind
+	exitCode uint32
+}
+
+func endOf(err error) guestEnd {
+	var exit *wsys.ExitError
+	switch {
+	case err == nil:
+		return guestEnd{kind: endReturned}
+	case errors.As(err, &exit):
+		return guestEnd{kind: endExited, exitCode: exit.ExitCode()}
+	default:
+		return guestEnd{kind: endTrapped}
+	}
+}
+
+// guestRun is what execute saw of one guest.
+type guestRun struct {
+	setupErr      error // the module could not be instantiated
+	end           guestEnd
+	memoryRefused bool
+	peakMemory    uint64
+	cpuNs         int64 // the guest thread's, host calls included
+}
+
+// hostCaller answers one host_call: the frame the guest handed over, or
+// the refusal code readFrame found instead of one; it returns the response
+// envelope, nil when there is none to deliver.
+type hostCaller func(ctx context.Context, frame []byte, fault string) []byte
+
+// execute instantiates the module for j and runs _start on the calling
+// goroutine. started is called when the runner opens its job (the run's
+// clock starts there), ended right after _start returns, on its thread.
+// ctx ends the guest only where the runtime checks it (in-process runs).
+func (in *Interpreter) execute(ctx context.Context, j guestJob, stdout, stderr io.Writer, started, ended func(), call hostCaller) guestRun {
+	var res guestRun
+	jobFiles := fstest.MapFS{
+		j.ScriptName:        &fstest.MapFile{Data: j.Script, Mode: 0o444},
+		sandbox.PreludeFile: &fstest.MapFile{Data: j.Prelude, Mode: 0o444},
+		sandbox.ArgvFile:    &fstest.MapFile{Data: j.Argv, Mode: 0o444},
+	}
+	if j.Stream {
+		jobFiles[sandbox.StreamFile] = &fstest.MapFile{Mode: 0o444}
+	}
+	// Exactly these paths exist in the guest, and the directories that
+	// lead to them (guestRoot). Every file the guest opens on any of them
+	// counts against one budget.
+	files := &openFiles{max: int(min(j.OpenFiles, 1<<20))}
+	fsc := wazero.NewFSConfig()
+	var mounted []string
+	mount := func(fsys experimentalsys.FS, guestPath string) {
+		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(&countedFS{FS: fsys, q: files}, guestPath)
+		mounted = append(mounted, guestPath)
+	}
+	mount(newReadOnly(&sysfs.AdaptFS{FS: in.stdlib}), stdlibMount)
+	mount(newReadOnly(&sysfs.AdaptFS{FS: in.guestFiles}), sandbox.GuestFilesDir)
+	mount(newReadOnly(&sysfs.AdaptFS{FS: openWatch{FS: jobFiles, name: sandbox.ArgvFile, opened: started}}), sandbox.GuestJobDir)
+	// IANA time zones, read-only, where the native guest finds them too
+	// (its /usr is the host's, read-only): zoneinfo works on both.
+	if in.zoneinfo != nil {
+		mount(in.zoneinfo.FS(), zoneinfoDir) // read-only: hostDir.FS
+	}
+	// The writable mounts are bounded tmpfs natively; here budgets bound them.
+	outFS, err := newBudgetDir(newConfinedDir(j.OutDir, j.FileSizeBytes), j.OutDir, sandbox.OutDirBytes, sandbox.OutDirFiles)
+	if err != nil {
+		res.setupErr = err
+		return res
+	}
+	mount(outFS, sandbox.GuestOutDir)
+	workFS, err := newBudgetDir(newConfinedDir(j.Workspace, j.FileSizeBytes), j.Workspace, j.WorkspaceBytes, j.WorkspaceFiles)
+	if err != nil {
+		res.setupErr = err
+		return res
+	}
+	mount(workFS, sandbox.GuestWorkDir)
+	mount(newReadOnly(&sysfs.AdaptFS{FS: guestRoot(mounted)}), "/")
+
+	mem := &linearMemory{limit: j.MemoryBytes}
+	runCtx := experimental.WithMemoryAllocator(ctx, mem)
+	runCtx = context.WithValue(runCtx, runKey{}, call)
+	cfg := wazero.NewModuleConfig().
+		WithName(""). // anonymous: concurrent runs share one runtime
+		WithStartFunctions().
+		WithArgs(sandbox.RunnerArgv()...).
+		WithFSConfig(fsc).
+		WithStdout(stdout).
+		WithStderr(stderr).
+		// wazero's defaults are fake clocks and a fixed random seed.
+		WithSysWalltime().
+		WithSysNanotime().
+		WithNanosleep(sleeper(runCtx)).
+		WithRandSource(rand.Reader)
+	for _, kv := range guestEnv {
+		cfg = cfg.WithEnv(kv[0], kv[1])
+	}
+	mod, err := in.runtime.InstantiateModule(runCtx, in.module, cfg)
+	if err != nil {
+		res.setupErr = err
+		return res
+	}
+	res.cpuNs = onThread(func() {
+		_, err = mod.ExportedFunction("_start").Call(runCtx)
+		if ended != nil {
+			ended()
+		}
+	})
+	_ = mod.Close(context.Background())
+	res.end = endOf(err)
+	res.memoryRefused, res.peakMemory = mem.refused, mem.high
+	return res
+}
