@@ -239,8 +239,9 @@ func startChild(inherited []*os.File) (*child, error) {
 		Env:        []string{childEnv + "=" + strconv.Itoa(os.Getpid())},
 		ExtraFiles: append(childEnds[:len(childEnds):len(childEnds)], inherited...),
 		SysProcAttr: &syscall.SysProcAttr{
-			Setpgid:   true,
-			Pdeathsig: syscall.SIGKILL,
+			Setpgid:    true,
+			Pdeathsig:  syscall.SIGKILL,
+			Cloneflags: childCloneflags(),
 		},
 	}
 	err = c.cmd.Start()
@@ -361,6 +362,9 @@ func childMain() int {
 	in, err := assemble(ctx, &Build{Dir: cj.Load.BuildDir}, wasm, stdlib, guestFiles, zoneinfo, cj.Load.CompilationCacheDir, nil, false)
 	if err != nil {
 		return setupFailed(err)
+	}
+	if err := confineChild(cj.Job); err != nil {
+		return setupFailed(fmt.Errorf("confine: %w", err))
 	}
 	if _, err := result.Write([]byte{loadedByte}); err != nil {
 		return 1

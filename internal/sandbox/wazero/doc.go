@@ -33,8 +33,10 @@
 // dies with its parent (PR_SET_PDEATHSIG) and is always reaped. Because
 // the kill ends the guest, the code is compiled without wazero's
 // close-on-context-done, whose check at every loop back-edge made guest
-// code about 3x slower. Off Linux the guest runs in-process, with the
-// check.
+// code about 3x slower. Before its guest runs, the child confines itself
+// (confine_linux.go: no_new_privs, rlimits, a seccomp allowlist; new
+// network, IPC and UTS namespaces when the parent is root). Off Linux the
+// guest runs in-process, with the check.
 //
 // Statuses come from host evidence only, as natively: timeout from the
 // run's timer, killed (canceled) from the caller's context, memory_limit

@@ -1,0 +1,102 @@
+package wazero
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/apysup/apysup/internal/sandbox"
+)
+
+// A run's child, seen from outside while its guest waits for a host call:
+// no_new_privs, the seccomp filter, its rlimits, and (as root) its own
+// network, IPC and UTS namespaces.
+func TestChildIsConfined(t *testing.T) {
+	interpreter(t)
+	type seen struct {
+		status, limits string
+		ns             map[string]bool // namespace -> shared with this process
+	}
+	got := make(chan seen, 1)
+	d := dispatcherFunc(func(ctx context.Context, frame []byte) []byte {
+		var s seen
+		pids := children(t)
+		if len(pids) == 1 {
+			dir := "/proc/" + strconv.Itoa(pids[0])
+			b, _ := os.ReadFile(dir + "/status")
+			s.status = string(b)
+			b, _ = os.ReadFile(dir + "/limits")
+			s.limits = string(b)
+			s.ns = map[string]bool{}
+			for _, ns := range []string{"net", "ipc", "uts"} {
+				theirs, _ := os.Readlink(dir + "/ns/" + ns)
+				ours, _ := os.Readlink("/proc/self/ns/" + ns)
+				s.ns[ns] = theirs == ours
+			}
+		}
+		got <- s
+		return []byte(`{"status":"ok","result":1}`)
+	})
+	out := run(t, callScript(`b'{"call_id":"capability-1","capability":"echo","arguments":{}}'`), runOpts{d: d,
+		limits: sandbox.Limits{OpenFiles: 100, FileSizeBytes: 1 << 20}})
+	s := <-got
+	if out.Status != sandbox.StatusOK {
+		t.Fatalf("status %s stderr %s", out.Status, out.Stderr)
+	}
+	for _, want := range []string{"NoNewPrivs:\t1", "Seccomp:\t2"} {
+		if !strings.Contains(s.status, want) {
+			t.Errorf("status lacks %q:\n%s", want, s.status)
+		}
+	}
+	for _, want := range []string{
+		fmt.Sprintf("Max open files            %-20d %-20d files", 100+childOwnFiles, 100+childOwnFiles),
+		fmt.Sprintf("Max file size             %-20d %-20d bytes", 1<<20, 1<<20),
+		"Max core file size        0                    0                    bytes",
+	} {
+		if !strings.Contains(s.limits, want) {
+			t.Errorf("limits lack %q:\n%s", want, s.limits)
+		}
+	}
+	for ns, shared := range s.ns {
+		if shared == (childCloneflags() != 0) {
+			t.Errorf("namespace %s shared: %v (root: %v)", ns, shared, os.Geteuid() == 0)
+		}
+	}
+}
+
+// The filter itself, in a process of its own (this test binary again):
+// what a guest that escaped wasm into its child would try first.
+func TestChildFilterRefuses(t *testing.T) {
+	if os.Getenv("APYSUP_TEST_FILTER") == "1" {
+		if err := confineChild(guestJob{OpenFiles: 16, FileSizeBytes: 1 << 20}); err != nil {
+			fmt.Println("confine:", err)
+			os.Exit(2)
+		}
+		_, serr := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
+		_, uerr := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+		eerr := unix.Exec("/bin/true", []string{"true"}, nil)
+		_, _, perr := unix.Syscall(unix.SYS_PTRACE, unix.PTRACE_TRACEME, 0, 0)
+		f, oerr := os.Open("/proc/self/status") // files still open
+		if oerr == nil {
+			f.Close()
+		}
+		fmt.Printf("socket %v, unix %v, exec %v, ptrace %v, open %v\n", serr, uerr, eerr, perr, oerr)
+		os.Exit(0)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestChildFilterRefuses$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "APYSUP_TEST_FILTER=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	want := "socket operation not permitted, unix operation not permitted, exec operation not permitted, ptrace operation not permitted, open <nil>\n"
+	if string(out) != want {
+		t.Fatalf("got %q, want %q", out, want)
+	}
+}
