@@ -159,6 +159,12 @@ func (b *Backend) runChild(ctx context.Context, clock *runClock, j guestJob, out
 	if err == nil && protocolErr != nil {
 		err = protocolErr
 	}
+	if err == nil && c.wasKilled() {
+		// A report, then a child still running until the parent's timer,
+		// context or refusal of its calls killed it: the kill is the
+		// parent's evidence, the report only the child's word.
+		err = badReport("killed after its report")
+	}
 	if err == nil && rep.Setup != "" && !startedAt.IsZero() {
 		// Its guest had started: what it says now is the guest's word.
 		err = badReport("a setup failure after the guest started")
@@ -189,7 +195,7 @@ type child struct {
 	job                           *os.File // write
 	result, stdout, stderr, calls *os.File // read (calls: both)
 	mu                            sync.Mutex
-	reaped                        bool
+	reaped, killed                bool
 }
 
 func startChild(inherited []*os.File) (*child, error) {
@@ -260,7 +266,14 @@ func (c *child) kill() {
 	defer c.mu.Unlock()
 	if !c.reaped {
 		_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+		c.killed = true
 	}
+}
+
+func (c *child) wasKilled() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.killed
 }
 
 // wait waits for the child to exit, marks it reaped before the kernel
