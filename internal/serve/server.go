@@ -153,6 +153,7 @@ type run struct {
 	cancel    context.CancelFunc
 	approvals *broker.Approvals
 	events    *runEvents
+	ledger    ledgerEvents
 	done      chan struct{}
 
 	mu     sync.Mutex
@@ -249,6 +250,7 @@ func (s *Server) execute(r *run, v *validRun, sp *sealedPlan) {
 	r.mu.Lock()
 	r.state, r.result = StateFinished, res
 	r.mu.Unlock()
+	r.ledger.finish(r.events, res.Events)
 	r.events.publish(EventResult, res)
 	s.keepFinished(r)
 }
@@ -306,7 +308,7 @@ func (s *Server) runQueued(r *run, v *validRun, sp *sealedPlan) *RunResult {
 		Args: v.Args, Limits: v.limits, LimitSources: limitSources(v), Choices: choices(v),
 		IdempotencyKey: v.IdempotencyKey, Journal: s.journalFor(v),
 		Observers: []broker.Observer{broker.ObserverFunc(func(e broker.Event) error {
-			r.events.publish(EventLedger, e)
+			r.ledger.observe(r.events, e)
 			return nil
 		})},
 	}
@@ -518,4 +520,41 @@ func (s *Server) journalFor(v *validRun) *journal.Journal {
 		return nil
 	}
 	return s.cfg.Journal
+}
+
+// ledgerEvents publishes a run's ledger events in order: from the Broker's
+// observer as they are appended and, just before the result, those the
+// observer has not delivered yet from the run's own ledger. An observer
+// delivers from a queue of its own and the run may end first (run_ended,
+// the last event, then reached a stream after its result, which ends it);
+// every stream now carries the ledger, then the result.
+type ledgerEvents struct {
+	mu       sync.Mutex
+	next     int // the seq after the last one published
+	finished bool
+}
+
+func (l *ledgerEvents) observe(events *runEvents, e broker.Event) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.finished || e.Seq < l.next {
+		return
+	}
+	events.publish(EventLedger, e)
+	l.next = e.Seq + 1
+}
+
+// finish publishes the events of all that the observer has not, and stops
+// the observer. An event the observer missed (its queue was full) stays
+// missed, as RunResult.events_missed says.
+func (l *ledgerEvents) finish(events *runEvents, all []broker.Event) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, e := range all {
+		if e.Seq >= l.next {
+			events.publish(EventLedger, e)
+			l.next = e.Seq + 1
+		}
+	}
+	l.finished = true
 }
