@@ -114,11 +114,11 @@ func TestServeLoadThenKill(t *testing.T) {
 
 	// SIGKILL with runs in flight.
 	for range 3 {
-		id, err := client.Start(context.Background(), serve.RunRequest{Source: "import time\ntime.sleep(300)"})
+		id, err := client.Start(context.Background(), serve.RunRequest{Source: "import time\nprint('up', flush=True)\ntime.sleep(300)"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		waitRunning(t, client, id)
+		waitGuest(t, client, id)
 	}
 	killed := cmd.Process.Pid
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -176,8 +176,10 @@ func residentBytes(t *testing.T, pid int) int64 {
 	return 0
 }
 
-// waitRunning waits for the run's first state event: it is running.
-func waitRunning(t *testing.T, c *serve.Client, id string) {
+// waitGuest waits for the run's first output: its guest is running (a
+// state event comes as soon as the run has a slot, before its sandbox may
+// even exist).
+func waitGuest(t *testing.T, c *serve.Client, id string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -185,11 +187,11 @@ func waitRunning(t *testing.T, c *serve.Client, id string) {
 		if err != nil {
 			t.Fatalf("run %s: %v", id, err)
 		}
-		if ev.Name == serve.EventState {
+		if ev.Name == serve.EventStdout {
 			return
 		}
 	}
-	t.Fatalf("run %s: no state event", id)
+	t.Fatalf("run %s: no output", id)
 }
 
 // killedLeftovers lists, by kind, what the server process pid left: its
