@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apysup/apysup/internal/sandbox"
 	"github.com/apysup/apysup/internal/testenv"
 )
 
@@ -43,12 +44,15 @@ func TestCacheWatch(t *testing.T) {
 }
 
 // TestLoadSaysWhenItCompiles: a fresh compilation cache is a compile,
-// said; the next Load reads the cache, silently.
+// said; the next Load reads the cache, silently. Where guests run in
+// children, the next Load does not even read it (its stamp records the
+// compile and the module's minimum memory), and its children run.
 func TestLoadSaysWhenItCompiles(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles python.wasm")
 	}
 	cache := t.TempDir()
+	var minMemory uint64
 	for i, want := range []int{1, 0} {
 		var said []string
 		in, err := Load(context.Background(), Config{CompilationCacheDir: cache, Progress: func(s string) { said = append(said, s) }})
@@ -57,9 +61,24 @@ func TestLoadSaysWhenItCompiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		in.Close(context.Background())
+		defer in.Close(context.Background())
 		if len(said) != want {
 			t.Fatalf("load %d: said %q, want %d notices", i+1, said, want)
+		}
+		if i == 0 {
+			minMemory = in.minMemory
+			continue
+		}
+		if in.minMemory != minMemory || minMemory == 0 {
+			t.Fatalf("the second Load's minimum memory: %d, the first's %d", in.minMemory, minMemory)
+		}
+		if childSupported {
+			if in.runtime != nil {
+				t.Fatal("the second Load compiled again, though its guests run in children")
+			}
+			if out := run(t, "print('child')", runOpts{in: in}); out.Status != sandbox.StatusOK || string(out.Stdout) != "child\n" {
+				t.Fatalf("a run after a Load that did not compile: %s %q %q", out.Status, out.Stdout, out.Stderr)
+			}
 		}
 	}
 }

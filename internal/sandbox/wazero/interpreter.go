@@ -120,7 +120,11 @@ func Load(ctx context.Context, cfg Config) (*Interpreter, error) {
 	}
 	// A guest in a child process is ended by killing the child: it runs
 	// without the back-edge check, and this process compiles the same
-	// code (so the disk cache is warm for its children) but never runs it.
+	// code (so the disk cache is warm for its children) but never runs it;
+	// once a Load has compiled this build into the cache (the stamp says
+	// so, with the module's minimum memory, all this process needs of it),
+	// not even that. A child that finds the cache emptied since compiles
+	// for itself.
 	child := childSupported && !cfg.inProcess
 	var zoneinfo *hostDir
 	if fi, err := os.Stat(zoneinfoDir); resolvesBeneath && err == nil && fi.IsDir() {
@@ -129,10 +133,16 @@ func Load(ctx context.Context, cfg Config) (*Interpreter, error) {
 			return nil, fmt.Errorf("wazero: %w", err)
 		}
 	}
-	in, err := assemble(ctx, build, wasm, stdlib, guestFiles, zoneinfo, cacheDir, cfg.Progress, !child)
-	if err != nil {
-		_ = stdlib.Close()
-		return nil, err
+	var in *Interpreter
+	if min := stamped.compiledMinMemory(); child && min > 0 {
+		in = &Interpreter{compiled: cacheWatch{dir: cacheDir, progress: cfg.Progress},
+			build: build, stdlib: stdlib, guestFiles: guestFiles, zoneinfo: zoneinfo, minMemory: min}
+	} else {
+		if in, err = assemble(ctx, build, wasm, stdlib, guestFiles, zoneinfo, cacheDir, cfg.Progress, !child); err != nil {
+			_ = stdlib.Close()
+			return nil, err
+		}
+		stamped.recordCompiled(in.minMemory)
 	}
 	in.closeStdlib = stdlib
 	if child {
@@ -218,9 +228,14 @@ func (in *Interpreter) Build() *Build { return in.build }
 // Close releases the runtime and the in-memory compilation cache; the
 // on-disk cache stays for the next process.
 func (in *Interpreter) Close(ctx context.Context) error {
-	err := in.runtime.Close(ctx)
-	if cerr := in.cache.Close(ctx); err == nil {
-		err = cerr
+	var err error
+	if in.runtime != nil { // nil: a parent of children that did not compile (Load)
+		err = in.runtime.Close(ctx)
+	}
+	if in.cache != nil {
+		if cerr := in.cache.Close(ctx); err == nil {
+			err = cerr
+		}
 	}
 	if in.zoneinfo != nil {
 		if cerr := in.zoneinfo.Close(); err == nil {

@@ -56,6 +56,11 @@ type stampDoc struct {
 	SchemaVersion string               `json:"schema_version"`
 	Key           string               `json:"key"`
 	Files         map[string]fileStamp `json:"files"`
+	// MinMemory is python.wasm's minimum memory in bytes, recorded once a
+	// Load compiled the build into the compilation cache beside the stamp
+	// (0: none did). A Load whose guests run in children needs nothing
+	// else of the compiled module (compiledMinMemory).
+	MinMemory uint64 `json:"min_memory,omitempty"`
 }
 
 // stamps are the stamps of one build, read from and saved to path.
@@ -136,4 +141,23 @@ func (s *stamps) save() {
 		return
 	}
 	s.dirty = false
+}
+
+// compiledMinMemory is the module's minimum memory if an earlier Load
+// compiled this build into the compilation cache, 0 if none did.
+func (s *stamps) compiledMinMemory() uint64 {
+	if s == nil {
+		return 0
+	}
+	return s.doc.MinMemory
+}
+
+// recordCompiled records that this build is compiled into the cache, with
+// its module's minimum memory.
+func (s *stamps) recordCompiled(minMemory uint64) {
+	if s == nil || minMemory == 0 || s.doc.MinMemory == minMemory {
+		return
+	}
+	s.doc.MinMemory = minMemory
+	s.dirty = true
 }
