@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"testing/fstest"
 )
@@ -23,17 +24,26 @@ const (
 	imageGuest              // the guest files
 )
 
-func encodeImage(wasm []byte, stdlib, guestFiles fs.FS) ([]byte, error) {
-	var b []byte
-	add := func(tree byte, mode fs.FileMode, name string, data []byte) {
-		b = append(b, tree)
-		b = binary.BigEndian.AppendUint32(b, uint32(mode))
-		b = binary.BigEndian.AppendUint32(b, uint32(len(name)))
-		b = append(b, name...)
-		b = binary.BigEndian.AppendUint32(b, uint32(len(data)))
-		b = append(b, data...)
+// writeImage writes the image to w entry by entry: each file's bytes are
+// copied once, into w (the memfd's pages), not first into a buffer grown
+// by doubling.
+func writeImage(w io.Writer, wasm []byte, stdlib, guestFiles fs.FS) error {
+	var head []byte
+	add := func(tree byte, mode fs.FileMode, name string, data []byte) error {
+		head = append(head[:0], tree)
+		head = binary.BigEndian.AppendUint32(head, uint32(mode))
+		head = binary.BigEndian.AppendUint32(head, uint32(len(name)))
+		head = append(head, name...)
+		head = binary.BigEndian.AppendUint32(head, uint32(len(data)))
+		if _, err := w.Write(head); err != nil {
+			return err
+		}
+		_, err := w.Write(data)
+		return err
 	}
-	add(imageWasm, 0, "", wasm)
+	if err := add(imageWasm, 0, "", wasm); err != nil {
+		return err
+	}
 	for _, t := range []struct {
 		tree byte
 		fsys fs.FS
@@ -43,18 +53,19 @@ func encodeImage(wasm []byte, stdlib, guestFiles fs.FS) ([]byte, error) {
 				return err
 			}
 			if d.IsDir() {
-				add(t.tree, fs.ModeDir|0o555, name, nil)
-				return nil
+				return add(t.tree, fs.ModeDir|0o555, name, nil)
 			}
 			data, err := fs.ReadFile(t.fsys, name)
-			add(t.tree, 0o444, name, data)
-			return err
+			if err != nil {
+				return err
+			}
+			return add(t.tree, 0o444, name, data)
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return b, nil
+	return nil
 }
 
 // decodeImage splits an image into its parts; their bytes are image's.

@@ -1,6 +1,7 @@
 package wazero
 
 import (
+	"bufio"
 	"io/fs"
 	"os"
 
@@ -10,16 +11,17 @@ import (
 // newImage writes the image into a sealed memfd: no process, a child whose
 // guest escaped included, can change what the next child maps.
 func newImage(wasm []byte, stdlib, guestFiles fs.FS) (*os.File, error) {
-	data, err := encodeImage(wasm, stdlib, guestFiles)
-	if err != nil {
-		return nil, err
-	}
 	fd, err := unix.MemfdCreate("apysup-wazero-image", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
 	if err != nil {
 		return nil, err
 	}
 	f := os.NewFile(uintptr(fd), "apysup-wazero-image")
-	if _, err := f.Write(data); err != nil {
+	w := bufio.NewWriterSize(f, 1<<20) // larger writes (python.wasm) go straight through
+	if err := writeImage(w, wasm, stdlib, guestFiles); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := w.Flush(); err != nil {
 		f.Close()
 		return nil, err
 	}
