@@ -139,7 +139,9 @@ func (in *Interpreter) execute(ctx context.Context, j guestJob, stdout, stderr i
 		WithFSConfig(fsc).
 		WithStdout(stdout).
 		WithStderr(stderr).
-		// wazero's defaults are fake clocks and a fixed random seed.
+		// wazero's defaults are fake clocks and a fixed random seed. (The
+		// guest reads its clocks through exportClocks, wasiclock.go; these
+		// serve wazero's own uses: poll_oneoff, a file time of "now".)
 		WithSysWalltime().
 		WithSysNanotime().
 		WithNanosleep(sleeper(runCtx)).
@@ -152,7 +154,9 @@ func (in *Interpreter) execute(ctx context.Context, j guestJob, stdout, stderr i
 		res.setupErr = err
 		return res
 	}
-	res.cpuNs = onThread(func() {
+	cpu := &guestCPU{}
+	runCtx = context.WithValue(runCtx, cpuKey{}, cpu)
+	res.cpuNs = cpu.run(func() {
 		_, err = mod.ExportedFunction("_start").Call(runCtx)
 		if ended != nil {
 			ended()

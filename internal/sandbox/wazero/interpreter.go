@@ -193,7 +193,10 @@ func assemble(ctx context.Context, build *Build, wasm []byte, stdlib, guestFiles
 }
 
 func (in *Interpreter) init(ctx context.Context, wasm []byte) error {
-	if _, err := wasi_snapshot_preview1.Instantiate(ctx, in.runtime); err != nil {
+	wasi := in.runtime.NewHostModuleBuilder(wasi_snapshot_preview1.ModuleName)
+	wasi_snapshot_preview1.NewFunctionExporter().ExportFunctions(wasi)
+	exportClocks(wasi)
+	if _, err := wasi.Instantiate(ctx); err != nil {
 		return fmt.Errorf("wazero: wasi: %w", err)
 	}
 	_, err := in.runtime.NewHostModuleBuilder(hostModule).
