@@ -79,3 +79,32 @@ print(len(open(sys.executable, "rb").read()), open("/opt/apysup/apysup_runner.py
 		"ENOTDIR", "ENOENT",
 		"0 True")
 }
+
+// /dev holds the five character devices scripts open by name, behaving as
+// natively (devfs.go): os.devnull works.
+func TestDevices(t *testing.T) {
+	wantLines(t, guestLines(t, `import os, stat
+print(os.devnull, stat.S_ISCHR(os.stat("/dev/null").st_mode), sorted(os.listdir("/dev")))
+with open(os.devnull, "w") as f:
+    print(f.write("discarded"))
+print(repr(open("/dev/null", "rb").read()), open("/dev/zero", "rb").read(4), open("/dev/full", "rb").read(2))
+print(len(open("/dev/urandom", "rb").read(32)), len(set(open("/dev/random", "rb").read(64))) > 8)
+try:
+    with open("/dev/full", "wb", buffering=0) as f:
+        f.write(b"x")
+except OSError:
+    print("full refused")
+for f in (lambda: open("/dev/x", "w"), lambda: os.unlink("/dev/null"), lambda: os.mkdir("/dev/d"), lambda: os.rename("/dev/zero", "/dev/z")):
+    try:
+        f()
+    except PermissionError:
+        print("PermissionError")
+print(open("/dev/null", "rb").seek(100), open("/dev/null", "ab").write(b"x"))
+`), "/dev/null True ['full', 'null', 'random', 'urandom', 'zero']",
+		"9",
+		`b'' b'\x00\x00\x00\x00' b'\x00\x00'`,
+		"32 True",
+		"full refused",
+		"PermissionError", "PermissionError", "PermissionError", "PermissionError",
+		"0 1")
+}

@@ -114,6 +114,7 @@ func (in *Interpreter) execute(ctx context.Context, j guestJob, stdout, stderr i
 	if in.zoneinfo != nil {
 		mount(in.zoneinfo.FS(), zoneinfoDir) // read-only: hostDir.FS
 	}
+	mount(newDevices(), devicesDir)
 	// The writable mounts are bounded tmpfs natively; here budgets bound them.
 	outFS, err := newBudgetDir(newConfinedDir(j.OutDir, j.FileSizeBytes), j.OutDir, sandbox.OutDirBytes, sandbox.OutDirFiles)
 	if err != nil {

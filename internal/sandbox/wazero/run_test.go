@@ -339,6 +339,7 @@ r = {}
 for p in ["/etc", "/etc/passwd", "/usr/bin/python3", "/proc/self", "/tmp", "/root", "/run/apysup/channel.json", "/run/apysup/out/x/../../../../etc"]:
     r["exists " + p] = os.path.exists(p)
 r["ls /"] = sorted(os.listdir("/"))
+r["ls /dev"] = sorted(os.listdir("/dev"))
 r["ls /usr"] = sorted(os.listdir("/usr"))
 r["ls /usr/lib"] = sorted(os.listdir("/usr/lib"))
 r["ls /usr/bin"] = sorted(os.listdir("/usr/bin"))
@@ -352,6 +353,7 @@ r["write job"] = probe(lambda: open("/run/apysup/job/x", "w"))
 r["write opt"] = probe(lambda: open("/opt/apysup/x", "w"))
 r["write stdlib"] = probe(lambda: open("/usr/lib/x", "w"))
 r["write root"] = probe(lambda: open("/x", "w"))
+r["write dev"] = probe(lambda: open("/dev/x", "w"))
 r["write executable"] = probe(lambda: os.write(os.open(sys.executable, os.O_WRONLY), b"x"))
 r["make symlink"] = probe(lambda: os.symlink("../..", "up"))
 r["dotdot"] = probe(lambda: open("../" * 8 + "etc/passwd").read())
@@ -367,13 +369,14 @@ print(json.dumps(r, sort_keys=True))
 		}
 	}
 	// "/" holds only the directories that lead to the mounts, and an empty
-	// file at sys.executable.
+	// file at sys.executable; /dev only the five devices.
 	lsUsr := `["bin","lib"]`
 	if interpreter(t).zoneinfo != nil {
 		lsUsr = `["bin","lib","share"]`
 	}
 	for k, want := range map[string]string{
-		"ls /":            `["opt","run","usr","workspace"]`,
+		"ls /":            `["dev","opt","run","usr","workspace"]`,
+		"ls /dev":         `["full","null","random","urandom","zero"]`,
 		"ls /usr":         lsUsr,
 		"ls /usr/lib":     `["python3.11"]`,
 		"ls /usr/bin":     `["python3.11"]`,
@@ -388,7 +391,7 @@ print(json.dumps(r, sort_keys=True))
 			t.Errorf("%s = %s, want %s", k, b, want)
 		}
 	}
-	for _, k := range []string{"write job", "write opt", "write stdlib", "write root", "write executable", "make symlink", "dotdot"} {
+	for _, k := range []string{"write job", "write opt", "write stdlib", "write root", "write executable", "make symlink", "dotdot", "write dev"} {
 		if s, _ := got[k].(string); !strings.HasPrefix(s, "errno ") {
 			t.Errorf("%s = %v, want an OSError", k, got[k])
 		}
@@ -633,8 +636,8 @@ try:
 except OSError as e:
     print("truncate", errno.errorcode[e.errno])
 `, runOpts{workspace: ws, limits: sandbox.Limits{OpenFiles: sandbox.MinOpenFiles, FileSizeBytes: 1000}})
-	// 9 of 16: the directories of the seven mounts ("/" included) are open too.
-	if want := "9 EAGAIN\n1000\nfull EIO\ntruncate EIO\n"; string(out.Stdout) != want {
+	// 8 of 16: the directories of the eight mounts ("/" included) are open too.
+	if want := "8 EAGAIN\n1000\nfull EIO\ntruncate EIO\n"; string(out.Stdout) != want {
 		t.Fatalf("stdout %q, want %q; stderr %s", out.Stdout, want, out.Stderr)
 	}
 	if fi, err := os.Stat(filepath.Join(ws, "big")); err != nil || fi.Size() != 1000 {
