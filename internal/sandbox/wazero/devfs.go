@@ -91,21 +91,24 @@ func (d devices) Readlink(name string) (string, experimentalsys.Errno) {
 	return "", experimentalsys.EINVAL // not a link
 }
 
-// Utimens allows only a change of nothing (both times UTIME_OMIT), which
-// the kernel allows without looking: os.access's W_OK asks that
-// (python/wasi/patches/python3.11/os-access.patch), and the devices are
-// writable.
-func (d devices) Utimens(name string, atim, mtim int64) experimentalsys.Errno {
+func (d devices) Utimens(name string, _, _ int64) experimentalsys.Errno {
 	if _, errno := d.dir.Stat(name); errno != 0 {
 		return errno
-	}
-	if atim == experimentalsys.UTIME_OMIT && mtim == experimentalsys.UTIME_OMIT {
-		return 0
 	}
 	return experimentalsys.EPERM
 }
 
-func (devices) Mkdir(string, fs.FileMode) experimentalsys.Errno { return experimentalsys.EACCES }
+// Mkdir finds a device's name taken (EEXIST, as the kernel says before it
+// looks at permissions), and is refused anywhere else. os.access's W_OK
+// asks this way (python/wasi/patches/python3.11/os-access.patch): the
+// devices are writable, /dev itself is not, as natively.
+func (d devices) Mkdir(name string, _ fs.FileMode) experimentalsys.Errno {
+	if device(name) != "" {
+		return experimentalsys.EEXIST
+	}
+	return experimentalsys.EACCES
+}
+
 func (devices) Chmod(string, fs.FileMode) experimentalsys.Errno { return experimentalsys.EPERM }
 func (devices) Rename(string, string) experimentalsys.Errno     { return experimentalsys.EACCES }
 func (devices) Rmdir(string) experimentalsys.Errno              { return experimentalsys.EACCES }

@@ -23,6 +23,8 @@ for name, path, flags in [
     ("out", "/run/apysup/out/probe", os.O_RDONLY),
     ("workspace", "probe", os.O_RDWR),
     ("workspace dir", "/workspace", os.O_RDONLY | os.O_DIRECTORY),
+    ("device", "/dev/null", os.O_WRONLY),
+    ("devices dir", "/dev", os.O_RDONLY | os.O_DIRECTORY),
 ]:
     fds = []
     try:
@@ -35,7 +37,7 @@ for name, path, flags in [
         os.close(fd)
 `, runOpts{limits: sandbox.Limits{OpenFiles: 32}})
 	// 32, less the eight mounts' own directories ("/" included).
-	want := `zoneinfo 25 BlockingIOError EAGAIN
+	want := `zoneinfo 24 BlockingIOError EAGAIN
 zoneinfo dir 24 BlockingIOError EAGAIN
 stdlib 24 BlockingIOError EAGAIN
 guest files 24 BlockingIOError EAGAIN
@@ -43,6 +45,8 @@ job 24 BlockingIOError EAGAIN
 out 24 BlockingIOError EAGAIN
 workspace 24 BlockingIOError EAGAIN
 workspace dir 24 BlockingIOError EAGAIN
+device 24 BlockingIOError EAGAIN
+devices dir 24 BlockingIOError EAGAIN
 `
 	if out.Status != sandbox.StatusOK || string(out.Stdout) != want {
 		t.Fatalf("status %s stdout:\n%s\nwant:\n%s\nstderr %s", out.Status, out.Stdout, want, out.Stderr)
