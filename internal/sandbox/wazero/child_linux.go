@@ -39,37 +39,21 @@ const (
 )
 
 // runChild runs the guest in a child process re-executed from this binary
-// (childMain) and supervises it: the job down a pipe, stdout and stderr
-// into the Capture, host calls answered with respond and the run's
-// Dispatcher, the child killed (its process group, SIGKILL) when the
-// run's clock or ctx ends. The status comes from this process's evidence:
-// the child's report says how the guest ended, and is believed only as far
-// as a guest could have chosen that ending itself (classify, parseReport).
-// An error is this process's own failure to start the child.
+// (childMain) and supervises it: the job down its pipe, stdout and
+// stderr into the Capture, host calls answered with respond and the run's Dispatcher, the
+// child killed (its process group, SIGKILL) when the run's clock or ctx
+// ends. The status comes from this process's evidence: the child's report
+// says how the guest ended, and is believed only as far as a guest could
+// have chosen that ending itself (classify, parseReport). An error is this
+// process's own failure to start the child.
 func (b *Backend) runChild(ctx context.Context, clock *runClock, j guestJob, output *sandbox.Capture, out *sandbox.Outcome) (guestRun, ending, error) {
-	load := b.in.childLoad
-	inherited := []*os.File{b.in.image}
-	if b.in.zoneinfo != nil {
-		fd, err := unix.FcntlInt(uintptr(b.in.zoneinfo.fd), unix.F_DUPFD_CLOEXEC, 0)
-		if err != nil {
-			return guestRun{}, ending{}, fmt.Errorf("child: zoneinfo: %w", err)
-		}
-		zoneinfo := os.NewFile(uintptr(fd), "zoneinfo")
-		defer zoneinfo.Close()
-		inherited, load.Zoneinfo = append(inherited, zoneinfo), true
-	}
-	jobData, err := json.Marshal(childJob{Load: load, Job: j})
+	jobData, err := json.Marshal(j)
 	if err != nil {
 		return guestRun{}, ending{}, err
 	}
-	// The parent-death signal is the forking thread's: keep this goroutine
-	// on it until the child is reaped, so that no goroutine that exits
-	// locked (libcontainer's) takes the thread, and the child, with it.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	spawned := time.Now()
 	clock.bound(childLoadBound + clock.timeout)
-	c, err := startChild(inherited)
+	c, err := b.in.spawnChild()
 	if err != nil {
 		return guestRun{}, ending{}, fmt.Errorf("child: %w", err)
 	}
@@ -101,9 +85,10 @@ func (b *Backend) runChild(ctx context.Context, clock *runClock, j guestJob, out
 	)
 	goroutine(func() {
 		defer c.result.Close()
+		<-c.loaded
 		var first [1]byte
-		n, _ := io.ReadFull(c.result, first[:])
-		if n == 1 && first[0] == loadedByte {
+		n := copy(first[:], c.head)
+		if c.isLoaded {
 			clock.bound(clock.timeout)
 			n, _ = io.ReadFull(c.result, first[:])
 		}
@@ -133,16 +118,14 @@ func (b *Backend) runChild(ctx context.Context, clock *runClock, j guestJob, out
 			}
 		}
 	})
-	exited := make(chan struct{})
 	go func() {
 		select {
 		case <-clock.ctx.Done():
 			c.kill()
-		case <-exited:
+		case <-c.done:
 		}
 	}()
-	state, waitErr := c.wait()
-	close(exited)
+	<-c.done
 	how := ending{canceled: ctx.Err() != nil, timedOut: clock.ctx.Err() != nil}
 	wg.Wait()
 	reaped := time.Now()
@@ -151,8 +134,8 @@ func (b *Backend) runChild(ctx context.Context, clock *runClock, j guestJob, out
 	} else {
 		out.Timings.Start, out.Timings.Run = startedAt.Sub(spawned), reaped.Sub(startedAt)
 	}
-	if waitErr != nil {
-		return guestRun{}, ending{}, fmt.Errorf("child: %w", waitErr)
+	if c.waitErr != nil {
+		return guestRun{}, ending{}, fmt.Errorf("child: %w", c.waitErr)
 	}
 
 	rep, err := parseReport(report, j.MemoryBytes)
@@ -177,7 +160,7 @@ func (b *Backend) runChild(ctx context.Context, clock *runClock, j guestJob, out
 	if rep.Setup != "" {
 		return guestRun{setupErr: errors.New("child: " + rep.Setup)}, how, nil
 	}
-	usage := state.SysUsage().(*syscall.Rusage)
+	usage := c.state.SysUsage().(*syscall.Rusage)
 	res := guestRun{
 		end:        guestEnd{kind: rep.Ending, exitCode: rep.ExitCode},
 		peakMemory: rep.PeakMemory,
@@ -188,6 +171,60 @@ func (b *Backend) runChild(ctx context.Context, clock *runClock, j guestJob, out
 	return res, reportHow, nil
 }
 
+// spawnChild starts a child and writes its load message: the child loads
+// and then waits for its job. The child's keeper, a goroutine locked to
+// the thread that forked it (the parent-death signal is that thread's,
+// and no goroutine that exits locked, libcontainer's, may take the thread
+// and the child with it), reaps it and then closes done. The result
+// stream's first byte is read at once: loaded closes when the child has
+// loaded or has ended without.
+func (in *Interpreter) spawnChild() (*child, error) {
+	load := in.childLoad
+	inherited := []*os.File{in.image}
+	if in.zoneinfo != nil {
+		fd, err := unix.FcntlInt(uintptr(in.zoneinfo.fd), unix.F_DUPFD_CLOEXEC, 0)
+		if err != nil {
+			return nil, fmt.Errorf("zoneinfo: %w", err)
+		}
+		zoneinfo := os.NewFile(uintptr(fd), "zoneinfo")
+		defer zoneinfo.Close()
+		inherited, load.Zoneinfo = append(inherited, zoneinfo), true
+	}
+	type started struct {
+		c   *child
+		err error
+	}
+	ch := make(chan started, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		c, err := startChild(inherited)
+		ch <- started{c, err}
+		if err == nil {
+			c.state, c.waitErr = c.wait()
+			close(c.done)
+		}
+	}()
+	s := <-ch
+	if s.err != nil {
+		return nil, s.err
+	}
+	c := s.c
+	go func() {
+		var first [1]byte
+		n, _ := io.ReadFull(c.result, first[:])
+		c.isLoaded = n == 1 && first[0] == loadedByte
+		if !c.isLoaded {
+			c.head = first[:n]
+		}
+		close(c.loaded)
+	}()
+	// Far below a pipe's capacity: never blocks. A child that died
+	// early: EPIPE, and its death says why.
+	_ = writeLoad(c.job, load)
+	return c, nil
+}
+
 // child is a started child process and this process's ends of its
 // descriptors.
 type child struct {
@@ -196,6 +233,18 @@ type child struct {
 	result, stdout, stderr, calls *os.File // read (calls: both)
 	mu                            sync.Mutex
 	reaped, killed                bool
+
+	// loaded closes once the result stream's first byte is read: isLoaded
+	// if it was loadedByte, else head holds what was read (a setup
+	// failure's report begins there).
+	loaded   chan struct{}
+	isLoaded bool
+	head     []byte
+	// done closes once the keeper has reaped the child: state and waitErr
+	// are then c.wait's.
+	done    chan struct{}
+	state   *os.ProcessState
+	waitErr error
 }
 
 func startChild(inherited []*os.File) (*child, error) {
@@ -236,6 +285,7 @@ func startChild(inherited []*os.File) (*child, error) {
 		return nil, err
 	}
 	c := &child{
+		loaded: make(chan struct{}), done: make(chan struct{}),
 		job: parentEnds[0], result: parentEnds[1], stdout: parentEnds[2], stderr: parentEnds[3], calls: parentEnds[4],
 	}
 	c.cmd = &exec.Cmd{
@@ -333,8 +383,10 @@ func isChild() bool {
 	return true
 }
 
-// childMain runs the guest of the job on its descriptor and reports how it
-// ended; its exit status says only whether it could report.
+// childMain loads the Interpreter its load message describes, says so,
+// then waits for its job, confines itself with the job's limits, runs the
+// job's guest and reports how it ended; its exit status says only whether
+// it could report.
 func childMain() int {
 	result := os.NewFile(childResultFD, "result")
 	report := func(r childReport) int {
@@ -351,13 +403,10 @@ func childMain() int {
 		msg := err.Error()
 		return report(childReport{Setup: msg[:min(len(msg), maxSetupBytes)]})
 	}
-	data, err := io.ReadAll(io.LimitReader(os.NewFile(childJobFD, "job"), maxJobBytes))
+	jobPipe := os.NewFile(childJobFD, "job")
+	load, err := readLoad(jobPipe)
 	if err != nil {
 		return setupFailed(err)
-	}
-	var cj childJob
-	if err := json.Unmarshal(data, &cj); err != nil {
-		return setupFailed(fmt.Errorf("job: %w", err))
 	}
 	ctx := context.Background()
 	image, err := mapImage(childImageFD)
@@ -369,18 +418,28 @@ func childMain() int {
 		return setupFailed(err)
 	}
 	var zoneinfo *hostDir
-	if cj.Load.Zoneinfo {
+	if load.Zoneinfo {
 		zoneinfo = &hostDir{fd: childZoneinfoFD, path: zoneinfoDir}
 	}
-	in, err := assemble(ctx, &Build{Dir: cj.Load.BuildDir}, wasm, stdlib, guestFiles, zoneinfo, cj.Load.CompilationCacheDir, nil, false)
+	in, err := assemble(ctx, &Build{Dir: load.BuildDir}, wasm, stdlib, guestFiles, zoneinfo, load.CompilationCacheDir, nil, false)
 	if err != nil {
 		return setupFailed(err)
 	}
-	if err := confineChild(cj.Job); err != nil {
-		return setupFailed(fmt.Errorf("confine: %w", err))
-	}
 	if _, err := result.Write([]byte{loadedByte}); err != nil {
 		return 1
+	}
+	// Loaded: now the job, whenever the parent has one (a pool's child
+	// waits here), and the confinement its limits set.
+	data, err := io.ReadAll(io.LimitReader(jobPipe, maxJobBytes))
+	if err != nil {
+		return setupFailed(err)
+	}
+	var j guestJob
+	if err := json.Unmarshal(data, &j); err != nil {
+		return setupFailed(fmt.Errorf("job: %w", err))
+	}
+	if err := confineChild(j); err != nil {
+		return setupFailed(fmt.Errorf("confine: %w", err))
 	}
 	calls := os.NewFile(childCallFD, "calls")
 	call := func(_ context.Context, frame []byte, fault string) []byte {
@@ -397,7 +456,7 @@ func childMain() int {
 	started := func() {
 		once.Do(func() { _, _ = result.Write([]byte{startedByte}) })
 	}
-	res := in.execute(ctx, cj.Job, os.NewFile(childStdoutFD, "stdout"), os.NewFile(childStderrFD, "stderr"), started, nil, call)
+	res := in.execute(ctx, j, os.NewFile(childStdoutFD, "stdout"), os.NewFile(childStderrFD, "stderr"), started, nil, call)
 	if res.setupErr != nil {
 		return setupFailed(res.setupErr)
 	}

@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/apysup/apysup/broker"
 )
 
-// The wire between a run and its child process (child_linux.go): the job
-// goes down once, host calls go up and their answers down, the child's
+// The wire between a run and its child process (child_linux.go): the load
+// message, then (once the child has loaded and there is one) the job go
+// down once, host calls go up and their answers down, the child's
 // report of its guest's ending comes up once. The parent trusts nothing
 // that comes up: the child runs the guest, and a guest that escaped wasm
 // would be the child.
@@ -32,14 +34,57 @@ type childLoad struct {
 	Zoneinfo            bool   `json:"zoneinfo"` // the host's zoneinfo is childZoneinfoFD
 }
 
-// childJob is the job descriptor's content.
-type childJob struct {
-	Load childLoad `json:"load"`
-	Job  guestJob  `json:"job"`
+// maxLoadBytes bounds the load message: two paths and a flag.
+const maxLoadBytes = 16 << 10
+
+// writeLoad writes the load message that opens the job pipe: its length
+// (4 bytes, big-endian) and childLoad as JSON. The job follows, to EOF,
+// once there is one: a child loads before its job exists (a pool's).
+func writeLoad(w io.Writer, load childLoad) error {
+	data, err := json.Marshal(load)
+	if err != nil {
+		return err
+	}
+	if len(data) > maxLoadBytes {
+		return fmt.Errorf("load message of %d bytes", len(data))
+	}
+	_, err = w.Write(append(binary.BigEndian.AppendUint32(nil, uint32(len(data))), data...))
+	return err
 }
 
-// maxJobBytes bounds the job a child reads: a script of
-// sandbox.MaxScriptBytes and its prelude, base64-encoded, and the rest.
+// readLoad reads the load message as the input from outside it is:
+// bounded, one strict JSON object, a compilation cache named.
+func readLoad(r io.Reader) (childLoad, error) {
+	var head [4]byte
+	if _, err := io.ReadFull(r, head[:]); err != nil {
+		return childLoad{}, fmt.Errorf("load: %w", err)
+	}
+	n := binary.BigEndian.Uint32(head[:])
+	if n > maxLoadBytes {
+		return childLoad{}, fmt.Errorf("load: %d bytes", n)
+	}
+	data := make([]byte, n)
+	if _, err := io.ReadFull(r, data); err != nil {
+		return childLoad{}, fmt.Errorf("load: %w", err)
+	}
+	var load childLoad
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&load); err != nil {
+		return childLoad{}, errors.New("load: not a load message")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return childLoad{}, errors.New("load: trailing data")
+	}
+	if load.CompilationCacheDir == "" || strings.ContainsRune(load.CompilationCacheDir+load.BuildDir, 0) {
+		return childLoad{}, errors.New("load: no compilation cache")
+	}
+	return load, nil
+}
+
+// maxJobBytes bounds the job a child reads after its load message: a
+// script of sandbox.MaxScriptBytes and its prelude, base64-encoded, and
+// the rest.
 const maxJobBytes = 24 << 20
 
 // childReport is the child's account of its guest's ending: one JSON

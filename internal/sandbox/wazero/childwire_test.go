@@ -138,3 +138,62 @@ func FuzzReadCall(f *testing.F) {
 		}
 	})
 }
+
+func TestLoadWire(t *testing.T) {
+	var buf bytes.Buffer
+	want := childLoad{BuildDir: "/cache/apysup/wasi/k", CompilationCacheDir: "/cache/apysup/wazero", Zoneinfo: true}
+	if err := writeLoad(&buf, want); err != nil {
+		t.Fatal(err)
+	}
+	buf.WriteString(`{"script":""}`) // the job follows, unread
+	if got, err := readLoad(&buf); err != nil || got != want {
+		t.Fatalf("read %+v %v", got, err)
+	}
+	if buf.String() != `{"script":""}` {
+		t.Fatalf("read into the job: %q left", buf.String())
+	}
+	for _, tc := range []struct{ name, data string }{
+		{"empty", ""},
+		{"short head", "\x00\x00"},
+		{"too long", "\x00\x01\x00\x00{}"},
+		{"truncated", "\x00\x00\x00\x10{}"},
+		{"no cache", "\x00\x00\x00\x02{}"},
+		{"unknown field", "\x00\x00\x00\x0b{\"uid\":0}  "},
+		{"trailing", "\x00\x00\x00\x2b{\"compilation_cache_dir\":\"/c\"}{\"zoneinfo\":1}"},
+		{"nul", "\x00\x00\x00\x24{\"compilation_cache_dir\":\"/c\\u0000\"}"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got, err := readLoad(strings.NewReader(tc.data)); err == nil {
+				t.Fatalf("accepted %+v", got)
+			}
+		})
+	}
+}
+
+// The load message comes down the child's job pipe before anything else:
+// whatever is there, readLoad answers a load naming a compilation cache,
+// reading no more than its bound, or an error.
+func FuzzReadLoad(f *testing.F) {
+	var buf bytes.Buffer
+	_ = writeLoad(&buf, childLoad{BuildDir: "/b", CompilationCacheDir: "/c", Zoneinfo: true})
+	f.Add(buf.Bytes())
+	f.Add([]byte("\x00\x00\x00\x02{}"))
+	f.Add([]byte("\xff\xff\xff\xff"))
+	f.Add([]byte("\x00\x00\x00\x05null "))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r := bytes.NewReader(data)
+		load, err := readLoad(r)
+		if read := len(data) - r.Len(); read > 4+maxLoadBytes {
+			t.Fatalf("read %d bytes", read)
+		}
+		if err != nil {
+			if load != (childLoad{}) {
+				t.Fatalf("%v with %+v", err, load)
+			}
+			return
+		}
+		if load.CompilationCacheDir == "" || strings.ContainsRune(load.CompilationCacheDir+load.BuildDir, 0) {
+			t.Fatalf("accepted %+v", load)
+		}
+	})
+}
