@@ -39,8 +39,9 @@ const (
 )
 
 // runChild runs the guest in a child process re-executed from this binary
-// (childMain) and supervises it: the job down its pipe, stdout and
-// stderr into the Capture, host calls answered with respond and the run's Dispatcher, the
+// (childMain) and supervises it: a loaded child from the pool or one
+// started for the run, the job down its pipe, stdout and stderr into the
+// Capture, host calls answered with respond and the run's Dispatcher, the
 // child killed (its process group, SIGKILL) when the run's clock or ctx
 // ends. The status comes from this process's evidence: the child's report
 // says how the guest ended, and is believed only as far as a guest could
@@ -52,10 +53,12 @@ func (b *Backend) runChild(ctx context.Context, clock *runClock, j guestJob, out
 		return guestRun{}, ending{}, err
 	}
 	spawned := time.Now()
-	clock.bound(childLoadBound + clock.timeout)
-	c, err := b.in.spawnChild()
-	if err != nil {
-		return guestRun{}, ending{}, fmt.Errorf("child: %w", err)
+	c := b.in.pool.take()
+	if c == nil {
+		clock.bound(childLoadBound + clock.timeout)
+		if c, err = b.in.spawnChild(); err != nil {
+			return guestRun{}, ending{}, fmt.Errorf("child: %w", err)
+		}
 	}
 
 	var wg sync.WaitGroup
@@ -464,4 +467,13 @@ func childMain() int {
 		Ending: res.end.kind, ExitCode: res.end.exitCode, MemoryRefused: res.memoryRefused,
 		PeakMemory: res.peakMemory, CPUTimeNs: res.cpuNs,
 	})
+}
+
+// discard waits until a child that ran no job is reaped and closes this
+// process's ends of its descriptors.
+func (c *child) discard() {
+	<-c.done
+	for _, f := range []*os.File{c.job, c.result, c.stdout, c.stderr, c.calls} {
+		_ = f.Close()
+	}
 }

@@ -23,3 +23,10 @@ func (b *Backend) runChild(context.Context, *runClock, guestJob, *sandbox.Captur
 func newImage([]byte, fs.FS, fs.FS) (*os.File, error) {
 	return nil, errors.New("no child processes on this OS")
 }
+
+// childPool: no children to keep here.
+type childPool struct{}
+
+func newChildPool(*Interpreter, int) *childPool { return nil }
+
+func (*childPool) close() {}

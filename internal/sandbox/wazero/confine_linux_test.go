@@ -16,9 +16,20 @@ import (
 
 // A run's child, seen from outside while its guest waits for a host call:
 // no_new_privs, the seccomp filter, its rlimits, and (as root) its own
-// network, IPC and UTS namespaces.
+// network, IPC and UTS namespaces; a pooled run's child just the same.
 func TestChildIsConfined(t *testing.T) {
-	interpreter(t)
+	t.Run("fresh", func(t *testing.T) { testChildIsConfined(t, interpreter(t)) })
+	t.Run("pooled", func(t *testing.T) {
+		in := pooledInterpreter(t, 1)
+		waitPool(t, in, 1)
+		testChildIsConfined(t, in)
+		if st := in.pool.statsNow(); st.taken != 1 {
+			t.Fatalf("the run took no pooled child: %+v", st)
+		}
+	})
+}
+
+func testChildIsConfined(t *testing.T, in *Interpreter) {
 	type seen struct {
 		status, limits string
 		ns             map[string]bool // namespace -> shared with this process
@@ -26,12 +37,18 @@ func TestChildIsConfined(t *testing.T) {
 	got := make(chan seen, 1)
 	d := dispatcherFunc(func(ctx context.Context, frame []byte) []byte {
 		var s seen
-		pids := children(t)
-		if len(pids) == 1 {
-			dir := "/proc/" + strconv.Itoa(pids[0])
-			b, _ := os.ReadFile(dir + "/status")
-			s.status = string(b)
-			b, _ = os.ReadFile(dir + "/limits")
+		// The run's child is the one confined: a pool's idle children
+		// wait for their jobs' limits.
+		var confined []int
+		for _, pid := range children(t) {
+			b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+			if strings.Contains(string(b), "NoNewPrivs:\t1") {
+				confined, s.status = append(confined, pid), string(b)
+			}
+		}
+		if len(confined) == 1 {
+			dir := "/proc/" + strconv.Itoa(confined[0])
+			b, _ := os.ReadFile(dir + "/limits")
 			s.limits = string(b)
 			s.ns = map[string]bool{}
 			for _, ns := range []string{"net", "ipc", "uts"} {
@@ -43,7 +60,7 @@ func TestChildIsConfined(t *testing.T) {
 		got <- s
 		return []byte(`{"status":"ok","result":1}`)
 	})
-	out := run(t, callScript(`b'{"call_id":"capability-1","capability":"echo","arguments":{}}'`), runOpts{d: d,
+	out := run(t, callScript(`b'{"call_id":"capability-1","capability":"echo","arguments":{}}'`), runOpts{d: d, in: in,
 		limits: sandbox.Limits{OpenFiles: 100, FileSizeBytes: 1 << 20}})
 	s := <-got
 	if out.Status != sandbox.StatusOK {

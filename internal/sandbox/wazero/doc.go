@@ -22,8 +22,9 @@
 // program needs a call of its own for it (apysup.Init and
 // native.MaybeInit document the same entry). The child maps its parent's
 // checked build (a sealed memfd: python.wasm, the unpacked stdlib, the
-// guest files), loads the compiled code from the disk cache, reads its job
-// from a pipe, writes the guest's stdout and stderr to two pipes that the
+// guest files), loads the compiled code from the disk cache as its load
+// message says, then reads its job from the same pipe (with Config.Pool,
+// children wait there loaded, ahead of their runs, each used once), writes the guest's stdout and stderr to two pipes that the
 // parent copies into the run's Capture, sends host calls over a socketpair
 // to the parent, which answers each with the run's Broker exactly as an
 // in-process call (respond: the same bounds, codes and envelope), and

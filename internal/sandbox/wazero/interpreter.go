@@ -35,6 +35,13 @@ type Config struct {
 	// DpkgStatus is the dpkg status file that says which python3.11
 	// revision the host (the native guest) runs; "" means DpkgStatus.
 	DpkgStatus string
+	// Pool keeps that many child processes loaded ahead of their runs
+	// (Linux, where every guest runs in a child): a run takes one that
+	// has compiled its module and waits for a job, skipping the child's
+	// start and load (most of an empty run's time), and the pool refills
+	// in the background. Each child serves one run; Close kills the idle
+	// ones. Zero (or less) starts each child for its run.
+	Pool int
 
 	// inProcess runs every guest in this process, compiled with wazero's
 	// close-on-context-done (its check at every loop back-edge is what ends
@@ -61,7 +68,8 @@ type Interpreter struct {
 	// binary (child_linux.go), which loads its own Interpreter from image.
 	child     bool
 	childLoad childLoad
-	image     *os.File // nil without children
+	image     *os.File   // nil without children
+	pool      *childPool // nil without Config.Pool
 	// closeStdlib releases what serves stdlib (Load's zip file); nil in a
 	// child, whose stdlib lies in its parent's image.
 	closeStdlib io.Closer
@@ -152,6 +160,9 @@ func Load(ctx context.Context, cfg Config) (*Interpreter, error) {
 			_ = in.Close(ctx)
 			return nil, fmt.Errorf("wazero: child image: %w", err)
 		}
+		if cfg.Pool > 0 {
+			in.pool = newChildPool(in, cfg.Pool)
+		}
 	}
 	// Out directories of processes that died with runs under way.
 	_ = sweepTempDirs(os.TempDir())
@@ -228,9 +239,11 @@ func (in *Interpreter) init(ctx context.Context, wasm []byte) error {
 // Build is the WASI build this Interpreter runs.
 func (in *Interpreter) Build() *Build { return in.build }
 
-// Close releases the runtime and the in-memory compilation cache; the
-// on-disk cache stays for the next process.
+// Close releases the runtime and the in-memory compilation cache, and
+// kills and reaps the pool's idle children; the on-disk cache stays for
+// the next process. Close after the last Run has returned.
 func (in *Interpreter) Close(ctx context.Context) error {
+	in.pool.close() // its idle children killed and reaped
 	var err error
 	if in.runtime != nil { // nil: a parent of children that did not compile (Load)
 		err = in.runtime.Close(ctx)

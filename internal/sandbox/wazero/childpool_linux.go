@@ -1,0 +1,207 @@
+package wazero
+
+import (
+	"sync"
+	"time"
+)
+
+// childPool keeps children loaded ahead of their runs (Config.Pool): each
+// has started, mapped the image, compiled its module from the cache and
+// written loadedByte, and waits on its job pipe, unconfined (its limits
+// are the job's) and holding nothing of a job. A run takes one and hands
+// it its job; the pool refills in the background, one child at a time.
+// A child is used once: after its guest ran, its memory, descriptors and
+// seccomp filter are that guest's. A child that ends while idle (killed
+// from outside, or failing to load) is dropped, never handed a job.
+type childPool struct {
+	in   *Interpreter
+	size int
+	stop chan struct{}
+	bell chan struct{} // wakes the filler (capacity 1)
+	wg   sync.WaitGroup
+
+	mu      sync.Mutex
+	ready   []*child // oldest first
+	filling *child   // the child the filler waits on to load
+	closed  bool
+	stats   poolStats
+}
+
+// poolStats counts the pool's children; tests read them.
+type poolStats struct {
+	loaded, taken, cold, discarded int
+}
+
+const (
+	// poolRetry bounds the filler's pause after a child that did not load.
+	poolRetry = 5 * time.Second
+	// poolRetryFirst is the first such pause.
+	poolRetryFirst = 100 * time.Millisecond
+)
+
+// newChildPool starts keeping size children loaded for in.
+func newChildPool(in *Interpreter, size int) *childPool {
+	p := &childPool{in: in, size: size, stop: make(chan struct{}), bell: make(chan struct{}, 1)}
+	p.wg.Add(1)
+	go p.fill()
+	return p
+}
+
+// take returns a loaded child, alive when looked at, or nil (no pool, or
+// none ready: the run starts its own).
+func (p *childPool) take() *child {
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	defer p.ring()
+	for len(p.ready) > 0 {
+		c := p.ready[0]
+		p.ready = p.ready[1:]
+		select {
+		case <-c.done: // reaped: it died while idle
+			p.stats.discarded++
+			continue
+		default:
+		}
+		p.stats.taken++
+		return c
+	}
+	p.stats.cold++
+	return nil
+}
+
+func (p *childPool) ring() {
+	select {
+	case p.bell <- struct{}{}:
+	default:
+	}
+}
+
+// fill keeps the pool full: one child started at a time, added once it has
+// loaded; after one that did not load, a pause (doubling up to poolRetry).
+func (p *childPool) fill() {
+	defer p.wg.Done()
+	pause := poolRetryFirst
+	for {
+		p.mu.Lock()
+		closed, full := p.closed, len(p.ready) >= p.size
+		p.mu.Unlock()
+		if closed {
+			return
+		}
+		if full {
+			select {
+			case <-p.bell:
+			case <-p.stop:
+			}
+			continue
+		}
+		if p.load() {
+			pause = poolRetryFirst
+			continue
+		}
+		select {
+		case <-time.After(pause):
+		case <-p.stop:
+		}
+		pause = min(2*pause, poolRetry)
+	}
+}
+
+// load starts a child and adds it to the pool once it has loaded; false
+// if it did not (killed, and reaped, unless it died by itself first).
+func (p *childPool) load() bool {
+	c, err := p.in.spawnChild()
+	if err != nil {
+		return false
+	}
+	p.mu.Lock()
+	p.filling = c
+	p.mu.Unlock()
+	timer := time.NewTimer(childLoadBound)
+	defer timer.Stop()
+	select {
+	case <-c.loaded:
+	case <-timer.C:
+	case <-p.stop:
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.filling = nil
+	select {
+	case <-c.loaded:
+		if c.isLoaded && !p.closed {
+			p.ready = append(p.ready, c)
+			p.stats.loaded++
+			go p.watch(c)
+			return true
+		}
+	default:
+	}
+	c.kill()
+	c.discard()
+	return false
+}
+
+// watch drops c from the pool if it is reaped while idle.
+func (p *childPool) watch(c *child) {
+	<-c.done
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, r := range p.ready {
+		if r == c {
+			p.ready = append(p.ready[:i:i], p.ready[i+1:]...)
+			p.stats.discarded++
+			p.ring()
+			return
+		}
+	}
+}
+
+// close kills the idle children and waits until each is reaped, and the
+// filler has stopped: nothing of the pool is left.
+func (p *childPool) close() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return
+	}
+	p.closed = true
+	idle := p.ready
+	p.ready = nil
+	if p.filling != nil {
+		p.filling.kill()
+	}
+	p.mu.Unlock()
+	close(p.stop)
+	for _, c := range idle {
+		c.kill()
+		c.discard()
+	}
+	p.wg.Wait()
+}
+
+// pids are the processes of the pool's children, idle or loading.
+func (p *childPool) pids() []int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var pids []int
+	for _, c := range p.ready {
+		pids = append(pids, c.cmd.Process.Pid)
+	}
+	if p.filling != nil {
+		pids = append(pids, p.filling.cmd.Process.Pid)
+	}
+	return pids
+}
+
+func (p *childPool) statsNow() poolStats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stats
+}
