@@ -4,39 +4,20 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/apysup/apysup/internal/sandbox"
+	"github.com/apysup/apysup/internal/testenv"
 )
 
 // children lists the pids of this process's wazero children, live or
 // zombie.
 func children(t *testing.T) []int {
 	t.Helper()
-	var pids []int
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, stat := range stats {
-		b, err := os.ReadFile(stat)
-		if err != nil {
-			continue // gone meanwhile
-		}
-		// pid (comm) state ppid ...: comm may hold spaces, the last ')' ends it.
-		fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-		if len(fields) < 2 || fields[1] != strconv.Itoa(os.Getpid()) {
-			continue
-		}
-		cmdline, _ := os.ReadFile(filepath.Join(filepath.Dir(stat), "cmdline"))
-		if bytes.Contains(cmdline, []byte(childArg)) {
-			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(stat)))
-			pids = append(pids, pid)
-		}
-	}
-	return pids
+	return testenv.Children(childArg)
 }
 
 // Every run's guest is in a child process of its own, and however the run

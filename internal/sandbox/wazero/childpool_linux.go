@@ -9,7 +9,8 @@ import (
 // has started, mapped the image, compiled its module from the cache and
 // written loadedByte, and waits on its job pipe, unconfined (its limits
 // are the job's) and holding nothing of a job. A run takes one and hands
-// it its job; the pool refills in the background, one child at a time.
+// it its job; the pool refills in the background, one child at a time,
+// once that run has ended (at once when a run found none ready: watch).
 // A child is used once: after its guest ran, its memory, descriptors and
 // seccomp filter are that guest's. A child that ends while idle (killed
 // from outside, or failing to load) is dropped, never handed a job.
@@ -55,7 +56,6 @@ func (p *childPool) take() *child {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	defer p.ring()
 	for len(p.ready) > 0 {
 		c := p.ready[0]
 		p.ready = p.ready[1:]
@@ -66,9 +66,10 @@ func (p *childPool) take() *child {
 		default:
 		}
 		p.stats.taken++
-		return c
+		return c // watch refills once it is reaped
 	}
 	p.stats.cold++
+	p.ring() // behind: refill now
 	return nil
 }
 
@@ -145,16 +146,20 @@ func (p *childPool) load() bool {
 	return false
 }
 
-// watch drops c from the pool if it is reaped while idle.
+// watch waits until c is reaped: dropped if it was idle, else its run has
+// ended; either way the pool refills now. Not at the take: a child's load
+// (about half a second of CPU) beside the run that took its place made
+// that run slower on two cores (an empty one 207-287 ms against 163-165,
+// BenchmarkWazeroPoolRunEmpty).
 func (p *childPool) watch(c *child) {
 	<-c.done
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	defer p.ring()
 	for i, r := range p.ready {
 		if r == c {
 			p.ready = append(p.ready[:i:i], p.ready[i+1:]...)
 			p.stats.discarded++
-			p.ring()
 			return
 		}
 	}

@@ -158,8 +158,11 @@ func TestPooledConcurrentRuns(t *testing.T) {
 // BenchmarkWazeroPoolRunEmpty is an empty script's wall time from Run to
 // its Outcome, side by side: a child started for the run (fresh-ms) and a
 // pooled child that had loaded (pooled-ms; the pool refills, untimed,
-// between iterations), and their ratio. idle-rss-MiB is a loaded child's
-// resident memory while it waits for its job.
+// before each pair), and their ratio; pooled-start-ms is the pooled
+// run's Timings.Start (handover to the runner's job: the module's
+// instantiation and CPython's start). idle-rss-MiB and idle-pss-MiB are a
+// loaded child's resident memory while it waits for its job, and its
+// proportional share (the image's pages are shared by every child).
 func BenchmarkWazeroPoolRunEmpty(b *testing.B) {
 	fresh := interpreter(b)
 	pooled, err := Load(context.Background(), Config{Pool: 1})
@@ -167,24 +170,27 @@ func BenchmarkWazeroPoolRunEmpty(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer pooled.Close(context.Background())
-	var freshTime, pooledTime time.Duration
-	var rss float64
-	timed := func(in *Interpreter) time.Duration {
+	var freshTime, pooledTime, pooledStart time.Duration
+	var rss, pss float64
+	timed := func(in *Interpreter) (time.Duration, *sandbox.Outcome) {
 		began := time.Now()
 		out := run(b, "", runOpts{in: in})
 		took := time.Since(began)
 		if out.Status != sandbox.StatusOK {
 			b.Fatalf("status %s stderr %s", out.Status, out.Stderr)
 		}
-		return took
+		return took, out
 	}
 	for b.Loop() {
-		freshTime += timed(fresh)
-		waitPool(b, pooled, 1)
+		waitPool(b, pooled, 1) // its refill beside neither run
+		took, _ := timed(fresh)
+		freshTime += took
 		if pids := pooled.pool.pids(); len(pids) == 1 {
-			rss = max(rss, residentMiB(b, pids[0]))
+			rss = max(rss, memoryMiB(b, pids[0], "status", "VmRSS:"))
+			pss = max(pss, memoryMiB(b, pids[0], "smaps_rollup", "Pss:"))
 		}
-		pooledTime += timed(pooled)
+		took, out := timed(pooled)
+		pooledTime, pooledStart = pooledTime+took, pooledStart+out.Timings.Start
 	}
 	if st := pooled.pool.statsNow(); st.cold != 0 {
 		b.Fatalf("pooled runs started their own children: %+v", st)
@@ -192,18 +198,20 @@ func BenchmarkWazeroPoolRunEmpty(b *testing.B) {
 	n := float64(b.N)
 	b.ReportMetric(float64(freshTime.Milliseconds())/n, "fresh-ms")
 	b.ReportMetric(float64(pooledTime.Milliseconds())/n, "pooled-ms")
+	b.ReportMetric(float64(pooledStart.Milliseconds())/n, "pooled-start-ms")
 	b.ReportMetric(float64(freshTime)/float64(pooledTime), "fresh/pooled")
 	b.ReportMetric(rss, "idle-rss-MiB")
+	b.ReportMetric(pss, "idle-pss-MiB")
 }
 
-// residentMiB is a process's VmRSS.
-func residentMiB(b *testing.B, pid int) float64 {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+// memoryMiB is a process's figure in kB named field of /proc/PID/file.
+func memoryMiB(b *testing.B, pid int, file, field string) float64 {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/" + file)
 	if err != nil {
 		b.Fatal(err)
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(line, field); ok {
 			kb, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
 			if err != nil {
 				b.Fatal(err)
@@ -211,6 +219,6 @@ func residentMiB(b *testing.B, pid int) float64 {
 			return float64(kb) / 1024
 		}
 	}
-	b.Fatalf("no VmRSS in %s", data)
+	b.Fatalf("no %s in %s", field, data)
 	return 0
 }
