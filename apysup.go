@@ -85,6 +85,11 @@ type Config struct {
 	// for its run.
 	NativePool       int
 	NativePoolLimits Limits
+	// WazeroPool keeps that many wazero child processes loaded ahead of
+	// their runs (Linux): such a run skips the child's start and its load
+	// of the compiled interpreter. Each child serves one run. Zero starts
+	// each child for its run.
+	WazeroPool int
 }
 
 // Supervisor runs scripts and keeps what is worth keeping between runs:
@@ -95,7 +100,7 @@ type Supervisor struct{ s *supervisor.Supervisor }
 // New returns a Supervisor. Backends are built on their first run.
 func New(cfg Config) *Supervisor {
 	return &Supervisor{s: supervisor.New(supervisor.Config{StateDir: cfg.StateDir,
-		NativePool: cfg.NativePool, NativePoolLimits: cfg.NativePoolLimits})}
+		NativePool: cfg.NativePool, NativePoolLimits: cfg.NativePoolLimits, WazeroPool: cfg.WazeroPool})}
 }
 
 // Close releases the backends and the pool.

@@ -35,6 +35,7 @@ func serveCommand() *cli.Command {
 			&cli.StringFlag{Name: "token-file", Usage: "`FILE` (mode 0600) holding the bearer token TCP clients must send"},
 			&cli.StringFlag{Name: "state", Value: defaultServeState, Usage: "`DIR` of the runs' directories"},
 			&cli.IntFlag{Name: "pool", Usage: "keep `N` native sandboxes started for runs with the default limits"},
+			&cli.IntFlag{Name: "wazero-pool", Usage: "keep `N` wazero child processes loaded for runs on wazero"},
 			&cli.IntFlag{Name: "max-concurrent", Usage: "run at most `N` scripts at once (default: the number of CPUs)"},
 			&cli.IntFlag{Name: "queue", Usage: "let `N` more runs wait (default 4 x max-concurrent); beyond, 429"},
 			&cli.DurationFlag{Name: "grace", Value: serveGrace, Usage: "how long runs may finish after SIGTERM"},
@@ -72,7 +73,7 @@ func serveAction(c *cli.Context) error {
 		}
 		defer jn.Close()
 	}
-	srv, err := serve.New(serve.Config{StateDir: state, Pool: c.Int("pool"), MaxConcurrent: c.Int("max-concurrent"),
+	srv, err := serve.New(serve.Config{StateDir: state, Pool: c.Int("pool"), WazeroPool: c.Int("wazero-pool"), MaxConcurrent: c.Int("max-concurrent"),
 		Queue: queue, AllowHandlers: c.StringSlice("allow-handlers"), Journal: jn})
 	if err != nil {
 		return cli.Exit(err.Error(), ExitSetupFailed)

@@ -27,6 +27,9 @@ type Config struct {
 	// Pool keeps that many native sandboxes started for runs with the
 	// default limits (supervisor.Config.NativePool).
 	Pool int
+	// WazeroPool keeps that many wazero children loaded for runs on
+	// wazero (supervisor.Config.WazeroPool); New loads the interpreter.
+	WazeroPool int
 	// MaxConcurrent runs at once (default GOMAXPROCS) and Queue more that
 	// wait (default 4*MaxConcurrent); beyond them, 429.
 	MaxConcurrent int
@@ -104,12 +107,19 @@ type Server struct {
 func New(cfg Config) (*Server, error) {
 	cfg = cfg.withDefaults()
 	// The pool's limits are a request's without limits (RunLimits.sandbox).
-	sup := supervisor.New(supervisor.Config{StateDir: cfg.StateDir, NativePool: cfg.Pool, NativePoolLimits: sandbox.DefaultLimits()})
+	sup := supervisor.New(supervisor.Config{StateDir: cfg.StateDir, NativePool: cfg.Pool, NativePoolLimits: sandbox.DefaultLimits(),
+		WazeroPool: cfg.WazeroPool})
 	if err := sup.Prepare(); err != nil && cfg.Pool > 0 {
 		// Without a pool a native failure is each run's typed refusal
 		// (and /v1/health's); a pool that cannot start is the operator's.
 		sup.Close()
 		return nil, err
+	}
+	if cfg.WazeroPool > 0 {
+		if err := sup.PrepareWazero(context.Background()); err != nil {
+			sup.Close()
+			return nil, err
+		}
 	}
 	r, _ := plan.NewRegistry(16)
 	p, err := r.Seal()

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/apysup/apysup/internal/journal"
+	"github.com/apysup/apysup/internal/sandbox/wazero"
 	"github.com/apysup/apysup/internal/testenv"
 )
 
@@ -401,5 +402,33 @@ func TestRunsUnderAnIdempotencyKey(t *testing.T) {
 	}
 	if _, err := ls.client.Run(ctx, RunRequest{Source: "pass", IdempotencyKey: "bad key"}); err == nil || !strings.Contains(err.Error(), CodeInvalidRequest) {
 		t.Fatalf("a malformed key: %v", err)
+	}
+}
+
+// With WazeroPool, New loads the wazero interpreter, whose pool has a
+// child loaded before any run is admitted; Shutdown leaves none.
+func TestWazeroPoolStartsWithTheServer(t *testing.T) {
+	_, err := wazero.Locate("")
+	var u *wazero.UnavailableError
+	testenv.Need(t, !errors.As(err, &u), "the WASI CPython build (make wasi-python)")
+	s, err := New(Config{StateDir: t.TempDir(), WazeroPool: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const mark = "apysup-wazero-child"
+	deadline := time.Now().Add(2 * time.Minute)
+	for len(testenv.Children(mark)) < 1 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if pids := testenv.Children(mark); len(pids) != 1 {
+		t.Fatalf("wazero children before any run: %v", pids)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := s.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if pids := testenv.Children(mark); len(pids) != 0 {
+		t.Fatalf("wazero children after Shutdown: %v", pids)
 	}
 }

@@ -63,6 +63,11 @@ type Config struct {
 	NativePoolLimits  sandbox.Limits
 	NativePoolClasses int
 	NativePoolIdle    time.Duration
+	// WazeroPool, when positive, keeps that many wazero child processes
+	// loaded ahead of their runs (wazero.Config.Pool; Linux): worth it
+	// for a long-lived Supervisor that runs many scripts on wazero. Each
+	// child serves one run. It overrides Wazero.Pool.
+	WazeroPool int
 }
 
 // Supervisor runs scripts. Backends are built on first use and reused.
@@ -302,7 +307,11 @@ func (s *Supervisor) wazeroInterpreter(ctx context.Context) (*wazero.Interpreter
 	if _, err := wazero.Locate(s.cfg.Wazero.CacheDir); err != nil {
 		return nil, err
 	}
-	in, err := wazero.Load(ctx, s.cfg.Wazero)
+	cfg := s.cfg.Wazero
+	if s.cfg.WazeroPool > 0 {
+		cfg.Pool = s.cfg.WazeroPool
+	}
+	in, err := wazero.Load(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -432,6 +441,14 @@ func NewRunID() (string, error) { return newID("run-") }
 func (s *Supervisor) Prepare() error {
 	s.sweep()
 	return s.prepareNative()
+}
+
+// PrepareWazero loads the wazero interpreter now, as the first wazero run
+// would, and so starts its pool (WazeroPool): a long-lived service calls
+// it before it admits runs.
+func (s *Supervisor) PrepareWazero(ctx context.Context) error {
+	_, err := s.wazeroInterpreter(ctx)
+	return err
 }
 
 // sweep removes, once, what dead supervisors left: the native sandboxes
