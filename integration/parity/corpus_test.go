@@ -30,6 +30,11 @@ var corpus = []corpusCase{
 	{script: "fs_missing_paths.py"},
 	{script: "fs_set_blocking.py"},
 	{script: "fs_read_only.py"},
+	{script: "fs_access.py", known: map[string]pinned{ // X_OK: WASI has no permission bits
+		"stdout": {native: accessOut("", "None"),
+			wazero: accessOut("'f', ", "./f", ", '/opt/apysup/apysup_runner.py', '/dev/null'")},
+	}},
+	{script: "fs_devices.py"},
 	{script: "std_compression.py"},
 	{script: "compute.py"},
 	{script: "recursion.py"},
@@ -127,7 +132,11 @@ var corpus = []corpusCase{
 		"stderr_last": {native: "", wazero: "RuntimeWarning: Enable tracemalloc to get the object allocation traceback"},
 	}},
 	{script: "gap_process_time.py", known: map[string]pinned{
-		"stdout": {native: "perf_counter advances: True\nprocess_time advances: True\nthread_time: True\nprocess_time clock: clock_gettime(CLOCK_PROCESS_CPUTIME_ID)\n", wazero: "perf_counter advances: True\nprocess_time advances: True\nthread_time: False\nprocess_time clock: times()\n"},
+		"stdout": {native: processTimeOut("True"), wazero: processTimeOut("False")},
+	}},
+	{script: "gap_locale.py", known: map[string]pinned{
+		"stdout": {native: localeOut("C.UTF-8", "fr_FR.UTF-8 refused: unsupported locale setting\nde_DE refused: unsupported locale setting\n"),
+			wazero: localeOut("C.UTF-8;C;C;C;C;C", "fr_FR.UTF-8 -> fr_FR.UTF-8\nde_DE -> de_DE\n")},
 	}},
 	{script: "gap_ctypes.py", known: map[string]pinned{
 		"stdout": {native: "ctypes: 8\n", wazero: "ctypes failed: ModuleNotFoundError No module named '_ctypes'\n"},
@@ -147,7 +156,7 @@ var corpus = []corpusCase{
 		"stdout":      {native: "fcntl ok\npwd ok\ngrp ok\nresource ok\nmmap ok\ntermios ok\n_posixsubprocess ok\nselect ok\n_bz2 ok\n_lzma ok\nreadline ok\n_curses ok\n_uuid ok\n_dbm ok\npyexpat ok\n_decimal ok\n_multiprocessing ok\n_posixshmem ok\nsyslog ok\nspwd ok\n_crypt ok\n", wazero: "fcntl failed\npwd failed\ngrp failed\nresource failed\nmmap failed\ntermios failed\n_posixsubprocess failed\nselect ok\n_bz2 ok\n_lzma ok\nreadline failed\n_curses failed\n_uuid failed\n_dbm failed\npyexpat ok\n_decimal ok\n_multiprocessing failed\n_posixshmem failed\nsyslog failed\nspwd failed\n_crypt ok\n"},
 	}},
 	{script: "gap_listdir_root.py", known: map[string]pinned{
-		"stdout": {native: "/ ['bin', 'dev', 'etc', 'lib', 'lib64', 'opt']\n/usr/lib/python3.11/json ['__init__.py', 'decoder.py', 'encoder.py', 'scanner.py', 'tool.py']\n/opt/apysup ['_agent_runtime_host.py', '_agent_runtime_wire.py', 'agent_runtime.py', 'apysup_runner.py']\n/run/apysup/job ['.argv', 'gap_listdir_root.py', 'prelude.py']\n/tmp []\n/etc ['alternatives', 'group', 'hostname', 'hosts', 'ld.so.cache', 'nsswitch.conf']\n/proc True\n", wazero: "/ ['opt', 'run', 'usr', 'workspace']\n/usr/lib/python3.11/json ['__init__.pyc', 'decoder.pyc', 'encoder.pyc', 'scanner.pyc', 'tool.pyc']\n/opt/apysup ['_agent_runtime_host.py', '_agent_runtime_wire.py', 'agent_runtime.py', 'apysup_runner.py']\n/run/apysup/job ['.argv', 'gap_listdir_root.py', 'prelude.py']\n/tmp failed: FileNotFoundError 44\n/etc failed: FileNotFoundError 44\n/proc failed: FileNotFoundError 44\n"},
+		"stdout": {native: "/ ['bin', 'dev', 'etc', 'lib', 'lib64', 'opt']\n/usr/lib/python3.11/json ['__init__.py', 'decoder.py', 'encoder.py', 'scanner.py', 'tool.py']\n/opt/apysup ['_agent_runtime_host.py', '_agent_runtime_wire.py', 'agent_runtime.py', 'apysup_runner.py']\n/run/apysup/job ['.argv', 'gap_listdir_root.py', 'prelude.py']\n/tmp []\n/etc ['alternatives', 'group', 'hostname', 'hosts', 'ld.so.cache', 'nsswitch.conf']\n/proc True\n", wazero: "/ ['dev', 'opt', 'run', 'usr', 'workspace']\n/usr/lib/python3.11/json ['__init__.pyc', 'decoder.pyc', 'encoder.pyc', 'scanner.pyc', 'tool.pyc']\n/opt/apysup ['_agent_runtime_host.py', '_agent_runtime_wire.py', 'agent_runtime.py', 'apysup_runner.py']\n/run/apysup/job ['.argv', 'gap_listdir_root.py', 'prelude.py']\n/tmp failed: FileNotFoundError 44\n/etc failed: FileNotFoundError 44\n/proc failed: FileNotFoundError 44\n"},
 	}},
 	{script: "gap_symlinks_limits.py", known: map[string]pinned{
 		"stdout": {native: "symlink created target.txt\nopen files stopped: OSError EMFILE True\nfile size stopped: OSError ENOSPC\ncpu_count " + hostCPUCount + "\n", wazero: "symlink refused: PermissionError EPERM\nopen files stopped: BlockingIOError EAGAIN True\nfile size stopped: OSError EIO\ncpu_count 1\n"},
@@ -187,3 +196,36 @@ var hostCPUCount = func() string {
 	}
 	return strings.TrimSpace(string(out))
 }()
+
+// processTimeOut is what gap_process_time.py prints: the same clocks on
+// both backends (wazero's host serves the CPU-time clocks and os.times is
+// patched in the WASI build), but WASI CPython has no time.thread_time.
+func processTimeOut(threadTime string) string {
+	return "perf_counter advances: True\nprocess_time advances: True\n" +
+		"process_time within the wall clock: True\nprocess_time since the start under a minute: True\n" +
+		"os.times in seconds of CPU: True\nos.times children: 0.0 0.0\nos.times elapsed advances: True\n" +
+		"thread_time: " + threadTime + "\n" +
+		"process_time clock: clock_gettime(CLOCK_PROCESS_CPUTIME_ID) 1e-09\n" +
+		"time clock: clock_gettime(CLOCK_REALTIME) 1e-09\n" +
+		"monotonic clock: clock_gettime(CLOCK_MONOTONIC) 1e-09\n" +
+		"perf_counter clock: clock_gettime(CLOCK_MONOTONIC) 1e-09\n" +
+		"CPU clocks: [True, True]\n"
+}
+
+// localeOut is what gap_locale.py prints, given setlocale's answer for the
+// environment's locale and what becomes of two locales the host lacks.
+func localeOut(fromEnv, missing string) string {
+	return "LC_ALL from the environment: " + fromEnv + "\ngetlocale: ('en_US', 'UTF-8')\npreferred encoding: UTF-8\n" +
+		missing + "C -> C\nPOSIX -> C\nstrftime: Thursday January AM\nlocaleconv: . ''\n"
+}
+
+// accessOut is what fs_access.py prints: the same R_OK and W_OK on both
+// backends; X_OK and so shutil.which differ (under wazero X_OK is
+// existence).
+func accessOut(xFile, which string, xMore ...string) string {
+	return "f r w True\nd r w True\n/workspace r w True\n/run/apysup/out r w True\n" +
+		"missing - - False\nd/missing - - False\n/ r - True\n/usr/lib r - True\n/usr/lib/python3.11 r - True\n" +
+		"/opt/apysup r - True\n/opt/apysup/apysup_runner.py r - True\n/dev/null r w True\n" +
+		"X_OK: [" + xFile + "'d', '/workspace', '/run/apysup/out', '/', '/usr/lib', '/usr/lib/python3.11', '/opt/apysup'" + strings.Join(xMore, "") + "]\n" +
+		"which: " + which + " None\n"
+}

@@ -1,3 +1,4 @@
+import os
 import time
 
 t0, p0 = time.perf_counter(), time.process_time()
@@ -5,6 +6,16 @@ x = sum(i * i for i in range(300000))
 t1, p1 = time.perf_counter(), time.process_time()
 print("perf_counter advances:", t1 > t0)
 print("process_time advances:", p1 > p0)
+# Seconds of the interpreter's CPU: one thread spends no more than the wall
+# clock (under wazero the clock once counted nanoseconds as ticks: 10**7x).
+print("process_time within the wall clock:", p1 - p0 <= (t1 - t0) + 0.001)
+print("process_time since the start under a minute:", 0 < p1 < 60)
+tms, p2 = os.times(), time.process_time()
+print("os.times in seconds of CPU:", 0 <= tms.user + tms.system <= p2 + 0.02)
+print("os.times children:", tms.children_user, tms.children_system)
+print("os.times elapsed advances:", os.times().elapsed >= tms.elapsed > 0)
 print("thread_time:", hasattr(time, "thread_time"))
-info = time.get_clock_info("process_time")
-print("process_time clock:", info.implementation)
+for name in ("process_time", "time", "monotonic", "perf_counter"):
+    info = time.get_clock_info(name)
+    print(name, "clock:", info.implementation, info.resolution)
+print("CPU clocks:", [time.clock_gettime(getattr(time, c)) > 0 for c in ("CLOCK_PROCESS_CPUTIME_ID", "CLOCK_THREAD_CPUTIME_ID")])
