@@ -308,11 +308,12 @@ func (s *Server) decideApproval(w http.ResponseWriter, r *http.Request, approve 
 
 // Health is GET /v1/health.
 type Health struct {
-	Status   string                   `json:"status"` // ok, degraded (a backend is unavailable) or draining
-	Running  int                      `json:"running"`
-	Queued   int                      `json:"queued"`
-	Pool     supervisor.PoolState     `json:"pool"`
-	Backends map[string]BackendHealth `json:"backends"`
+	Status   string                     `json:"status"` // ok, degraded (a backend is unavailable) or draining
+	Running  int                        `json:"running"`
+	Queued   int                        `json:"queued"`
+	Pool     supervisor.PoolState       `json:"pool"`
+	Wazero   supervisor.WazeroPoolState `json:"wazero_pool"`
+	Backends map[string]BackendHealth   `json:"backends"`
 }
 
 // BackendHealth is one backend's readiness: Code is "ok" or the doctor's
@@ -326,7 +327,7 @@ type BackendHealth struct {
 func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
 	running, queued := s.counts()
 	h := Health{Status: "ok", Running: running, Queued: queued, Pool: s.sup.PoolState(),
-		Backends: map[string]BackendHealth{}}
+		Wazero: s.sup.WazeroPoolState(), Backends: map[string]BackendHealth{}}
 	native := BackendHealth{Ready: true, Code: doctor.CodeOK}
 	if c := doctor.Quick().FirstFailure(); c != nil {
 		native = BackendHealth{Code: c.Status, Detail: c.Detail}

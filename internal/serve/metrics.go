@@ -45,6 +45,11 @@ func newMetrics(s *Server) *metrics {
 		counter("apysup_pool_taken_total", "Runs that took a pooled sandbox.", func() float64 { return float64(s.sup.PoolState().Taken) }),
 		counter("apysup_pool_discarded_total", "Pooled sandboxes found dead and destroyed unused.", func() float64 { return float64(s.sup.PoolState().Discarded) }),
 		counter("apysup_pool_expired_total", "Pooled sandboxes destroyed unused after the idle time.", func() float64 { return float64(s.sup.PoolState().Expired) }),
+		gauge("apysup_wazero_pool_ready", "wazero child processes loaded and waiting for a run.", func() float64 { return float64(s.sup.WazeroPoolState().Ready) }),
+		counter("apysup_wazero_pool_loaded_total", "wazero child processes the pool loaded.", func() float64 { return float64(s.sup.WazeroPoolState().Loaded) }),
+		counter("apysup_wazero_pool_taken_total", "Runs that took a pooled wazero child.", func() float64 { return float64(s.sup.WazeroPoolState().Taken) }),
+		counter("apysup_wazero_pool_discarded_total", "Pooled wazero children found dead while idle.", func() float64 { return float64(s.sup.WazeroPoolState().Discarded) }),
+		counter("apysup_wazero_pool_expired_total", "Pooled wazero children killed unused after the idle time.", func() float64 { return float64(s.sup.WazeroPoolState().Expired) }),
 		gauge("apysup_approvals_pending", "Approval requests waiting for a decision.", func() float64 { return float64(len(s.pendingApprovals())) }),
 	)
 	return m

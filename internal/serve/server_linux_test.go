@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/apysup/apysup/internal/journal"
+	"github.com/apysup/apysup/internal/sandbox/supervisor"
 	"github.com/apysup/apysup/internal/sandbox/wazero"
 	"github.com/apysup/apysup/internal/testenv"
 )
@@ -422,6 +424,20 @@ func TestWazeroPoolStartsWithTheServer(t *testing.T) {
 	}
 	if pids := testenv.Children(mark); len(pids) != 1 {
 		t.Fatalf("wazero children before any run: %v", pids)
+	}
+	for s.sup.WazeroPoolState().Ready < 1 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond) // started, then loaded
+	}
+	rec := httptest.NewRecorder()
+	s.health(rec, httptest.NewRequest(http.MethodGet, "/v1/health", nil))
+	var h Health
+	if err := json.Unmarshal(rec.Body.Bytes(), &h); err != nil || h.Wazero != (supervisor.WazeroPoolState{Size: 1, Ready: 1, Loaded: 1}) {
+		t.Fatalf("health %s: %v", rec.Body, err)
+	}
+	rec = httptest.NewRecorder()
+	s.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	if !strings.Contains(rec.Body.String(), "\napysup_wazero_pool_ready 1\n") {
+		t.Fatalf("metrics:\n%s", rec.Body)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -79,3 +79,17 @@ type PoolState struct {
 	Expired   int64  `json:"expired"`
 	Error     string `json:"error,omitempty"`
 }
+
+// WazeroPoolState is the wazero pool's state (Config.WazeroPool): its
+// size, the children loaded and waiting now, and counts since the
+// interpreter loaded of those that loaded, that runs took, the runs that
+// found none ready, those that died while idle, and those killed idle.
+type WazeroPoolState struct {
+	Size      int `json:"size"`
+	Ready     int `json:"ready"`
+	Loaded    int `json:"loaded"`
+	Taken     int `json:"taken"`
+	Cold      int `json:"cold"`
+	Discarded int `json:"discarded"`
+	Expired   int `json:"expired"`
+}

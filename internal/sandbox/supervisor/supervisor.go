@@ -296,6 +296,21 @@ func closeLedger(res *Result, ledger *broker.Ledger) {
 	res.Events, res.EventsHead, res.EventsMissed = ledger.Events(), ledger.Head(), ledger.Missed()
 }
 
+// WazeroPoolState reports the wazero pool; before the interpreter has
+// loaded (the first wazero run, or PrepareWazero) only its size.
+func (s *Supervisor) WazeroPoolState() WazeroPoolState {
+	s.wazeroMu.Lock()
+	in := s.wazero
+	s.wazeroMu.Unlock()
+	st := WazeroPoolState{Size: s.cfg.WazeroPool}
+	if in != nil {
+		p := in.PoolState()
+		st = WazeroPoolState{Size: p.Size, Ready: p.Ready, Loaded: p.Loaded, Taken: p.Taken,
+			Cold: p.Cold, Discarded: p.Discarded, Expired: p.Expired}
+	}
+	return st
+}
+
 func (s *Supervisor) wazeroInterpreter(ctx context.Context) (*wazero.Interpreter, error) {
 	s.wazeroMu.Lock()
 	defer s.wazeroMu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"time"
 
 	"github.com/apysup/apysup/internal/sandbox"
 )
@@ -27,6 +28,8 @@ func newImage([]byte, fs.FS, fs.FS) (*os.File, error) {
 // childPool: no children to keep here.
 type childPool struct{}
 
-func newChildPool(*Interpreter, int) *childPool { return nil }
+func newChildPool(*Interpreter, int, time.Duration) *childPool { return nil }
 
 func (*childPool) close() {}
+
+func (*childPool) state() PoolState { return PoolState{} }

@@ -13,24 +13,30 @@ import (
 // once that run has ended (at once when a run found none ready: watch).
 // A child is used once: after its guest ran, its memory, descriptors and
 // seccomp filter are that guest's. A child that ends while idle (killed
-// from outside, or failing to load) is dropped, never handed a job.
+// from outside, or failing to load) is dropped, never handed a job. As the
+// native pool's sandboxes, a child no run takes within idle is killed
+// (each holds tens of MiB), and a pool no run has taken from within idle
+// is not refilled until one does.
 type childPool struct {
 	in   *Interpreter
 	size int
+	idle time.Duration
 	stop chan struct{}
 	bell chan struct{} // wakes the filler (capacity 1)
 	wg   sync.WaitGroup
 
 	mu      sync.Mutex
-	ready   []*child // oldest first
-	filling *child   // the child the filler waits on to load
+	ready   []*child             // oldest first
+	since   map[*child]time.Time // when each ready child had loaded
+	lastUse time.Time            // the last take, or the pool's start
+	filling *child               // the child the filler waits on to load
 	closed  bool
 	stats   poolStats
 }
 
-// poolStats counts the pool's children; tests read them.
+// poolStats counts the pool's children (PoolState).
 type poolStats struct {
-	loaded, taken, cold, discarded int
+	loaded, taken, cold, discarded, expired int
 }
 
 const (
@@ -40,11 +46,14 @@ const (
 	poolRetryFirst = 100 * time.Millisecond
 )
 
-// newChildPool starts keeping size children loaded for in.
-func newChildPool(in *Interpreter, size int) *childPool {
-	p := &childPool{in: in, size: size, stop: make(chan struct{}), bell: make(chan struct{}, 1)}
-	p.wg.Add(1)
+// newChildPool starts keeping size children loaded for in, each for at
+// most idle unless a run takes it.
+func newChildPool(in *Interpreter, size int, idle time.Duration) *childPool {
+	p := &childPool{in: in, size: size, idle: idle, stop: make(chan struct{}), bell: make(chan struct{}, 1),
+		since: map[*child]time.Time{}, lastUse: time.Now()}
+	p.wg.Add(2)
 	go p.fill()
+	go p.expire()
 	return p
 }
 
@@ -56,9 +65,11 @@ func (p *childPool) take() *child {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.lastUse = time.Now()
 	for len(p.ready) > 0 {
 		c := p.ready[0]
 		p.ready = p.ready[1:]
+		delete(p.since, c)
 		select {
 		case <-c.done: // reaped: it died while idle
 			p.stats.discarded++
@@ -87,7 +98,8 @@ func (p *childPool) fill() {
 	pause := poolRetryFirst
 	for {
 		p.mu.Lock()
-		closed, full := p.closed, len(p.ready) >= p.size
+		// An unused pool is full: it waits for a take to ring.
+		closed, full := p.closed, len(p.ready) >= p.size || time.Since(p.lastUse) >= p.idle
 		p.mu.Unlock()
 		if closed {
 			return
@@ -135,6 +147,7 @@ func (p *childPool) load() bool {
 	case <-c.loaded:
 		if c.isLoaded && !p.closed {
 			p.ready = append(p.ready, c)
+			p.since[c] = time.Now()
 			p.stats.loaded++
 			go p.watch(c)
 			return true
@@ -159,8 +172,40 @@ func (p *childPool) watch(c *child) {
 	for i, r := range p.ready {
 		if r == c {
 			p.ready = append(p.ready[:i:i], p.ready[i+1:]...)
+			delete(p.since, c)
 			p.stats.discarded++
 			return
+		}
+	}
+}
+
+// expire kills the children that waited longer than idle (the filler
+// replaces them only while runs take from the pool).
+func (p *childPool) expire() {
+	defer p.wg.Done()
+	tick := time.NewTicker(min(max(p.idle/4, 10*time.Millisecond), 30*time.Second))
+	defer tick.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-tick.C:
+		}
+		p.mu.Lock()
+		var old []*child
+		for len(p.ready) > 0 && time.Since(p.since[p.ready[0]]) >= p.idle {
+			old = append(old, p.ready[0])
+			delete(p.since, p.ready[0])
+			p.ready = p.ready[1:]
+			p.stats.expired++
+		}
+		p.mu.Unlock()
+		for _, c := range old {
+			c.kill()
+			c.discard()
+		}
+		if len(old) > 0 {
+			p.ring()
 		}
 	}
 }
@@ -178,7 +223,7 @@ func (p *childPool) close() {
 	}
 	p.closed = true
 	idle := p.ready
-	p.ready = nil
+	p.ready, p.since = nil, nil
 	if p.filling != nil {
 		p.filling.kill()
 	}
@@ -209,4 +254,15 @@ func (p *childPool) statsNow() poolStats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.stats
+}
+
+// state is the pool's PoolState.
+func (p *childPool) state() PoolState {
+	if p == nil {
+		return PoolState{}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return PoolState{Size: p.size, Ready: len(p.ready), Loaded: p.stats.loaded, Taken: p.stats.taken,
+		Cold: p.stats.cold, Discarded: p.stats.discarded, Expired: p.stats.expired}
 }

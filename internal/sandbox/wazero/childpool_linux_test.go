@@ -18,8 +18,14 @@ import (
 // closed when the test ends, which then checks that no child is left.
 func pooledInterpreter(t *testing.T, size int) *Interpreter {
 	t.Helper()
+	return pooledInterpreterWith(t, Config{Pool: size})
+}
+
+// pooledInterpreterWith is pooledInterpreter with a Config of its own.
+func pooledInterpreterWith(t *testing.T, cfg Config) *Interpreter {
+	t.Helper()
 	interpreter(t) // the build is there, the cache warm
-	in, err := Load(context.Background(), Config{Pool: size})
+	in, err := Load(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,4 +227,40 @@ func memoryMiB(b *testing.B, pid int, file, field string) float64 {
 	}
 	b.Fatalf("no %s in %s", field, data)
 	return 0
+}
+
+// A child no run takes within PoolIdle is killed, and a pool no run has
+// taken from within PoolIdle is not refilled until one does, as the native
+// pool's sandboxes; PoolState counts all of it.
+func TestPooledIdleChildrenExpire(t *testing.T) {
+	const idle = time.Second
+	in := pooledInterpreterWith(t, Config{Pool: 1, PoolIdle: idle})
+	waitPool(t, in, 1)
+	pids := in.pool.pids()
+	if len(pids) != 1 {
+		t.Fatalf("pool children %v", pids)
+	}
+	deadline := time.Now().Add(childLoadBound)
+	for in.PoolState().Expired == 0 || slices.Contains(children(t), pids[0]) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the idle child was not killed: %+v, children %v", in.PoolState(), children(t))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(2 * idle) // unused: nothing is loaded meanwhile
+	if st := in.PoolState(); st != (PoolState{Size: 1, Loaded: 1, Expired: 1}) {
+		t.Fatalf("pool %+v after expiry", st)
+	}
+	if out := run(t, "print('ran')", runOpts{in: in}); out.Status != sandbox.StatusOK || string(out.Stdout) != "ran\n" {
+		t.Fatalf("status %s stdout %q stderr %s", out.Status, out.Stdout, out.Stderr)
+	}
+	for in.PoolState().Loaded < 2 { // the take woke the filler
+		if time.Now().After(deadline) {
+			t.Fatalf("not refilled after a run took from it: %+v", in.PoolState())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if st := in.PoolState(); st.Cold != 1 || st.Taken != 0 {
+		t.Fatalf("pool %+v, want one cold run", st)
+	}
 }

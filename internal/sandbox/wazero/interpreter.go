@@ -42,6 +42,10 @@ type Config struct {
 	// in the background. Each child serves one run; Close kills the idle
 	// ones. Zero (or less) starts each child for its run.
 	Pool int
+	// PoolIdle is how long a pooled child waits for a run before it is
+	// killed, and how long the pool stays filled without a run taking
+	// from it; 0 means DefaultPoolIdle.
+	PoolIdle time.Duration
 
 	// inProcess runs every guest in this process, compiled with wazero's
 	// close-on-context-done (its check at every loop back-edge is what ends
@@ -50,6 +54,21 @@ type Config struct {
 	// what the check costs.
 	inProcess bool
 }
+
+// DefaultPoolIdle is Config.PoolIdle's default, the native pool's too.
+const DefaultPoolIdle = 5 * time.Minute
+
+// PoolState is a snapshot of the children Config.Pool keeps: the size,
+// those loaded and waiting now, and counts since Load of those that
+// loaded, that runs took, the runs that found none ready, those that
+// died while idle, and those killed after PoolIdle.
+type PoolState struct {
+	Size, Ready                             int
+	Loaded, Taken, Cold, Discarded, Expired int
+}
+
+// PoolState reports the pool's children (zero without Config.Pool).
+func (in *Interpreter) PoolState() PoolState { return in.pool.state() }
 
 // Interpreter is CPython compiled for one process: a wazero runtime, the
 // compiled python.wasm, the verified stdlib and the two host modules.
@@ -161,7 +180,11 @@ func Load(ctx context.Context, cfg Config) (*Interpreter, error) {
 			return nil, fmt.Errorf("wazero: child image: %w", err)
 		}
 		if cfg.Pool > 0 {
-			in.pool = newChildPool(in, cfg.Pool)
+			idle := cfg.PoolIdle
+			if idle <= 0 {
+				idle = DefaultPoolIdle
+			}
+			in.pool = newChildPool(in, cfg.Pool, idle)
 		}
 	}
 	// Out directories of processes that died with runs under way.
