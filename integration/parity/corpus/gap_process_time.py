@@ -6,9 +6,10 @@ x = sum(i * i for i in range(300000))
 t1, p1 = time.perf_counter(), time.process_time()
 print("perf_counter advances:", t1 > t0)
 print("process_time advances:", p1 > p0)
-# Seconds of the interpreter's CPU: one thread spends no more than the wall
-# clock (under wazero the clock once counted nanoseconds as ticks: 10**7x).
-print("process_time within the wall clock:", p1 - p0 <= (t1 - t0) + 0.001)
+# Seconds of the interpreter's CPU, of the order of the wall clock's (under
+# wazero the clock once counted nanoseconds as ticks: 10**7x). Not bounded
+# by it: natively the process's other threads count too.
+print("process_time in seconds:", 0 < p1 - p0 < 10 * (t1 - t0) + 0.1)
 print("process_time since the start under a minute:", 0 < p1 < 60)
 tms, p2 = os.times(), time.process_time()
 print("os.times in seconds of CPU:", 0 <= tms.user + tms.system <= p2 + 0.02)
