@@ -31,8 +31,8 @@ var corpus = []corpusCase{
 	{script: "fs_set_blocking.py"},
 	{script: "fs_read_only.py"},
 	{script: "fs_access.py", known: map[string]pinned{ // X_OK: WASI has no permission bits
-		"stdout": {native: accessOut("", "None"),
-			wazero: accessOut("'f', ", "./f", ", '/opt/apysup/apysup_runner.py', '/dev/null'")},
+		"stdout": {native: accessOut("", "", "None"),
+			wazero: accessOut("'f', ", ", '/opt/apysup/apysup_runner.py', '/dev/null'", "./f")},
 	}},
 	{script: "fs_devices.py"},
 	{script: "std_compression.py"},
@@ -220,12 +220,12 @@ func localeOut(fromEnv, missing string) string {
 }
 
 // accessOut is what fs_access.py prints: the same R_OK and W_OK on both
-// backends; X_OK and so shutil.which differ (under wazero X_OK is
-// existence).
-func accessOut(xFile, which string, xMore ...string) string {
+// backends; X_OK (the files before and after the directories it lists)
+// and so shutil.which differ (under wazero X_OK is existence).
+func accessOut(xFirst, xLast, which string) string {
 	return "f r w True\nd r w True\n/workspace r w True\n/run/apysup/out r w True\n" +
 		"missing - - False\nd/missing - - False\n/ r - True\n/usr/lib r - True\n/usr/lib/python3.11 r - True\n" +
 		"/opt/apysup r - True\n/opt/apysup/apysup_runner.py r - True\n/dev/null r w True\n" +
-		"X_OK: [" + xFile + "'d', '/workspace', '/run/apysup/out', '/', '/usr/lib', '/usr/lib/python3.11', '/opt/apysup'" + strings.Join(xMore, "") + "]\n" +
+		"X_OK: [" + xFirst + "'d', '/workspace', '/run/apysup/out', '/', '/usr/lib', '/usr/lib/python3.11', '/opt/apysup'" + xLast + "]\n" +
 		"which: " + which + " None\n"
 }

@@ -31,12 +31,7 @@ type childPool struct {
 	lastUse time.Time            // the last take, or the pool's start
 	filling *child               // the child the filler waits on to load
 	closed  bool
-	stats   poolStats
-}
-
-// poolStats counts the pool's children (PoolState).
-type poolStats struct {
-	loaded, taken, cold, discarded, expired int
+	counts  PoolState // its counts; state adds Size and Ready
 }
 
 const (
@@ -72,14 +67,14 @@ func (p *childPool) take() *child {
 		delete(p.since, c)
 		select {
 		case <-c.done: // reaped: it died while idle
-			p.stats.discarded++
+			p.counts.Discarded++
 			continue
 		default:
 		}
-		p.stats.taken++
+		p.counts.Taken++
 		return c // watch refills once it is reaped
 	}
-	p.stats.cold++
+	p.counts.Cold++
 	p.ring() // behind: refill now
 	return nil
 }
@@ -148,7 +143,7 @@ func (p *childPool) load() bool {
 		if c.isLoaded && !p.closed {
 			p.ready = append(p.ready, c)
 			p.since[c] = time.Now()
-			p.stats.loaded++
+			p.counts.Loaded++
 			go p.watch(c)
 			return true
 		}
@@ -173,7 +168,7 @@ func (p *childPool) watch(c *child) {
 		if r == c {
 			p.ready = append(p.ready[:i:i], p.ready[i+1:]...)
 			delete(p.since, c)
-			p.stats.discarded++
+			p.counts.Discarded++
 			return
 		}
 	}
@@ -197,7 +192,7 @@ func (p *childPool) expire() {
 			old = append(old, p.ready[0])
 			delete(p.since, p.ready[0])
 			p.ready = p.ready[1:]
-			p.stats.expired++
+			p.counts.Expired++
 		}
 		p.mu.Unlock()
 		for _, c := range old {
@@ -250,12 +245,6 @@ func (p *childPool) pids() []int {
 	return pids
 }
 
-func (p *childPool) statsNow() poolStats {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.stats
-}
-
 // state is the pool's PoolState.
 func (p *childPool) state() PoolState {
 	if p == nil {
@@ -263,6 +252,7 @@ func (p *childPool) state() PoolState {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return PoolState{Size: p.size, Ready: len(p.ready), Loaded: p.stats.loaded, Taken: p.stats.taken,
-		Cold: p.stats.cold, Discarded: p.stats.discarded, Expired: p.stats.expired}
+	st := p.counts
+	st.Size, st.Ready = p.size, len(p.ready)
+	return st
 }

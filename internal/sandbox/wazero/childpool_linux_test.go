@@ -45,14 +45,12 @@ func waitPool(t testing.TB, in *Interpreter, n int) {
 	t.Helper()
 	deadline := time.Now().Add(childLoadBound)
 	for {
-		in.pool.mu.Lock()
-		ready := len(in.pool.ready)
-		in.pool.mu.Unlock()
+		ready := in.PoolState().Ready
 		if ready >= n {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d children loaded within %v: %+v", ready, n, childLoadBound, in.pool.statsNow())
+			t.Fatalf("%d of %d children loaded within %v: %+v", ready, n, childLoadBound, in.PoolState())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -85,7 +83,7 @@ if sys.argv[1] == "raise":
 				want.Status, want.ExitCode, want.ErrorCode, want.Stdout, want.Stderr, want.GuestOutcome)
 		}
 	}
-	if st := pooled.pool.statsNow(); st.taken != 3 || st.cold != 0 {
+	if st := pooled.PoolState(); st.Taken != 3 || st.Cold != 0 {
 		t.Fatalf("pool %+v, want 3 runs on pooled children", st)
 	}
 }
@@ -102,14 +100,14 @@ func TestPooledIdleChildKilledIsDiscarded(t *testing.T) {
 	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	for slices.Contains(children(t), pids[0]) || in.pool.statsNow().discarded == 0 {
+	for slices.Contains(children(t), pids[0]) || in.PoolState().Discarded == 0 {
 		time.Sleep(10 * time.Millisecond) // until it is reaped and dropped
 	}
 	out := run(t, "print('ran')", runOpts{in: in})
 	if out.Status != sandbox.StatusOK || string(out.Stdout) != "ran\n" {
 		t.Fatalf("status %s code %q stdout %q stderr %s", out.Status, out.ErrorCode, out.Stdout, out.Stderr)
 	}
-	if st := in.pool.statsNow(); st.discarded != 1 || st.taken+st.cold != 1 {
+	if st := in.PoolState(); st.Discarded != 1 || st.Taken+st.Cold != 1 {
 		t.Fatalf("pool %+v, want the killed child discarded", st)
 	}
 }
@@ -135,7 +133,7 @@ func TestPooledRunsLeaveNoChild(t *testing.T) {
 	if out := run(t, "import time\ntime.sleep(3600)\n", runOpts{in: in, ctx: ctx}); out.Status != sandbox.StatusKilled || out.ErrorCode != ErrorCodeCanceled {
 		t.Fatalf("status %s code %q", out.Status, out.ErrorCode)
 	}
-	if st := in.pool.statsNow(); st.taken == 0 {
+	if st := in.PoolState(); st.Taken == 0 {
 		t.Fatalf("no run took a pooled child: %+v", st)
 	}
 }
@@ -156,7 +154,7 @@ func TestPooledConcurrentRuns(t *testing.T) {
 			})
 		}
 	})
-	if st := in.pool.statsNow(); st.taken < 1 || st.taken+st.cold != 4 {
+	if st := in.PoolState(); st.Taken < 1 || st.Taken+st.Cold != 4 {
 		t.Fatalf("pool %+v, want 4 takes, one at least pooled", st)
 	}
 }
@@ -198,7 +196,7 @@ func BenchmarkWazeroPoolRunEmpty(b *testing.B) {
 		took, out := timed(pooled)
 		pooledTime, pooledStart = pooledTime+took, pooledStart+out.Timings.Start
 	}
-	if st := pooled.pool.statsNow(); st.cold != 0 {
+	if st := pooled.PoolState(); st.Cold != 0 {
 		b.Fatalf("pooled runs started their own children: %+v", st)
 	}
 	n := float64(b.N)

@@ -23,7 +23,7 @@ func TestChildIsConfined(t *testing.T) {
 		in := pooledInterpreter(t, 1)
 		waitPool(t, in, 1)
 		testChildIsConfined(t, in)
-		if st := in.pool.statsNow(); st.taken != 1 {
+		if st := in.PoolState(); st.Taken != 1 {
 			t.Fatalf("the run took no pooled child: %+v", st)
 		}
 	})
