@@ -35,6 +35,7 @@ var corpus = []corpusCase{
 			wazero: accessOut("'f', ", ", '/opt/apysup/apysup_runner.py', '/dev/null'", "./f")},
 	}},
 	{script: "fs_devices.py"},
+	{script: "fs_tmp.py"},
 	{script: "std_compression.py"},
 	{script: "compute.py"},
 	{script: "recursion.py"},
@@ -156,16 +157,13 @@ var corpus = []corpusCase{
 		"stdout":      {native: "fcntl ok\npwd ok\ngrp ok\nresource ok\nmmap ok\ntermios ok\n_posixsubprocess ok\nselect ok\n_bz2 ok\n_lzma ok\nreadline ok\n_curses ok\n_uuid ok\n_dbm ok\npyexpat ok\n_decimal ok\n_multiprocessing ok\n_posixshmem ok\nsyslog ok\nspwd ok\n_crypt ok\n", wazero: "fcntl failed\npwd failed\ngrp failed\nresource failed\nmmap failed\ntermios failed\n_posixsubprocess failed\nselect ok\n_bz2 ok\n_lzma ok\nreadline failed\n_curses failed\n_uuid failed\n_dbm failed\npyexpat ok\n_decimal ok\n_multiprocessing failed\n_posixshmem failed\nsyslog failed\nspwd failed\n_crypt ok\n"},
 	}},
 	{script: "gap_listdir_root.py", known: map[string]pinned{
-		"stdout": {native: "/ ['bin', 'dev', 'etc', 'lib', 'lib64', 'opt']\n/usr/lib/python3.11/json ['__init__.py', 'decoder.py', 'encoder.py', 'scanner.py', 'tool.py']\n/opt/apysup ['_agent_runtime_host.py', '_agent_runtime_wire.py', 'agent_runtime.py', 'apysup_runner.py']\n/run/apysup/job ['.argv', 'gap_listdir_root.py', 'prelude.py']\n/tmp []\n/etc ['alternatives', 'group', 'hostname', 'hosts', 'ld.so.cache', 'nsswitch.conf']\n/proc True\n", wazero: "/ ['dev', 'opt', 'run', 'usr', 'workspace']\n/usr/lib/python3.11/json ['__init__.pyc', 'decoder.pyc', 'encoder.pyc', 'scanner.pyc', 'tool.pyc']\n/opt/apysup ['_agent_runtime_host.py', '_agent_runtime_wire.py', 'agent_runtime.py', 'apysup_runner.py']\n/run/apysup/job ['.argv', 'gap_listdir_root.py', 'prelude.py']\n/tmp failed: FileNotFoundError 44\n/etc failed: FileNotFoundError 44\n/proc failed: FileNotFoundError 44\n"},
+		"stdout": {native: "/ ['bin', 'dev', 'etc', 'lib', 'lib64', 'opt']\n/usr/lib/python3.11/json ['__init__.py', 'decoder.py', 'encoder.py', 'scanner.py', 'tool.py']\n/opt/apysup ['_agent_runtime_host.py', '_agent_runtime_wire.py', 'agent_runtime.py', 'apysup_runner.py']\n/run/apysup/job ['.argv', 'gap_listdir_root.py', 'prelude.py']\n/tmp []\n/etc ['alternatives', 'group', 'hostname', 'hosts', 'ld.so.cache', 'nsswitch.conf']\n/proc True\n", wazero: "/ ['dev', 'opt', 'run', 'tmp', 'usr', 'workspace']\n/usr/lib/python3.11/json ['__init__.pyc', 'decoder.pyc', 'encoder.pyc', 'scanner.pyc', 'tool.pyc']\n/opt/apysup ['_agent_runtime_host.py', '_agent_runtime_wire.py', 'agent_runtime.py', 'apysup_runner.py']\n/run/apysup/job ['.argv', 'gap_listdir_root.py', 'prelude.py']\n/tmp []\n/etc failed: FileNotFoundError 44\n/proc failed: FileNotFoundError 44\n"},
 	}},
 	{script: "gap_symlinks_limits.py", known: map[string]pinned{
 		"stdout": {native: "symlink created target.txt\nopen files stopped: OSError EMFILE True\nfile size stopped: OSError ENOSPC\ncpu_count " + hostCPUCount + "\n", wazero: "symlink refused: PermissionError EPERM\nopen files stopped: BlockingIOError EAGAIN True\nfile size stopped: OSError EIO\ncpu_count 1\n"},
 	}},
 	{script: "gap_platform.py", known: map[string]pinned{
 		"stdout": {native: "sys.platform linux\nos.name posix\nuname Linux\ngetpid True getuid 1000\n", wazero: "sys.platform wasi\nos.name posix\nuname wasi\ngetpid True getuid False\n"},
-	}},
-	{script: "gap_tempdir.py", known: map[string]pinned{
-		"stdout": {native: "gettempdir: /tmp\n/tmp writable\nTemporaryFile in the workspace: b'in the workspace'\n['data.csv', 'input.txt', 'sub']\n", wazero: "gettempdir: /workspace\n/tmp failed: FileNotFoundError\nTemporaryFile in the workspace: b'in the workspace'\n['data.csv', 'input.txt', 'sub']\n"},
 	}},
 	{script: "gap_libm.py", known: map[string]pinned{
 		"stdout": {native: "gauss 1.2651764365566445\nsin+cos+log+sqrt -0.19993517246546683\npow 1.4142135623730951 0.0005011872336272725 0.000710174388842549\n", wazero: "gauss 1.2651764365566447\nsin+cos+log+sqrt -0.19993517246546683\npow 1.4142135623730951 0.0005011872336272725 0.000710174388842549\n"},

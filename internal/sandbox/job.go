@@ -33,6 +33,7 @@ const (
 	GuestJobDir   = "/run/apysup/job"     // the script and prelude.py, read-only
 	GuestOutDir   = "/run/apysup/out"     // outcome.json, written by the runner
 	GuestWorkDir  = "/workspace"          // read-write, cwd
+	GuestTmpDir   = "/tmp"                // read-write, the run's own (Limits.TmpBytes)
 	GuestPython   = "/usr/bin/python3.11" // the interpreter path the guest sees
 	GuestRunner   = "/opt/apysup/apysup_runner.py"
 

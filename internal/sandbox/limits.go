@@ -12,7 +12,7 @@ type Limits struct {
 	MemoryBytes   int64         // cgroup memory limit (native) / linear memory cap (wazero)
 	Pids          int64         // cgroup pids limit (native only)
 	CPUs          float64       // cgroup CPU quota in cores (native only)
-	TmpBytes      int64         // size of the /tmp tmpfs (native only)
+	TmpBytes      int64         // bytes /tmp holds: a tmpfs natively, a budget under wazero
 	OutputBytes   int           // cap for stdout and for stderr, each
 	OpenFiles     uint64        // RLIMIT_NOFILE
 	FileSizeBytes int64         // RLIMIT_FSIZE
@@ -21,6 +21,12 @@ type Limits struct {
 	// of the final snapshot on every backend.
 	WorkspaceBytes int64
 	WorkspaceFiles int64
+}
+
+// TmpFiles is how many files /tmp holds, from its size: the inodes of the
+// native tmpfs (one per 4 KiB page, at least 1024) and the wazero budget.
+func (l Limits) TmpFiles() int64 {
+	return max(l.TmpBytes/4096, 1024)
 }
 
 // DefaultLimits are the built-in defaults (the lowest selection precedence).

@@ -73,7 +73,7 @@ func containerConfig(root *rootfs, src mountSources, ids IDPair, cgroupPath stri
 		// to a temporary directory.
 		&configs.Mount{Source: "tmpfs", Destination: "/tmp", Device: "tmpfs",
 			Flags: unix.MS_NOSUID | unix.MS_NODEV,
-			Data:  fmt.Sprintf("mode=1777,size=%d,nr_inodes=%d", limits.TmpBytes, tmpInodes(limits.TmpBytes))},
+			Data:  fmt.Sprintf("mode=1777,size=%d,nr_inodes=%d", limits.TmpBytes, limits.TmpFiles())},
 		&configs.Mount{Source: src.workspace, Destination: sandbox.GuestWorkDir, Device: "bind", Flags: bindRW},
 	)
 	pids := limits.Pids
@@ -125,11 +125,6 @@ func containerConfig(root *rootfs, src mountSources, ids IDPair, cgroupPath stri
 			},
 		},
 	}
-}
-
-// tmpInodes bounds the number of files in /tmp too (one per 4 KiB, at least 1024).
-func tmpInodes(size int64) int64 {
-	return max(size/4096, 1024)
 }
 
 // cpuBackstopSeconds is each guest process's RLIMIT_CPU. A backstop only:

@@ -123,18 +123,19 @@ func (b *Backend) Run(ctx context.Context, job sandbox.Job, limits sandbox.Limit
 		out.Status = sandbox.StatusMemoryLimit
 		return out, nil
 	}
-	outDir, removeOutDir, err := makeOutDir(job.RunDir)
+	scratch, removeScratch, err := makeScratchDirs(job.RunDir)
 	if err != nil {
 		return setupFailed(err)
 	}
-	defer removeOutDir()
+	defer removeScratch()
 
 	j := guestJob{
 		Script: script, ScriptName: scriptName, Prelude: job.Prelude, Argv: argv,
-		Stream: job.Output != nil, Workspace: job.WorkspaceDir, OutDir: outDir,
+		Stream: job.Output != nil, Workspace: job.WorkspaceDir, OutDir: scratch.out, TmpDir: scratch.tmp,
 		HostCalls: b.dispatcher != nil, MemoryBytes: uint64(limits.MemoryBytes),
 		OpenFiles: limits.OpenFiles, FileSizeBytes: limits.FileSizeBytes,
 		WorkspaceBytes: limits.WorkspaceBytes, WorkspaceFiles: limits.WorkspaceFiles,
+		TmpBytes: limits.TmpBytes, TmpFiles: limits.TmpFiles(),
 	}
 	// A workspace the budget cannot take is the caller's, refused before
 	// any guest starts.
@@ -176,7 +177,7 @@ func (b *Backend) Run(ctx context.Context, job sandbox.Job, limits sandbox.Limit
 	out.Stdout, out.Stderr, out.StdoutTruncated, out.StderrTruncated = output.Kept()
 	out.Usage.PeakMemoryBytes = int64(res.peakMemory)
 	var tooLarge bool
-	out.GuestOutcome, tooLarge = sandbox.ReadOutcomeFile(filepath.Join(outDir, sandbox.OutcomeFile))
+	out.GuestOutcome, tooLarge = sandbox.ReadOutcomeFile(filepath.Join(scratch.out, sandbox.OutcomeFile))
 	if tooLarge && out.ErrorCode == "" {
 		out.ErrorCode = ErrorCodeOutcomeTooLarge
 	}

@@ -234,3 +234,47 @@ except OSError as e:
 		t.Fatalf("status %s stdout %q, want %q; stderr %s", out.Status, out.Stdout, want, out.Stderr)
 	}
 }
+
+// /tmp is the run's own, as natively: writable, bounded by Limits.TmpBytes
+// and TmpFiles (bytes and files, credited back when freed), where
+// tempfile puts its files, apart from the workspace, and gone after the run.
+func TestTmpIsTheRunsOwn(t *testing.T) {
+	ws := t.TempDir()
+	runDir := t.TempDir()
+	out := run(t, probePy+`import tempfile
+print("gettempdir", tempfile.gettempdir())
+with tempfile.NamedTemporaryFile() as f:
+    print("named", os.path.dirname(f.name))
+with open("/tmp/kept", "w") as f:
+    f.write("x")
+n = 0
+try:
+    with open("/tmp/big", "wb", buffering=0) as f:
+        for _ in range(64):
+            n += f.write(b"x" * (64 << 10))
+    print("bytes: no limit")
+except OSError as e:
+    print("bytes stopped", n, code(e))
+os.remove("/tmp/big")
+made = 0
+try:
+    for i in range(5000):
+        open("/tmp/f%d" % i, "wb").close()
+        made += 1
+    print("files: no limit")
+except OSError as e:
+    print("files stopped", made, code(e))
+print("workspace", sorted(os.listdir(".")))
+`, runOpts{workspace: ws, runDir: runDir, limits: sandbox.Limits{TmpBytes: 1 << 20}})
+	// 1 MiB less /tmp/kept; 1024 files (the least TmpFiles gives) less the
+	// directory and /tmp/kept.
+	want := "gettempdir /tmp\nnamed /tmp\nbytes stopped 1048575 OSError EIO\nfiles stopped 1022 OSError EIO\nworkspace []\n"
+	if out.Status != sandbox.StatusOK || string(out.Stdout) != want {
+		t.Fatalf("status %s stdout %q, want %q; stderr %s", out.Status, out.Stdout, want, out.Stderr)
+	}
+	for _, dir := range []string{ws, runDir} {
+		if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+			t.Fatalf("left in %s: %v", dir, ents)
+		}
+	}
+}

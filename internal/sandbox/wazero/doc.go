@@ -56,26 +56,26 @@
 // when the runner reads its job, as natively from the job's hand-over to a
 // started interpreter (clock.go; the child's own load is bounded apart);
 // OutputBytes caps stdout and stderr; OpenFiles bounds every file and
-// directory the guest holds open on every mount (the six mounts' own
+// directory the guest holds open on every mount (the nine mounts' own
 // directories count), and FileSizeBytes every file it writes. The out
-// directory is bounded as its tmpfs is natively (sandbox.OutDirBytes,
-// sandbox.OutDirFiles), with what the guest frees credited back. Pids, CPUs
-// and TmpBytes do not apply: one thread, no processes, no /tmp.
+// directory and /tmp are bounded as their tmpfs are natively
+// (sandbox.OutDirBytes and OutDirFiles; TmpBytes and Limits.TmpFiles), with
+// what the guest frees credited back. Pids and CPUs do not apply: one
+// thread, no processes.
 //
 // What the guest sees of the host: the stdlib (each module read from the
 // build's checked zip when the guest opens it), the in-memory guest and job
 // files; the host's /usr/share/zoneinfo, read-only and resolved beneath
 // itself by the kernel (openat2 RESOLVE_BENEATH: a symlink that leaves it
 // dangles; Linux only: elsewhere the guest gets no zoneinfo); the run's
-// out directory (made in Job.RunDir, or in a locked
-// directory under os.TempDir that Load sweeps once its process died) and
-// the workspace, both writable and refusing symlinks.
+// out directory and /tmp (made in Job.RunDir, or in a locked directory
+// under os.TempDir that Load sweeps once its process died) and the
+// workspace, all writable and refusing symlinks.
 //
 // Where the guest's world differs from native (beyond what WASI lacks:
-// threads, subprocesses, sockets, ctypes, ssl, sqlite3): no /tmp
-// (tempfile uses /workspace), no symlinks in the writable mounts, EAGAIN
-// where RLIMIT_NOFILE gives EMFILE, EIO where RLIMIT_FSIZE gives EFBIG and
-// a full out directory ENOSPC, a caught MemoryError where the cgroup would
-// kill, and a response envelope bounded to 1 MiB (native reads up to
-// 8 MiB).
+// threads, subprocesses, sockets, ctypes, ssl, sqlite3): no symlinks in
+// the writable mounts, EAGAIN where RLIMIT_NOFILE gives EMFILE, EIO where
+// RLIMIT_FSIZE gives EFBIG and a full out directory or /tmp ENOSPC, a
+// caught MemoryError where the cgroup would kill, and a response envelope
+// bounded to 1 MiB (native reads up to 8 MiB).
 package wazero

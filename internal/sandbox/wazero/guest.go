@@ -28,6 +28,7 @@ type guestJob struct {
 	Stream     bool   `json:"stream"` // the job has an Output: the runner line-buffers
 	Workspace  string `json:"workspace"`
 	OutDir     string `json:"out_dir"`
+	TmpDir     string `json:"tmp_dir"`
 	HostCalls  bool   `json:"host_calls"` // the run has a Dispatcher
 
 	MemoryBytes    uint64 `json:"memory_bytes"`
@@ -35,6 +36,8 @@ type guestJob struct {
 	FileSizeBytes  int64  `json:"file_size_bytes"`
 	WorkspaceBytes int64  `json:"workspace_bytes"`
 	WorkspaceFiles int64  `json:"workspace_files"`
+	TmpBytes       int64  `json:"tmp_bytes"`
+	TmpFiles       int64  `json:"tmp_files"`
 }
 
 // endKind is how _start ended, as the guest (or its child) saw it.
@@ -128,6 +131,12 @@ func (in *Interpreter) execute(ctx context.Context, j guestJob, stdout, stderr i
 		return res
 	}
 	mount(workFS, sandbox.GuestWorkDir)
+	tmpFS, err := newBudgetDir(newConfinedDir(j.TmpDir, j.FileSizeBytes), j.TmpDir, j.TmpBytes, j.TmpFiles)
+	if err != nil {
+		res.setupErr = err
+		return res
+	}
+	mount(tmpFS, sandbox.GuestTmpDir)
 	mount(newReadOnly(&sysfs.AdaptFS{FS: guestRoot(mounted)}), "/")
 
 	mem := &linearMemory{limit: j.MemoryBytes}

@@ -67,14 +67,17 @@ func TestSweepRemovesOnlyAbandonedTempDirs(t *testing.T) {
 }
 
 // A run's own directory is locked while it lasts, and gone after.
-func TestMakeOutDir(t *testing.T) {
+func TestMakeScratchDirs(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
-	out, remove, err := makeOutDir("")
+	s, remove, err := makeScratchDirs("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Dir(out)
+	dir := filepath.Dir(s.out)
+	if filepath.Dir(s.tmp) != dir {
+		t.Fatalf("out %s and tmp %s in different directories", s.out, s.tmp)
+	}
 	past := time.Now().Add(-2 * sandbox.LockGrace)
 	if err := os.Chtimes(dir, past, past); err != nil {
 		t.Fatal(err)
@@ -82,17 +85,19 @@ func TestMakeOutDir(t *testing.T) {
 	if err := sweepTempDirs(tmp); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(out); err != nil {
-		t.Fatalf("a sweep removed a live run's directory: %v", err)
+	for _, d := range []string{s.out, s.tmp} {
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			t.Fatalf("a sweep removed a live run's directory: %v", err)
+		}
 	}
 	remove()
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Fatalf("after removal: %v", err)
 	}
 	runDir := t.TempDir()
-	out, remove, err = makeOutDir(runDir)
-	if err != nil || filepath.Dir(out) != runDir {
-		t.Fatalf("%s %v", out, err)
+	s, remove, err = makeScratchDirs(runDir)
+	if err != nil || filepath.Dir(filepath.Dir(s.out)) != runDir || filepath.Dir(s.tmp) != filepath.Dir(s.out) {
+		t.Fatalf("%+v %v", s, err)
 	}
 	remove()
 	if ents, _ := os.ReadDir(runDir); len(ents) != 0 {
@@ -101,7 +106,7 @@ func TestMakeOutDir(t *testing.T) {
 }
 
 // With a RunDir (the supervisor's, swept when its supervisor dies) the out
-// directory is made there, and removed with the run.
+// directory and /tmp are made there, and removed with the run.
 func TestOutDirInRunDir(t *testing.T) {
 	runDir := t.TempDir()
 	var during []string
@@ -116,7 +121,7 @@ func TestOutDirInRunDir(t *testing.T) {
 	if out.Status != sandbox.StatusOK || out.GuestOutcome == nil {
 		t.Fatalf("status %s outcome %s stderr %s", out.Status, out.GuestOutcome, out.Stderr)
 	}
-	if len(during) != 1 || !strings.HasPrefix(during[0], "wazero-out-") {
+	if len(during) != 1 || !strings.HasPrefix(during[0], runDirPrefix) {
 		t.Fatalf("run dir during the run: %v", during)
 	}
 	if ents, _ := os.ReadDir(runDir); len(ents) != 0 {
@@ -151,7 +156,7 @@ func TestStandaloneOutDir(t *testing.T) {
 	if out.Status != sandbox.StatusOK || out.GuestOutcome == nil {
 		t.Fatalf("status %s outcome %s stderr %s", out.Status, out.GuestOutcome, out.Stderr)
 	}
-	if strings.Join(during, " ") != ".lock"+" "+tempOutName {
+	if strings.Join(during, " ") != ".lock"+" "+tempOutName+" "+tempTmpName {
 		t.Fatalf("the run's directory held %v during the run", during)
 	}
 	if after := runDirs(); after != nil {

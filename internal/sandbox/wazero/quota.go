@@ -64,7 +64,7 @@ func (q *openFiles) held() int {
 // path_open always passes 0o600), as soon as wasi-libc lists the
 // preopens before main. That open is counted but never refused: wazero
 // treats any error there but ENOENT as a bug and panics. It is at most one
-// per mount, eight in all (with the guest's "/" and /dev).
+// per mount, nine in all (with the guest's "/", /dev and /tmp).
 type countedFS struct {
 	experimentalsys.FS
 	q          *openFiles
