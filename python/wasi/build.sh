@@ -2,7 +2,8 @@
 # Build CPython 3.11 for wasm32-wasi from Debian's own python3.11 source, with
 # zlib, liblzma, libbz2 (Debian's sources too), CPython's test modules
 # (_testcapi and its kin, as Debian's libpython3.11-stdlib ships them) and the
-# _agent_runtime_host module built in (SPEC.md section 8).
+# _agent_runtime_host module built in (SPEC.md section 8); its libm is the
+# host's (_apysup_libm.c).
 #
 #   build.sh                         build once, print the output directory
 #   build.sh --print-dir             print the output directory, exit 1 if not built
@@ -14,7 +15,7 @@
 # Output: ${XDG_CACHE_HOME:-$HOME/.cache}/apysup/wasi/<key>/ with python.wasm
 # (stripped), python311.zip (pyc-only stdlib) and manifest.json. The key is the
 # sha256 of every input file in this directory (this script, which pins the
-# source versions, flags and module list; the C module; mkstdlib.py;
+# source versions, flags and module list; the C files; mkstdlib.py;
 # patches/<source package>/*.patch, applied to that package's source):
 # the list of "sha256  path" lines, paths sorted, hashed once more. The Go
 # side (sandbox/wazero) computes the same key from the embedded inputs.
@@ -293,8 +294,12 @@ for m in ZLIB _BZ2 _LZMA _TESTCAPI; do
 	grep -q "^MODULE_${m}_STATE=yes" "$wasi_build/Makefile" || die "configure did not enable ${m#_}"
 done
 grep -q '^#define WITH_PYMALLOC 1' "$wasi_build/pyconfig.h" || die "configure did not enable pymalloc"
+# The host's libm (_apysup_libm.c): an object on every link, so its
+# definitions win over wasi-libc's archive members.
+log "apysup_libm"
+$wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_libm.c" -o "$work/apysup_libm.o"
 # Replaces configure's own LDFLAGS_NODIST for WASI (a 512 KiB stack).
-step wasi-make make -C "$wasi_build" -j"$jobs" LDFLAGS_NODIST="$WASI_LDFLAGS_NODIST"
+step wasi-make make -C "$wasi_build" -j"$jobs" LDFLAGS_NODIST="$WASI_LDFLAGS_NODIST $work/apysup_libm.o"
 
 # --- output --------------------------------------------------------------------
 

@@ -233,6 +233,9 @@ func (in *Interpreter) init(ctx context.Context, wasm []byte) error {
 	if _, err := wasi.Instantiate(ctx); err != nil {
 		return fmt.Errorf("wazero: wasi: %w", err)
 	}
+	if err := exportLibm(ctx, in.runtime); err != nil {
+		return err
+	}
 	_, err := in.runtime.NewHostModuleBuilder(hostModule).
 		NewFunctionBuilder().
 		WithGoModuleFunction(api.GoModuleFunc(hostCall),

@@ -1,0 +1,159 @@
+package wazero
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/apysup/apysup/internal/sandbox"
+)
+
+// libmDomain is where each function is sampled: inside its domain, so the
+// native interpreter answers rather than raises.
+var libmDomain = map[string][2]float64{
+	"asin": {-1, 1}, "acos": {-1, 1}, "atanh": {-0.999, 0.999}, "acosh": {1, 1e3},
+	"log": {1e-300, 1e300}, "log2": {1e-300, 1e300}, "log10": {1e-300, 1e300}, "log1p": {-0.999, 1e6},
+	"exp": {-700, 700}, "exp2": {-1000, 1000}, "expm1": {-50, 700}, "sinh": {-700, 700}, "cosh": {-700, 700},
+	"pow": {0, 100},
+}
+
+// The libm module answers as the native guest's interpreter does, bit for
+// bit: the host's C library (Linux with cgo), against /usr/bin/python3.11's
+// math module (abs(complex) for hypot: math.hypot is CPython's own).
+func TestHostLibmIsTheNativeGuests(t *testing.T) {
+	if !hostLibmIsC {
+		t.Skip("without cgo on Linux the libm module is Go's math package (libm_go.go)")
+	}
+	if _, err := exec.LookPath(sandbox.GuestPython); err != nil {
+		t.Skipf("no %s: %v", sandbox.GuestPython, err)
+	}
+	ctx := context.Background()
+	rt := wazero.NewRuntime(ctx)
+	defer rt.Close(ctx)
+	if err := exportLibm(ctx, rt); err != nil {
+		t.Fatal(err)
+	}
+	// A host module's functions are called as the guest's import calls
+	// them: wazero forbids calling them from Go through the module.
+	defs := rt.Module(libmModule).ExportedFunctionDefinitions()
+	// The same arguments on both sides: 2,000 per function from a fixed
+	// linear congruential sequence, spread over the function's domain.
+	const n = 2000
+	args := func(name string) []float64 {
+		lo, hi := -20.0, 20.0
+		if d, ok := libmDomain[name]; ok {
+			lo, hi = d[0], d[1]
+		}
+		xs := make([]float64, n)
+		seed := uint64(len(name)) * 0x9E3779B97F4A7C15
+		for i := range xs {
+			seed = seed*6364136223846793005 + 1442695040888963407
+			xs[i] = lo + (hi-lo)*(float64(seed>>11)/float64(1<<53))
+		}
+		return xs
+	}
+	type sample struct {
+		Fn   string    `json:"fn"`
+		Args []float64 `json:"args"`
+	}
+	var samples []sample
+	for _, name := range append(append([]string{}, libmUnary...), libmBinary...) {
+		samples = append(samples, sample{name, args(name)})
+	}
+	in, err := json.Marshal(samples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	py := exec.Command(sandbox.GuestPython, "-I", "-S", "-c", `import json, math, sys
+out = {}
+for s in json.load(sys.stdin):
+    fn = s["fn"]
+    if fn == "hypot":
+        f = lambda x: abs(complex(x, 1.3))
+    elif fn in ("atan2", "pow"):
+        g = getattr(math, fn)
+        f = lambda x, g=g: g(x, 1.3)
+    else:
+        f = getattr(math, fn)
+    out[fn] = [f(x).hex() for x in s["args"]]
+json.dump(out, sys.stdout)
+`)
+	py.Stdin = bytes.NewReader(in)
+	var stderr strings.Builder
+	py.Stderr = &stderr
+	outb, err := py.Output()
+	if err != nil {
+		t.Fatalf("%s: %v: %s", sandbox.GuestPython, err, stderr.String())
+	}
+	var native map[string][]string
+	if err := json.Unmarshal(outb, &native); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range samples {
+		def := defs[s.Fn]
+		if def == nil || def.GoFunction() == nil || len(native[s.Fn]) != n {
+			t.Fatalf("%s: exported %v, %d native answers", s.Fn, def != nil, len(native[s.Fn]))
+		}
+		f := def.GoFunction().(api.GoFunction)
+		differ := 0
+		for i, x := range s.Args {
+			stack := []uint64{api.EncodeF64(x), api.EncodeF64(1.3)}
+			f.Call(ctx, stack)
+			want, err := strconv.ParseFloat(native[s.Fn][i], 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := api.DecodeF64(stack[0]); math.Float64bits(got) != math.Float64bits(want) {
+				if differ++; differ <= 3 {
+					t.Errorf("%s(%v) = %v, native %v", s.Fn, x, got, want)
+				}
+			}
+		}
+		if differ > 0 {
+			t.Errorf("%s: %d of %d differ", s.Fn, differ, n)
+		}
+	}
+}
+
+// The WASI build imports every function of the libm module (its
+// _apysup_libm.c links before wasi-libc), so none of musl's is left in it.
+func TestBuildImportsHostLibm(t *testing.T) {
+	in := interpreter(t)
+	wasm, err := os.ReadFile(filepath.Join(in.build.Dir, wasmFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Decoded by wazero's interpreter: its imports, without compiling.
+	ctx := context.Background()
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
+	defer rt.Close(ctx)
+	mod, err := rt.CompileModule(ctx, wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	imported := map[string]bool{}
+	for _, f := range mod.ImportedFunctions() {
+		if mod, name, _ := f.Import(); mod == libmModule {
+			imported[name] = true
+		}
+	}
+	for _, name := range append(append([]string{}, libmUnary...), libmBinary...) {
+		if !imported[name] {
+			t.Errorf("python.wasm does not import %s.%s", libmModule, name)
+		}
+		delete(imported, name)
+	}
+	if len(imported) > 0 {
+		t.Errorf("python.wasm imports %s functions the host does not serve: %v", libmModule, imported)
+	}
+}
