@@ -3,8 +3,10 @@
 The native bridge (_agent_runtime_host.py, HTTP over a Unix socket) and the
 WASI build's built-in _agent_runtime_host module both hand the host's answer
 to decode(), so a script sees the same result bytes and the same typed
-exceptions on either backend. Standard library only; no I/O here; json
-is imported on first use (every run imports this module, few decode).
+exceptions on either backend. Standard library only; no I/O here; the
+json module's C accelerator (_json) is loaded on first use (every run
+imports this module, few decode), the json package itself only to report
+malformed text.
 """
 
 __all__ = [
@@ -86,54 +88,77 @@ def _no_float(text):
     raise _NotPlain
 
 
-# Built on first use, then shared (they keep no state between calls): a
-# json.loads with hooks would build a decoder and its scanner every call.
-_strict = None  # the strict decoder
+class _Hooks:
+    """What _json.make_scanner reads of a json.JSONDecoder: strict,
+    refusing duplicate keys and NaN/Infinity, with parse_int and
+    parse_float."""
+
+    def __init__(self, parse_int, parse_float):
+        self.strict = True
+        self.object_hook = None
+        self.object_pairs_hook = _no_duplicates
+        self.parse_float = parse_float
+        self.parse_int = parse_int
+        self.parse_constant = _no_constant
+
+
+def _no_default(value):
+    raise TypeError("not a JSON value: %s" % type(value).__name__)
+
+
+# Built on first use, then shared (they keep no state between calls), from
+# the json module's C accelerator alone: the json package imports re,
+# 20 ms of a run's first call under wazero.
+_strict = None  # the strict scanner
 _plain = None  # the same, refusing with _NotPlain what canonical() must write
 _encode_plain = None  # RFC 8785 for values _plain decoded, in C
-_astral = None  # what makes key order by code point differ from UTF-16's
+_encode_string = None  # json.dumps(s, ensure_ascii=False) for a str
 
 
 def _codecs():
-    global _strict, _plain, _encode_plain, _astral
-    if _astral is None:
-        import json
-        import re
+    global _strict, _plain, _encode_plain, _encode_string
+    if _encode_string is None:
+        import _json
 
-        _strict = json.JSONDecoder(
-            object_pairs_hook=_no_duplicates, parse_constant=_no_constant
+        _strict = _json.make_scanner(_Hooks(int, float))
+        _plain = _json.make_scanner(_Hooks(_plain_int, _no_float))
+        # json.JSONEncoder(ensure_ascii=False, separators=(",", ":"),
+        # sort_keys=True).encode, without its check for cycles (a decoded
+        # value has none; RecursionError bounds a deep one).
+        encode = _json.make_encoder(
+            None, _no_default, _json.encode_basestring, None, ":", ",", True, False, True
         )
-        _plain = json.JSONDecoder(
-            object_pairs_hook=_no_duplicates,
-            parse_constant=_no_constant,
-            parse_int=_plain_int,
-            parse_float=_no_float,
-        )
-        _encode_plain = json.JSONEncoder(
-            ensure_ascii=False, separators=(",", ":"), sort_keys=True
-        ).encode
-        # A character beyond the BMP (one UTF-16 unit pair) sorts before
-        # U+E000-U+FFFF in UTF-16 order, after them by code point; a
-        # surrogate escape may make one (or a lone surrogate).
-        _astral = re.compile("[\U00010000-\U0010ffff]|\\\\u[dD][89a-fA-F]")
-    return _astral
+        _encode_plain = lambda value: "".join(encode(value, 0))  # noqa: E731
+        _encode_string = _json.encode_basestring
 
 
-def _loads_strict(text, decoder=None):
-    """json.loads(text) with decoder (default _strict), without the two
-    regular expression matches JSONDecoder.decode makes for whitespace
-    when there is none."""
+def _scan(scanner, text, start):
+    try:
+        return scanner(text, start)
+    except SystemError:
+        # The C scanner raises json.decoder.JSONDecodeError, which it finds
+        # only in sys.modules (else a SystemError): import it and scan again
+        # for the error json.loads raises. Only malformed text comes here.
+        import json.decoder  # noqa: F401
+
+        return scanner(text, start)
+
+
+_WHITESPACE = " \t\n\r"
+
+
+def _loads_strict(text, scanner=None):
+    """json.loads(text) with scanner (default _strict): the same value, or
+    a ValueError where json.loads raises one."""
     _codecs()
     if text.startswith("\ufeff"):  # as json.loads refuses it
         raise ValueError("unexpected byte order mark")
-    decoder = decoder or _strict
-    if not text or text[0] in " \t\n\r" or text[-1] in " \t\n\r":
-        return decoder.decode(text)
+    start = len(text) - len(text.lstrip(_WHITESPACE))
     try:
-        value, end = decoder.scan_once(text, 0)
+        value, end = _scan(scanner or _strict, text, start)
     except StopIteration:
         raise ValueError("expecting a value") from None
-    if end != len(text):
+    if end != len(text) and text[end:].lstrip(_WHITESPACE):
         raise ValueError("extra data")
     return value
 
@@ -209,6 +234,7 @@ def decode(response):
     host cannot vouch for raises AmbiguousOutcome."""
     if not isinstance(response, (bytes, bytearray, memoryview)):
         raise TypeError("response must be bytes")
+    _codecs()  # _plain is read here, before _loads_strict builds it
     try:
         text = bytes(response).decode("utf-8")
         try:
@@ -223,12 +249,7 @@ def decode(response):
     if status == "completed":
         # Without floats, large integers and characters beyond the BMP,
         # the C encoder's sorted compact JSON is RFC 8785 to the byte.
-        # (An ASCII text without escapes has no such character: the check
-        # the regular expression makes, a loop over every character, is
-        # most of a small call's cost under wazero.)
-        plain = plain and (
-            "\\u" not in text if text.isascii() else not _astral.search(text)
-        )
+        plain = plain and _no_astral(text)
         return _decode_broker(doc.get("broker_response"), plain)
     code, message = _code(doc)
     if status == "rejected":
@@ -236,6 +257,16 @@ def decode(response):
     if status == "ambiguous":
         raise AmbiguousOutcome(code, message)
     raise _malformed()
+
+
+def _no_astral(text):
+    """True when text has no character beyond the BMP (one UTF-16 unit pair,
+    which sorts before U+E000-U+FFFF in UTF-16 order, after them by code
+    point) and no \\u escape (which may make one, or a lone surrogate).
+    text is decoded UTF-8: it has no surrogate of its own."""
+    if "\\u" in text:
+        return False
+    return text.isascii() or len(text.encode("utf-16-le")) == 2 * len(text)
 
 
 def _code(doc):
@@ -272,10 +303,9 @@ def _decode_broker(broker, plain):
 def canonical(value):
     """Encode a JSON value per RFC 8785 (JCS): keys sorted by UTF-16 code
     units, no whitespace, ECMAScript number formatting, UTF-8."""
-    import json
-
+    _codecs()
     out = []
-    _encode(value, out, json.dumps)
+    _encode(value, out, _encode_string)
     return "".join(out).encode("utf-8")
 
 
@@ -291,7 +321,7 @@ def _encode(value, out, dumps):
     elif value is False:
         out.append("false")
     elif isinstance(value, str):
-        out.append(dumps(value, ensure_ascii=False))
+        out.append(dumps(value))
     elif isinstance(value, int):
         # JSON numbers are IEEE-754 doubles to RFC 8785: an integer beyond
         # 2**53 is written as the double it becomes, as the host does.
@@ -319,7 +349,7 @@ def _encode(value, out, dumps):
         for i, (key, item) in enumerate(sorted(value.items(), key=_utf16_key)):
             if i:
                 out.append(",")
-            out.append(dumps(key, ensure_ascii=False))
+            out.append(dumps(key))
             out.append(":")
             _encode(item, out, dumps)
         out.append("}")

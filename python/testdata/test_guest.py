@@ -129,13 +129,42 @@ class WireFastPath(unittest.TestCase):
             except wire.AmbiguousOutcome as exc:
                 got = exc.error_code.replace("malformed_response", "malformed")
             self.assertEqual(got, want, text)
-            if not wire._astral.search(text):
+            if wire._no_astral(text):
                 try:
                     wire._loads_strict(text, wire._plain)
                     plain += 1
                 except (wire._NotPlain, ValueError):
                     pass
         self.assertGreater(plain, 1000)  # the fast path was taken, often
+
+    def test_call_path_imports_no_json_package(self):
+        # The codecs come from _json alone (json imports re: 20 ms under
+        # wazero); a first decode without check_frame is still canonical; a
+        # malformed text is still refused, with json.decoder imported then.
+        import subprocess
+        here = os.path.dirname(wire.__file__)
+        code = """if True:
+            import sys; sys.path.insert(0, %r)
+            import _agent_runtime_wire as w
+            ok = b'{"status":"completed","broker_response":{"status":"ok","result":[1.0,100000000000000000000000000,{"b":"x","a":2}]}}'
+            out = [w.decode(ok), w.decode(ok)]
+            w.check_frame(b'{"call_id":"c","capability":"k","arguments":{}}')
+            out.append(sorted(m for m in ("json", "json.decoder", "re") if m in sys.modules))
+            for bad in (b'{"status":', b'{"status":"completed" 1}', b'"\x01"', b'[1,]'):
+                try:
+                    w.decode(bad)
+                except w.AmbiguousOutcome as e:
+                    out.append(e.error_code)
+            for bad in (b'{"call_id":"c",}', b'{"call_id":"c","capability":"k","arguments":{}} x'):
+                try:
+                    w.check_frame(bad)
+                except w.CapabilityError as e:
+                    out.append(e.error_code)
+            print(out)
+        """ % here
+        out = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, check=True)
+        self.assertEqual(out.stdout.strip(), repr(
+            [b'[1,1e+26,{"a":2,"b":"x"}]'] * 2 + [[]] + ["malformed_response"] * 4 + ["frame_malformed"] * 2))
 
     def test_loads_strict_is_json_loads(self):
         for text in ("1", "[1] x", "[1]]", "", " [1]", "[1] ", "\t{}\n", "\ufeff1", '{"a":1}', '"x', "nul", "1 2", "[1,]"):
