@@ -1,6 +1,7 @@
 package wazero
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -107,8 +108,9 @@ func (b *Backend) runChild(ctx context.Context, clock *runClock, j guestJob, out
 	var protocolErr error
 	goroutine(func() {
 		defer c.calls.Close()
+		calls := bufio.NewReaderSize(c.calls, callBufferBytes)
 		for {
-			frame, fault, err := readCall(c.calls)
+			frame, fault, err := readCall(calls)
 			if err != nil {
 				if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
 					protocolErr = err
@@ -445,11 +447,12 @@ func childMain() int {
 		return setupFailed(fmt.Errorf("confine: %w", err))
 	}
 	calls := os.NewFile(childCallFD, "calls")
+	answers := bufio.NewReaderSize(calls, callBufferBytes)
 	call := func(_ context.Context, frame []byte, fault string) []byte {
 		if writeCall(calls, frame, fault) != nil {
 			return nil
 		}
-		envelope, err := readAnswer(calls)
+		envelope, err := readAnswer(answers)
 		if err != nil {
 			return nil
 		}

@@ -172,6 +172,11 @@ func parseReport(data []byte, memoryLimit uint64) (childReport, error) {
 // envelope's length and the envelope, length 0 for no envelope to deliver.
 var faultCodes = [...]string{"", broker.CodeFrameTooLarge, broker.CodeFrameEmpty, broker.CodeFrameMalformed}
 
+// callBufferBytes is the buffer each end reads the socket through: a call
+// or an answer of this size or less, its length and itself written at once,
+// comes in one read(2), where reading the length first took two.
+const callBufferBytes = 64 << 10
+
 func writeCall(w io.Writer, frame []byte, fault string) error {
 	idx := -1
 	for i, c := range faultCodes {
