@@ -111,7 +111,7 @@ def _no_default(value):
 # 20 ms of a run's first call under wazero.
 _strict = None  # the strict scanner
 _plain = None  # the same, refusing with _NotPlain what canonical() must write
-_encode_plain = None  # RFC 8785 for values _plain decoded, in C
+_encode_plain = None  # RFC 8785 for values _plain decoded, in C: chunks
 _encode_string = None  # json.dumps(s, ensure_ascii=False) for a str
 
 
@@ -125,23 +125,10 @@ def _codecs():
         # json.JSONEncoder(ensure_ascii=False, separators=(",", ":"),
         # sort_keys=True).encode, without its check for cycles (a decoded
         # value has none; RecursionError bounds a deep one).
-        encode = _json.make_encoder(
+        _encode_plain = _json.make_encoder(
             None, _no_default, _json.encode_basestring, None, ":", ",", True, False, True
         )
-        _encode_plain = lambda value: "".join(encode(value, 0))  # noqa: E731
         _encode_string = _json.encode_basestring
-
-
-def _scan(scanner, text, start):
-    try:
-        return scanner(text, start)
-    except SystemError:
-        # The C scanner raises json.decoder.JSONDecodeError, which it finds
-        # only in sys.modules (else a SystemError): import it and scan again
-        # for the error json.loads raises. Only malformed text comes here.
-        import json.decoder  # noqa: F401
-
-        return scanner(text, start)
 
 
 _WHITESPACE = " \t\n\r"
@@ -150,12 +137,23 @@ _WHITESPACE = " \t\n\r"
 def _loads_strict(text, scanner=None):
     """json.loads(text) with scanner (default _strict): the same value, or
     a ValueError where json.loads raises one."""
-    _codecs()
+    if _strict is None:
+        _codecs()
     if text.startswith("\ufeff"):  # as json.loads refuses it
         raise ValueError("unexpected byte order mark")
+    scanner = scanner or _strict
     start = len(text) - len(text.lstrip(_WHITESPACE))
     try:
-        value, end = _scan(scanner or _strict, text, start)
+        try:
+            value, end = scanner(text, start)
+        except SystemError:
+            # The C scanner raises json.decoder.JSONDecodeError, which it
+            # finds only in sys.modules (else a SystemError): import it and
+            # scan again for the error json.loads raises. Only malformed
+            # text comes here.
+            import json.decoder  # noqa: F401
+
+            value, end = scanner(text, start)
     except StopIteration:
         raise ValueError("expecting a value") from None
     if end != len(text) and text[end:].lstrip(_WHITESPACE):
@@ -234,7 +232,8 @@ def decode(response):
     host cannot vouch for raises AmbiguousOutcome."""
     if not isinstance(response, (bytes, bytearray, memoryview)):
         raise TypeError("response must be bytes")
-    _codecs()  # _plain is read here, before _loads_strict builds it
+    if _strict is None:  # _plain is read here, before _loads_strict
+        _codecs()
     try:
         text = bytes(response).decode("utf-8")
         try:
@@ -288,7 +287,7 @@ def _decode_broker(broker, plain):
             raise _malformed()
         try:
             if plain:
-                return _encode_plain(broker["result"]).encode("utf-8")
+                return "".join(_encode_plain(broker["result"], 0)).encode("utf-8")
             return canonical(broker["result"])
         except (ValueError, TypeError, UnicodeEncodeError, RecursionError):
             raise _malformed() from None
