@@ -1,11 +1,15 @@
 package wazero
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"io"
+	"os"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/apysup/apysup/broker"
 )
@@ -109,6 +113,44 @@ func TestCallWire(t *testing.T) {
 	}
 }
 
+// Both ends read the socket through a callBufferBytes buffer: calls and
+// answers smaller than it, as large and larger, back to back, come out
+// whole and in order.
+func TestCallWireThroughBuffer(t *testing.T) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, parent := os.NewFile(uintptr(fds[0]), "child"), os.NewFile(uintptr(fds[1]), "parent")
+	defer child.Close()
+	defer parent.Close()
+	var messages [][]byte
+	for _, n := range []int{1, 100, callBufferBytes - 5, callBufferBytes - 4, callBufferBytes, callBufferBytes + 1, 3 * callBufferBytes, MaxMessageBytes} {
+		messages = append(messages, bytes.Repeat([]byte{byte('a' + len(messages))}, n))
+	}
+	go func() {
+		for _, m := range messages {
+			_ = writeCall(child, m, "")
+			_ = writeAnswer(child, m)
+		}
+		_ = child.Close()
+	}()
+	r := bufio.NewReaderSize(parent, callBufferBytes)
+	for _, m := range messages {
+		frame, fault, err := readCall(r)
+		if err != nil || fault != "" || !bytes.Equal(frame, m) {
+			t.Fatalf("call of %d bytes: %d bytes, %q, %v", len(m), len(frame), fault, err)
+		}
+		envelope, err := readAnswer(r)
+		if err != nil || !bytes.Equal(envelope, m) {
+			t.Fatalf("answer of %d bytes: %d bytes, %v", len(m), len(envelope), err)
+		}
+	}
+	if _, _, err := readCall(r); err != io.EOF {
+		t.Fatalf("end of calls: %v", err)
+	}
+}
+
 // Calls come from the child: whatever it sends, readCall answers a call
 // within the bounds, io.EOF at a clean end, or a *ReportError.
 func FuzzReadCall(f *testing.F) {
@@ -119,7 +161,7 @@ func FuzzReadCall(f *testing.F) {
 	f.Add([]byte("\x00\xff\xff\xff\xff"))
 	f.Add([]byte("\x00\x00"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r := bytes.NewReader(data)
+		r := bufio.NewReaderSize(bytes.NewReader(data), callBufferBytes) // as the parent reads
 		for {
 			frame, fault, err := readCall(r)
 			if err == io.EOF {
