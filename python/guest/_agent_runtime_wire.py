@@ -15,6 +15,8 @@ __all__ = [
     "AmbiguousOutcome",
     "decode",
     "canonical",
+    "loads",
+    "dumps",
     "MAX_FRAME_BYTES",
 ]
 
@@ -103,7 +105,24 @@ class _Hooks:
 
 
 def _no_default(value):
-    raise TypeError("not a JSON value: %s" % type(value).__name__)
+    raise TypeError("Object of type %s is not JSON serializable" % type(value).__name__)
+
+
+class _Loose:
+    """What _json.make_scanner reads of json.loads's own decoder (the class
+    is the context: none of its attributes is a function, so each reads
+    as it is)."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = {
+        "-Infinity": float("-inf"),
+        "Infinity": float("inf"),
+        "NaN": float("nan"),
+    }.__getitem__
 
 
 # Built on first use, then shared (they keep no state between calls), from
@@ -113,10 +132,12 @@ _strict = None  # the strict scanner
 _plain = None  # the same, refusing with _NotPlain what canonical() must write
 _encode_plain = None  # RFC 8785 for values _plain decoded, in C: chunks
 _encode_string = None  # json.dumps(s, ensure_ascii=False) for a str
+_loose = None  # json.loads's scanner
+_json = None  # the json package's C accelerator
 
 
 def _codecs():
-    global _strict, _plain, _encode_plain, _encode_string
+    global _strict, _plain, _encode_plain, _encode_string, _loose, _json
     if _encode_string is None:
         import _json
 
@@ -129,9 +150,34 @@ def _codecs():
             None, _no_default, _json.encode_basestring, None, ":", ",", True, False, True
         )
         _encode_string = _json.encode_basestring
+        _loose = _json.make_scanner(_Loose)
 
 
 _WHITESPACE = " \t\n\r"
+
+
+def loads(data):
+    """json.loads(data) of UTF-8 bytes (agent_runtime's of the result
+    decode returned), without the json package."""
+    if _loose is None:
+        _codecs()
+    return _loads_strict(data.decode("utf-8", "surrogatepass"), _loose)
+
+
+def dumps(value):
+    """json.JSONEncoder(ensure_ascii=False, allow_nan=False,
+    separators=(",", ":")).encode(value) (agent_runtime's), without the
+    json package. The C encoder is made for each value, as JSONEncoder
+    makes it: the markers that find a cycle must start empty, and an
+    encoding that failed may have left some."""
+    if _json is None:
+        _codecs()
+    if isinstance(value, str):  # as JSONEncoder.encode, without an encoder
+        return _encode_string(value)
+    encode = _json.make_encoder(
+        {}, _no_default, _encode_string, None, ":", ",", False, False, False
+    )
+    return "".join(encode(value, 0))
 
 
 def _loads_strict(text, scanner=None):

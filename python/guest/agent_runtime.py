@@ -7,8 +7,9 @@ grants anything: the host admits or refuses every call.
 """
 
 # Imports are kept to what a run without capability calls needs (the
-# runner imports this module in every run): json and the host bridge are
-# imported on first use.
+# runner imports this module in every run): the host bridge is imported on
+# first use, and JSON is _agent_runtime_wire's (from the json package's C
+# accelerator, without the package, which imports re: 20 ms under wazero).
 try:
     from _thread import allocate_lock as _Lock
 except ImportError:  # a CPython built without threads (WASI): nothing to guard
@@ -21,6 +22,7 @@ except ImportError:  # a CPython built without threads (WASI): nothing to guard
             return False
 
 
+import _agent_runtime_wire as _wire
 from _agent_runtime_wire import AgentRuntimeError, AmbiguousOutcome, CapabilityError
 
 __all__ = ["set_result", "AgentRuntimeError", "CapabilityError", "AmbiguousOutcome"]
@@ -47,19 +49,7 @@ def _bind(parent):
         _bound, _parent, _next = True, parent, 1
 
 
-_encode = None  # the compact JSON encoder, built on first use
-
-
-def _dumps(value):
-    # json.dumps with options builds an encoder each call; one is enough.
-    global _encode
-    if _encode is None:
-        import json
-
-        _encode = json.JSONEncoder(
-            ensure_ascii=False, allow_nan=False, separators=(",", ":")
-        ).encode
-    return _encode(value)
+_dumps = _wire.dumps  # compact JSON, no NaN or Infinity
 
 
 def _capability_call(name, args):
@@ -96,11 +86,9 @@ def _capability_call(name, args):
         raise CapabilityError(
             "arguments_not_json", "the arguments are not valid UTF-8 text"
         ) from None
-    import json
-
     import _agent_runtime_host
 
-    return json.loads(_agent_runtime_host.call(frame))
+    return _wire.loads(_agent_runtime_host.call(frame))
 
 
 def _check(value, depth):

@@ -148,7 +148,8 @@ class WireFastPath(unittest.TestCase):
             import _agent_runtime_wire as w
             ok = b'{"status":"completed","broker_response":{"status":"ok","result":[1.0,100000000000000000000000000,{"b":"x","a":2}]}}'
             out = [w.decode(ok), w.decode(ok)]
-            w.check_frame(b'{"call_id":"c","capability":"k","arguments":{}}')
+            w.check_frame(w.dumps({"call_id": "c", "capability": "k", "arguments": {}}).encode())
+            w.loads(out[0])
             out.append(sorted(m for m in ("json", "json.decoder", "re") if m in sys.modules))
             for bad in (b'{"status":', b'{"status":"completed" 1}', b'"\x01"', b'[1,]'):
                 try:
@@ -165,6 +166,49 @@ class WireFastPath(unittest.TestCase):
         out = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, check=True)
         self.assertEqual(out.stdout.strip(), repr(
             [b'[1,1e+26,{"a":2,"b":"x"}]'] * 2 + [[]] + ["malformed_response"] * 4 + ["frame_malformed"] * 2))
+
+    def test_dumps_and_loads_are_json(self):
+        # agent_runtime's JSON: wire.dumps is JSONEncoder(ensure_ascii=False,
+        # allow_nan=False, separators=(",", ":")).encode, refusals included;
+        # wire.loads is json.loads.
+        import random
+
+        encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
+        cyclic = []
+        cyclic.append(cyclic)
+
+        class Sub(str):
+            pass
+
+        values = [None, True, 1, -0.0, 1.5, 1e21, 2**70, "é😀\u2028\x00\"", Sub("s"), (1, [2]), {1: "a", 2.5: "b", None: 0, True: 1, "k": {}},
+                  float("nan"), float("inf"), object(), {(1,): 2}, cyclic, [set()], b"x", [[]] * 3]
+        rng = random.Random(5)
+        for _ in range(2000):
+            values.append(json.loads(random_json(rng), parse_constant=str))
+        for value in values:
+            for _ in range(2):  # again after a failure: no marker left behind
+                try:
+                    want = ("ok", encode(value))
+                except (TypeError, ValueError, RecursionError) as e:
+                    want = ("error", type(e))
+                try:
+                    got = ("ok", wire.dumps(value))
+                except (TypeError, ValueError, RecursionError) as e:
+                    got = ("error", type(e))
+                self.assertEqual(got, want, repr(value))
+            if want[0] == "ok":
+                data = want[1].encode("utf-8", "surrogatepass")
+                self.assertEqual(repr(wire.loads(data)), repr(json.loads(data)), data)
+        for data in (b'{"a":NaN,"b":-Infinity}', b'[1.0,-0,"\\ud800"]', b" [1] ", b"[1] x", b""):
+            try:
+                want = repr(json.loads(data))
+            except ValueError:
+                want = "error"
+            try:
+                got = repr(wire.loads(data))
+            except ValueError:
+                got = "error"
+            self.assertEqual(got, want, data)
 
     def test_loads_strict_is_json_loads(self):
         for text in ("1", "[1] x", "[1]]", "", " [1]", "[1] ", "\t{}\n", "\ufeff1", '{"a":1}', '"x', "nul", "1 2", "[1,]"):
