@@ -10,11 +10,11 @@ bodies only, connections kept alive and reused. http.client costs more than
 the rest of a round trip (header objects, email parsing, buffered readers).
 """
 
-import base64
-import json
+import binascii
 import os
 import socket
 import threading
+from _json import encode_basestring_ascii as _json_string  # json.dumps of a str
 
 import _agent_runtime_wire as _wire
 from _agent_runtime_wire import AmbiguousOutcome, CapabilityError
@@ -42,11 +42,16 @@ class _Closed(Exception):
         self.received = received
 
 
+# base64.urlsafe_b64decode is this and binascii.a2b_base64; base64
+# imports re.
+_URLSAFE = bytes.maketrans(b"-_", b"+/")
+
+
 def _load_channel():
     path = os.environ.get("APYSUP_CHANNEL_FILE") or CHANNEL_FILE
     try:
         with open(path, "rb") as f:
-            doc = json.loads(f.read(64 << 10))
+            doc = _wire.loads(f.read(64 << 10))
         fields = [
             doc[k]
             for k in (
@@ -68,8 +73,8 @@ def _load_channel():
         )
     sock_path, channel_id, invocation_id, execution_id, plan, credential = fields
     try:
-        base64.urlsafe_b64decode(credential + "=" * (-len(credential) % 4))
         cred = credential.encode("ascii")
+        binascii.a2b_base64((cred + b"=" * (-len(cred) % 4)).translate(_URLSAFE))
     except (ValueError, UnicodeEncodeError):
         raise CapabilityError(
             "channel_unavailable", "the capability channel is not configured"
@@ -82,7 +87,7 @@ def _load_channel():
     envelope = (
         '{"schema_version":"apysup.rpc.v1","channel_id":%s,"invocation_id":%s,'
         '"execution_id":%s,"plan_sha256":%s,"call":'
-        % tuple(json.dumps(v) for v in (channel_id, invocation_id, execution_id, plan))
+        % tuple(_json_string(v) for v in (channel_id, invocation_id, execution_id, plan))
     ).encode("utf-8")
     return sock_path, head, envelope
 
