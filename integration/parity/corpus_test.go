@@ -46,6 +46,7 @@ var corpus = []corpusCase{
 	{script: "sleep.py"},
 	{script: "zoneinfo_tz.py"},
 	{script: "zoneinfo_links.py"},
+	{script: "std_asyncio.py"},
 
 	// The world the guest sees.
 	{script: "world.py", args: []string{"first", "two words", "é"}},
@@ -110,6 +111,7 @@ var corpus = []corpusCase{
 	}},
 	// A run the host ended has no exit status of its own: -1 on both.
 	{script: "timeout.py", limits: sandbox.Limits{Timeout: 10 * time.Second}, status: sandbox.StatusTimeout, exit: -1}, // the call needs 0.2 s of CPU after the clock starts: room for a host at load 20 on 2 cores
+	{script: "timeout_asyncio.py", limits: sandbox.Limits{Timeout: 10 * time.Second}, status: sandbox.StatusTimeout, exit: -1},
 	{script: "memory.py", limits: sandbox.Limits{MemoryBytes: 256 << 20}, status: sandbox.StatusMemoryLimit, known: map[string]pinned{
 		"exit_code":   {native: "137", wazero: "1"},
 		"stderr_last": {native: "", wazero: "MemoryError"},
@@ -132,8 +134,7 @@ var corpus = []corpusCase{
 		"stdout": {native: "inet failed: OSError [Errno 97] Address family not supported by protocol\nunix created\nsocketpair created\nconnect failed: OSError\n", wazero: "inet failed: OSError [Errno 58] Not supported\nunix failed: AttributeError module 'socket' has no attribute 'AF_UNIX'\nsocketpair failed: OSError [Errno 58] Not supported\nconnect failed: AttributeError\n"},
 	}},
 	{script: "gap_asyncio.py", known: map[string]pinned{
-		"stdout":      {native: "asyncio.run: done\na coroutine driven by hand: 42\n", wazero: "asyncio.run failed: OSError [Errno 58] Not supported\na coroutine driven by hand: 42\n"},
-		"stderr_last": {native: "", wazero: "RuntimeWarning: Enable tracemalloc to get the object allocation traceback"},
+		"stdout": {native: "run_in_executor: 42\nto_thread: 8\nsubprocess: 0 b'child\\n'\nasyncio.run: done\n", wazero: "run_in_executor failed: RuntimeError can't start new thread\nto_thread failed: RuntimeError can't start new thread\nsubprocess failed: OSError [Errno 58] wasi does not support processes.\nasyncio.run: done\n"},
 	}},
 	{script: "gap_process_time.py", known: map[string]pinned{
 		"stdout": {native: processTimeOut("True"), wazero: processTimeOut("False")},
