@@ -181,6 +181,9 @@ var corpus = []corpusCase{
 	{script: "gap_stdlib_modules.py", known: map[string]pinned{
 		"stdout": {native: "305 names; 9 do not import:\n_msi _overlapped _scproxy _winapi msilib msvcrt nt winreg winsound\n", wazero: "305 names; 38 do not import:\n_ctypes _curses _curses_panel _dbm _hashlib _msi _multiprocessing _overlapped _posixshmem _posixsubprocess _scproxy _sqlite3 _ssl _uuid _winapi ctypes curses ensurepip fcntl grp mmap msilib msvcrt nis nt ossaudiodev pty pwd readline resource spwd sqlite3 ssl syslog termios tty winreg winsound\n"},
 	}},
+	{script: "gap_futures.py", known: map[string]pinned{
+		"stdout": {native: "the wait saw the set: True setter: None\n", wazero: "the wait saw the set: False setter: None\n"},
+	}},
 	{script: "gap_strftime.py", known: map[string]pinned{
 		"stdout": {native: "'%Y-%m-%d %H:%M:%S' '2024-03-10 14:05:09'\n'%a %A %b %B %p %j %U %W %w %y %C %D %F %R %T %h %r %s' 'Sun Sunday Mar March PM 070 10 10 0 24 20 03/10/24 2024-03-10 14:05 14:05:09 Mar 02:05:09 PM 1710079509'\n'%-d/%-m/%Y' '10/3/2024'\n'%_d' '10'\n'%e' '10'\n'%G-W%V-%u' '2024-W10-7'\n'%c | %x | %X' 'Sun Mar 10 14:05:09 2024 | 03/10/24 | 14:05:09'\n'100%% done' '100% done'\n'%Z %z' 'UTC +0000'\nextension '%k' '14'\nextension '%l' ' 2'\nextension '%P' 'pm'\nextension '%^a' 'SUN'\nextension '%#Z' 'utc'\nextension '%10A' '    Sunday'\nextension '%Q' '%Q'\nextension '%' '%'\n", wazero: "'%Y-%m-%d %H:%M:%S' '2024-03-10 14:05:09'\n'%a %A %b %B %p %j %U %W %w %y %C %D %F %R %T %h %r %s' 'Sun Sunday Mar March PM 070 10 10 0 24 20 03/10/24 2024-03-10 14:05 14:05:09 Mar 02:05:09 PM 1710079509'\n'%-d/%-m/%Y' '10/3/2024'\n'%_d' '10'\n'%e' '10'\n'%G-W%V-%u' '2024-W10-7'\n'%c | %x | %X' 'Sun Mar 10 14:05:09 2024 | 03/10/24 | 14:05:09'\n'100%% done' '100% done'\n'%Z %z' 'UTC +0000'\nextension '%k' ''\nextension '%l' ''\nextension '%P' ''\nextension '%^a' ''\nextension '%#Z' ''\nextension '%10A' 'Sunday'\nextension '%Q' ''\nextension '%' ''\n"},
 	}},
