@@ -47,6 +47,7 @@ var corpus = []corpusCase{
 	{script: "zoneinfo_tz.py"},
 	{script: "zoneinfo_links.py"},
 	{script: "std_asyncio.py"},
+	{script: "std_sqlite3.py"},
 
 	// The world the guest sees.
 	{script: "world.py", args: []string{"first", "two words", "é"}},
@@ -151,7 +152,7 @@ var corpus = []corpusCase{
 		"stderr_last": {native: "", wazero: "  print(\"pbkdf2:\", hashlib.pbkdf2_hmac(\"sha256\", b\"pw\", b\"salt\", 1000).hex()[:16])"},
 	}},
 	{script: "gap_sqlite3.py", known: map[string]pinned{
-		"stdout": {native: "sqlite3: [(42,)]\n", wazero: "sqlite3 failed: No module named '_sqlite3'\n"},
+		"stdout": {native: sqliteOut("wal", "3", "True"), wazero: sqliteOut("delete", "0", "False")},
 	}},
 	{script: "gap_multiprocessing.py", known: map[string]pinned{
 		"stdout": {native: "cpu_count: True\nmultiprocessing failed: FileNotFoundError [Errno 2] No such file or directory\n", wazero: "cpu_count: True\nmultiprocessing failed: ModuleNotFoundError No module named '_multiprocessing'\n"},
@@ -179,7 +180,7 @@ var corpus = []corpusCase{
 		"stdout": {native: "/etc/parity-nope OSError 30\n/usr/lib/parity-nope OSError 30\n/opt/apysup/parity-nope OSError 30\n/run/apysup/job/parity-nope OSError 30\n/parity-nope OSError 30\n", wazero: "/etc/parity-nope FileNotFoundError 44\n/usr/lib/parity-nope OSError 69\n/opt/apysup/parity-nope OSError 69\n/run/apysup/job/parity-nope OSError 69\n/parity-nope OSError 69\n"},
 	}},
 	{script: "gap_stdlib_modules.py", known: map[string]pinned{
-		"stdout": {native: "305 names; 9 do not import:\n_msi _overlapped _scproxy _winapi msilib msvcrt nt winreg winsound\n", wazero: "305 names; 38 do not import:\n_ctypes _curses _curses_panel _dbm _hashlib _msi _multiprocessing _overlapped _posixshmem _posixsubprocess _scproxy _sqlite3 _ssl _uuid _winapi ctypes curses ensurepip fcntl grp mmap msilib msvcrt nis nt ossaudiodev pty pwd readline resource spwd sqlite3 ssl syslog termios tty winreg winsound\n"},
+		"stdout": {native: "305 names; 9 do not import:\n_msi _overlapped _scproxy _winapi msilib msvcrt nt winreg winsound\n", wazero: "305 names; 36 do not import:\n_ctypes _curses _curses_panel _dbm _hashlib _msi _multiprocessing _overlapped _posixshmem _posixsubprocess _scproxy _ssl _uuid _winapi ctypes curses ensurepip fcntl grp mmap msilib msvcrt nis nt ossaudiodev pty pwd readline resource spwd ssl syslog termios tty winreg winsound\n"},
 	}},
 	{script: "gap_futures.py", known: map[string]pinned{
 		"stdout": {native: "the wait saw the set: True setter: None\n", wazero: "the wait saw the set: False setter: None\n"},
@@ -233,4 +234,11 @@ func accessOut(xFirst, xLast, which string) string {
 		"/opt/apysup r - True\n/opt/apysup/apysup_runner.py r - True\n/dev/null r w True\n" +
 		"X_OK: [" + xFirst + "'d', '/workspace', '/run/apysup/out', '/', '/usr/lib', '/usr/lib/python3.11', '/opt/apysup'" + xLast + "]\n" +
 		"which: " + which + " None\n"
+}
+
+// sqliteOut is what gap_sqlite3.py prints: the journal mode a request for
+// WAL leaves, sqlite3.threadsafety and whether extensions can be loaded.
+func sqliteOut(journal, threadsafety, loadExtension string) string {
+	return "journal_mode=wal: " + journal + "\nrows: [(42,)]\nthreadsafety: " + threadsafety +
+		"\nenable_load_extension: " + loadExtension + "\n"
 }

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Build CPython 3.11 for wasm32-wasi from Debian's own python3.11 source, with
-# zlib, liblzma, libbz2 (Debian's sources too), CPython's test modules
+# zlib, liblzma, libbz2, SQLite (Debian's sources too), CPython's test modules
 # (_testcapi and its kin, as Debian's libpython3.11-stdlib ships them) and the
 # _agent_runtime_host module built in (SPEC.md section 8); its libm is the
 # host's (_apysup_libm.c).
@@ -37,10 +37,11 @@ PY_SRC_VERSION="3.11.2-6+deb12u8" # Debian's python3.11 source package
 ZLIB_SRC_VERSION="1:1.2.13.dfsg-1" # Debian's zlib source package
 XZ_SRC_VERSION="5.4.1-1+deb12u1"   # Debian's xz-utils source package (liblzma)
 BZIP2_SRC_VERSION="1.0.8-5"        # Debian's bzip2 source package (libbz2)
+SQLITE_SRC_VERSION="3.40.1-2+deb12u2" # Debian's sqlite3 source package (libsqlite3)
 LLVM=16
 PACKAGES=(
 	"clang-$LLVM" "lld-$LLVM" "llvm-$LLVM" "libclang-rt-$LLVM-dev-wasm32" wasi-libc
-	dpkg-dev gcc make libc6-dev xz-utils
+	dpkg-dev gcc make libc6-dev xz-utils tcl8.6
 )
 # wasi-libc's CLOCK_* are pointers, which clang 16 refuses in timemodule.c.
 # CPython lowers its recursion limit to 600 under WASI for a 512 KiB stack;
@@ -146,7 +147,8 @@ have_src() {
 # Debian's sources already have one; apt-get update only when needed.
 ensure_deb_src() {
 	have_src python3.11 "$PY_SRC_VERSION" && have_src zlib "$ZLIB_SRC_VERSION" &&
-		have_src xz-utils "$XZ_SRC_VERSION" && have_src bzip2 "$BZIP2_SRC_VERSION" && return
+		have_src xz-utils "$XZ_SRC_VERSION" && have_src bzip2 "$BZIP2_SRC_VERSION" &&
+		have_src sqlite3 "$SQLITE_SRC_VERSION" && return
 	local debian=/etc/apt/sources.list.d/debian.sources
 	local ours=/etc/apt/sources.list.d/apysup-deb-src.sources
 	if [[ ! -f $ours ]] && ! grep -qsE '^(Types:.*deb-src|deb-src )' "$debian" /etc/apt/sources.list; then
@@ -160,7 +162,7 @@ ensure_deb_src() {
 	have_src python3.11 "$PY_SRC_VERSION" ||
 		die "python3.11 source $PY_SRC_VERSION is not in the archive; available: $(apt-cache showsrc python3.11 | sed -n 's/^Version: //p' | tr '\n' ' ')(update PY_SRC_VERSION in $here/build.sh)"
 	local pkg var
-	for pkg in zlib:ZLIB_SRC_VERSION xz-utils:XZ_SRC_VERSION bzip2:BZIP2_SRC_VERSION; do
+	for pkg in zlib:ZLIB_SRC_VERSION xz-utils:XZ_SRC_VERSION bzip2:BZIP2_SRC_VERSION sqlite3:SQLITE_SRC_VERSION; do
 		var=${pkg#*:}
 		have_src "${pkg%%:*}" "${!var}" ||
 			die "${pkg%%:*} source ${!var} is not in the archive (update $var in $here/build.sh)"
@@ -183,16 +185,17 @@ jobs=$(nproc)
 # __FILE__ paths and the sysconfig data read /build instead of $work.
 map_paths="-ffile-prefix-map=$work=/build"
 
-log "fetching python3.11 $PY_SRC_VERSION, zlib $ZLIB_SRC_VERSION, xz-utils $XZ_SRC_VERSION and bzip2 $BZIP2_SRC_VERSION sources"
+log "fetching python3.11 $PY_SRC_VERSION, zlib $ZLIB_SRC_VERSION, xz-utils $XZ_SRC_VERSION, bzip2 $BZIP2_SRC_VERSION and sqlite3 $SQLITE_SRC_VERSION sources"
 (cd "$work/src" && apt-get source -q "python3.11=$PY_SRC_VERSION" "zlib=$ZLIB_SRC_VERSION" \
-	"xz-utils=$XZ_SRC_VERSION" "bzip2=$BZIP2_SRC_VERSION" >"$work/apt-source.log" 2>&1) ||
+	"xz-utils=$XZ_SRC_VERSION" "bzip2=$BZIP2_SRC_VERSION" "sqlite3=$SQLITE_SRC_VERSION" >"$work/apt-source.log" 2>&1) ||
 	{ cat "$work/apt-source.log" >&2; die "apt-get source failed"; }
 src_dir() { find "$work/src" -maxdepth 1 -type d -name "$1-*" | head -1; }
 py_src=$(src_dir python3.11)
 zlib_src=$(src_dir zlib)
 xz_src=$(src_dir xz-utils)
 bzip2_src=$(src_dir bzip2)
-[[ -d $py_src && -d $zlib_src && -d $xz_src && -d $bzip2_src ]] || die "sources did not unpack"
+sqlite_src=$(src_dir sqlite3)
+[[ -d $py_src && -d $zlib_src && -d $xz_src && -d $bzip2_src && -d $sqlite_src ]] || die "sources did not unpack"
 # patches/<source package>/*.patch apply to that package's source.
 for p in $(cd "$here" && find . -path './patches/*.patch' | LC_ALL=C sort); do
 	pkg=${p#./patches/}
@@ -267,6 +270,29 @@ step xz-configure env CC="$wasi_cc" AR="llvm-ar-$LLVM" RANLIB="llvm-ranlib-$LLVM
 step xz-make make -C "$xz_build/src/liblzma" -j"$jobs"
 [[ -f $xz_build/src/liblzma/.libs/liblzma.a ]] || die "liblzma did not build"
 
+# libsqlite3: the amalgamation (sqlite3.c), generated natively by its own
+# build (lemon, tclsh), compiled with Debian's options (debian/rules and its
+# configure switches: FTS4, FTS5, math functions), less what WASI cannot
+# have: threads (THREADSAFE=0), loadable extensions, WAL and mmap (no
+# shared memory). patches/sqlite3/wasi-unix-vfs.patch makes the unix VFS
+# build for WASI; its locks are the in-process ones (one process, one thread).
+SQLITE_CFLAGS="-DSQLITE_SECURE_DELETE -DSQLITE_ENABLE_COLUMN_METADATA -DSQLITE_ENABLE_FTS3
+	-DSQLITE_ENABLE_FTS3_PARENTHESIS -DSQLITE_ENABLE_FTS4 -DSQLITE_ENABLE_FTS5 -DSQLITE_ENABLE_RTREE=1
+	-DSQLITE_SOUNDEX=1 -DSQLITE_ENABLE_UNLOCK_NOTIFY -DSQLITE_OMIT_LOOKASIDE=1 -DSQLITE_ENABLE_DBSTAT_VTAB
+	-DSQLITE_ALLOW_ROWID_IN_VIEW -DSQLITE_ENABLE_UPDATE_DELETE_LIMIT=1 -DSQLITE_ENABLE_MATH_FUNCTIONS
+	-DSQLITE_LIKE_DOESNT_MATCH_BLOBS -DSQLITE_ENABLE_FTS3_TOKENIZER=1 -DSQLITE_USE_URI=1
+	-DSQLITE_MAX_SCHEMA_RETRY=25 -DSQLITE_ENABLE_PREUPDATE_HOOK -DSQLITE_ENABLE_SESSION
+	-DSQLITE_ENABLE_STMTVTAB -DSQLITE_MAX_VARIABLE_NUMBER=250000
+	-DSQLITE_THREADSAFE=0 -DSQLITE_OMIT_LOAD_EXTENSION -DSQLITE_OMIT_WAL -DSQLITE_MAX_MMAP_SIZE=0
+	-D_WASI_EMULATED_GETPID"
+sqlite_build="$work/sqlite"
+mkdir -p "$sqlite_build/native"
+step sqlite-amalgamation sh -c "cd '$sqlite_build/native' && '$sqlite_src/configure' --disable-tcl && make sqlite3.c"
+cp "$sqlite_build/native/sqlite3.h" "$sqlite_build/"
+log "sqlite3"
+$wasi_cc $WASI_CFLAGS $map_paths -w $SQLITE_CFLAGS -c "$sqlite_build/native/sqlite3.c" -o "$sqlite_build/sqlite3.o"
+"llvm-ar-$LLVM" rcs "$sqlite_build/libsqlite3.a" "$sqlite_build/sqlite3.o"
+
 # --- CPython for wasm32-wasi --------------------------------------------------
 
 wasi_build="$work/wasi"
@@ -286,11 +312,12 @@ step wasi-configure env \
 	ZLIB_CFLAGS="-I$zlib_build" ZLIB_LIBS="$zlib_build/libz.a" \
 	BZIP2_CFLAGS="-I$bzip2_build" BZIP2_LIBS="$bzip2_build/libbz2.a" \
 	LIBLZMA_CFLAGS="-I$xz_src/src/liblzma/api" LIBLZMA_LIBS="$xz_build/src/liblzma/.libs/liblzma.a" \
+	LIBSQLITE3_CFLAGS="-I$sqlite_build" LIBSQLITE3_LIBS="-L$sqlite_build -lsqlite3" \
 	PKG_CONFIG_LIBDIR="$work/no-pkgconfig" PKG_CONFIG_PATH= \
 	ac_cv_func_clock_nanosleep=no ac_cv_lib_rt_clock_nanosleep=no \
 	sh -c "cd '$wasi_build' && '../src/${py_src##*/}/configure' -C --host=wasm32-unknown-wasi --build='$build_triple' \
 		--with-build-python='$build_python' --prefix=/usr $WASI_CONFIGURE_FLAGS"
-for m in ZLIB _BZ2 _LZMA _TESTCAPI; do
+for m in ZLIB _BZ2 _LZMA _SQLITE3 _TESTCAPI; do
 	grep -q "^MODULE_${m}_STATE=yes" "$wasi_build/Makefile" || die "configure did not enable ${m#_}"
 done
 grep -q '^#define WITH_PYMALLOC 1' "$wasi_build/pyconfig.h" || die "configure did not enable pymalloc"
@@ -324,9 +351,9 @@ if grep -qaF "$work" "$work/out/python.wasm" "$sysconfig_dir"/*; then
 fi
 
 "$build_python" -I -S - "$work/out" "$key" "$PY_SRC_VERSION" "$ZLIB_SRC_VERSION" "$XZ_SRC_VERSION" "$BZIP2_SRC_VERSION" \
-	"$(dpkg-query -W -f='${Version}' "clang-$LLVM")" "$(dpkg-query -W -f='${Version}' wasi-libc)" <<'EOF'
+	"$SQLITE_SRC_VERSION" "$(dpkg-query -W -f='${Version}' "clang-$LLVM")" "$(dpkg-query -W -f='${Version}' wasi-libc)" <<'EOF'
 import hashlib, json, os, sys
-out, key, py, zlib, xz, bzip2, clang, wasi_libc = sys.argv[1:9]
+out, key, py, zlib, xz, bzip2, sqlite3, clang, wasi_libc = sys.argv[1:10]
 files = {}
 for name in ("python.wasm", "python311.zip"):
     with open(os.path.join(out, name), "rb") as f:
@@ -336,7 +363,7 @@ manifest = {
     "schema_version": "apysup.wasi.v1",
     "key": key,
     "python_version": "3.11.2",
-    "source": {"python3.11": py, "zlib": zlib, "xz-utils": xz, "bzip2": bzip2},
+    "source": {"python3.11": py, "zlib": zlib, "xz-utils": xz, "bzip2": bzip2, "sqlite3": sqlite3},
     "toolchain": {"clang": clang, "wasi-libc": wasi_libc},
     "files": files,
 }
