@@ -135,7 +135,7 @@ var corpus = []corpusCase{
 		"stdout": {native: "inet failed: OSError [Errno 97] Address family not supported by protocol\nunix created\nsocketpair created\nconnect failed: OSError\n", wazero: "inet failed: OSError [Errno 58] Not supported\nunix failed: AttributeError module 'socket' has no attribute 'AF_UNIX'\nsocketpair failed: OSError [Errno 58] Not supported\nconnect failed: AttributeError\n"},
 	}},
 	{script: "gap_asyncio.py", known: map[string]pinned{
-		"stdout": {native: "run_in_executor: 42\nto_thread: 8\nsubprocess: 0 b'child\\n'\nasyncio.run: done\n", wazero: "run_in_executor failed: RuntimeError can't start new thread\nto_thread failed: RuntimeError can't start new thread\nsubprocess failed: OSError [Errno 58] wasi does not support processes.\nasyncio.run: done\n"},
+		"stdout": {native: "run_in_executor: 42\nto_thread: 8\nsubprocess: 0 b'child\\n'\nasyncio.run: done\n", wazero: "run_in_executor: 42\nto_thread: 8\nsubprocess failed: OSError [Errno 58] wasi does not support processes.\nasyncio.run: done\n"},
 	}},
 	{script: "gap_process_time.py", known: map[string]pinned{
 		"stdout": {native: processTimeOut("True"), wazero: processTimeOut("False")},

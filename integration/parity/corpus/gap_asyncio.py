@@ -1,5 +1,6 @@
-# What asyncio still lacks under WASI: run_in_executor and to_thread need a
-# thread, subprocesses a process. The loop survives both failures.
+# What asyncio still lacks under WASI: subprocesses need a process. The
+# executor's tasks (run_in_executor, to_thread) run at once in the loop's
+# thread under WASI (futures-thread-wasi.patch) and agree here.
 import asyncio
 import sys
 
