@@ -170,27 +170,37 @@ func TestDirBudgetCountsWhatIsThere(t *testing.T) {
 	}
 }
 
+// fillPy writes until a budget refuses: fill_bytes writes count chunks to
+// path, fill_files makes count empty files named prefix + "f<i>"; each
+// prints where it stopped (fill_files also returns how many it made).
+const fillPy = probePy + `def fill_bytes(path, chunk, count):
+    n = 0
+    try:
+        with open(path, "wb", buffering=0) as f:
+            for _ in range(count):
+                n += f.write(b"x" * chunk)
+        print("bytes: no limit")
+    except OSError as e:
+        print("bytes stopped", n, code(e))
+def fill_files(prefix, count):
+    made = 0
+    try:
+        for i in range(count):
+            open(prefix + "f%d" % i, "wb").close()
+            made += 1
+        print("files: no limit")
+    except OSError as e:
+        print("files stopped", made, code(e))
+    return made
+`
+
 // The out directory is bounded as natively by its tmpfs: bytes and files,
 // credited back when freed.
 func TestOutDirIsBounded(t *testing.T) {
-	out := run(t, probePy+`out = "/run/apysup/out/"
-n = 0
-try:
-    with open(out + "big", "wb", buffering=0) as f:
-        for _ in range(64):
-            n += f.write(b"x" * (1 << 20))
-    print("bytes: no limit")
-except OSError as e:
-    print("bytes stopped", n, code(e))
+	out := run(t, fillPy+`out = "/run/apysup/out/"
+fill_bytes(out + "big", 1 << 20, 64)
 os.remove(out + "big")
-made = 0
-try:
-    for i in range(1000):
-        open(out + "f%d" % i, "wb").close()
-        made += 1
-    print("files: no limit")
-except OSError as e:
-    print("files stopped", made, code(e))
+made = fill_files(out, 1000)
 for i in range(made):
     os.remove(out + "f%d" % i)
 with open(out + "again", "wb") as f:
@@ -211,22 +221,8 @@ func TestWorkspaceIsBounded(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ws, "seed"), make([]byte, 100<<10), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out := run(t, probePy+`n = 0
-try:
-    with open("big", "wb", buffering=0) as f:
-        for _ in range(64):
-            n += f.write(b"x" * (64 << 10))
-    print("bytes: no limit")
-except OSError as e:
-    print("bytes stopped", n, code(e))
-made = 0
-try:
-    for i in range(100):
-        open("f%d" % i, "wb").close()
-        made += 1
-    print("files: no limit")
-except OSError as e:
-    print("files stopped", made, code(e))
+	out := run(t, fillPy+`fill_bytes("big", 64 << 10, 64)
+fill_files("", 100)
 `, runOpts{workspace: ws, limits: sandbox.Limits{WorkspaceBytes: 1 << 20, WorkspaceFiles: 10}})
 	// 1 MiB less the seed; 10 files less the root, the seed and big.
 	want := "bytes stopped 946176 OSError EIO\nfiles stopped 7 OSError EIO\n"
@@ -241,29 +237,15 @@ except OSError as e:
 func TestTmpIsTheRunsOwn(t *testing.T) {
 	ws := t.TempDir()
 	runDir := t.TempDir()
-	out := run(t, probePy+`import tempfile
+	out := run(t, fillPy+`import tempfile
 print("gettempdir", tempfile.gettempdir())
 with tempfile.NamedTemporaryFile() as f:
     print("named", os.path.dirname(f.name))
 with open("/tmp/kept", "w") as f:
     f.write("x")
-n = 0
-try:
-    with open("/tmp/big", "wb", buffering=0) as f:
-        for _ in range(64):
-            n += f.write(b"x" * (64 << 10))
-    print("bytes: no limit")
-except OSError as e:
-    print("bytes stopped", n, code(e))
+fill_bytes("/tmp/big", 64 << 10, 64)
 os.remove("/tmp/big")
-made = 0
-try:
-    for i in range(5000):
-        open("/tmp/f%d" % i, "wb").close()
-        made += 1
-    print("files: no limit")
-except OSError as e:
-    print("files stopped", made, code(e))
+fill_files("/tmp/", 5000)
 print("workspace", sorted(os.listdir(".")))
 `, runOpts{workspace: ws, runDir: runDir, limits: sandbox.Limits{TmpBytes: 1 << 20}})
 	// 1 MiB less /tmp/kept; 1024 files (the least TmpFiles gives) less the
