@@ -16,6 +16,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/apysup/apysup/internal/sandbox"
+	"github.com/apysup/apysup/internal/testenv"
 )
 
 // libmDomain is where each function is sampled: inside its domain, so the
@@ -31,21 +32,10 @@ var libmDomain = map[string][2]float64{
 // bit: the host's C library (Linux with cgo), against /usr/bin/python3.11's
 // math module (abs(complex) for hypot: math.hypot is CPython's own).
 func TestHostLibmIsTheNativeGuests(t *testing.T) {
-	if !hostLibmIsC {
-		t.Skip("without cgo on Linux the libm module is Go's math package (libm_go.go)")
-	}
-	if _, err := exec.LookPath(sandbox.GuestPython); err != nil {
-		t.Skipf("no %s: %v", sandbox.GuestPython, err)
-	}
-	ctx := context.Background()
-	rt := wazero.NewRuntime(ctx)
-	defer rt.Close(ctx)
-	if err := exportLibm(ctx, rt); err != nil {
-		t.Fatal(err)
-	}
-	// A host module's functions are called as the guest's import calls
-	// them: wazero forbids calling them from Go through the module.
-	defs := rt.Module(libmModule).ExportedFunctionDefinitions()
+	testenv.Need(t, hostLibmIsC, "cgo on Linux (without it the libm module is Go's math package)")
+	_, err := exec.LookPath(sandbox.GuestPython)
+	testenv.Need(t, err == nil, sandbox.GuestPython)
+	fns := libmFunctions(t)
 	// The same arguments on both sides: 2,000 per function from a fixed
 	// linear congruential sequence, spread over the function's domain.
 	const n = 2000
@@ -100,20 +90,18 @@ json.dump(out, sys.stdout)
 		t.Fatal(err)
 	}
 	for _, s := range samples {
-		def := defs[s.Fn]
-		if def == nil || def.GoFunction() == nil || len(native[s.Fn]) != n {
-			t.Fatalf("%s: exported %v, %d native answers", s.Fn, def != nil, len(native[s.Fn]))
+		f := fns[s.Fn]
+		if f == nil || len(native[s.Fn]) != n {
+			t.Fatalf("%s: exported %v, %d native answers", s.Fn, f != nil, len(native[s.Fn]))
 		}
-		f := def.GoFunction().(api.GoFunction)
 		differ := 0
 		for i, x := range s.Args {
-			stack := []uint64{api.EncodeF64(x), api.EncodeF64(1.3)}
-			f.Call(ctx, stack)
+			got := f(x, 1.3)
 			want, err := strconv.ParseFloat(native[s.Fn][i], 64)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := api.DecodeF64(stack[0]); math.Float64bits(got) != math.Float64bits(want) {
+			if math.Float64bits(got) != math.Float64bits(want) {
 				if differ++; differ <= 3 {
 					t.Errorf("%s(%v) = %v, native %v", s.Fn, x, got, want)
 				}
@@ -162,13 +150,7 @@ func TestBuildImportsHostLibm(t *testing.T) {
 // without: within a few ulps of Go's math package at a point of its
 // domain (the native guest's bits are TestHostLibmIsTheNativeGuests's).
 func TestHostLibmNamesTheirFunctions(t *testing.T) {
-	ctx := context.Background()
-	rt := wazero.NewRuntime(ctx)
-	defer rt.Close(ctx)
-	if err := exportLibm(ctx, rt); err != nil {
-		t.Fatal(err)
-	}
-	defs := rt.Module(libmModule).ExportedFunctionDefinitions()
+	fns := libmFunctions(t)
 	want := map[string]float64{
 		"sin": math.Sin(0.7), "cos": math.Cos(0.7), "tan": math.Tan(0.7),
 		"asin": math.Asin(0.7), "acos": math.Acos(0.7), "atan": math.Atan(0.7),
@@ -179,12 +161,12 @@ func TestHostLibmNamesTheirFunctions(t *testing.T) {
 		"cbrt": math.Cbrt(0.7), "erf": math.Erf(0.7), "erfc": math.Erfc(0.7),
 		"atan2": math.Atan2(0.7, 1.3), "pow": math.Pow(0.7, 1.3), "hypot": math.Hypot(0.7, 1.3),
 	}
-	if len(defs) != len(want) {
-		t.Fatalf("%d functions exported, want %d", len(defs), len(want))
+	if len(fns) != len(want) {
+		t.Fatalf("%d functions exported, want %d", len(fns), len(want))
 	}
 	for name, w := range want {
-		def := defs[name]
-		if def == nil {
+		f := fns[name]
+		if f == nil {
 			t.Errorf("%s not exported", name)
 			continue
 		}
@@ -192,10 +174,31 @@ func TestHostLibmNamesTheirFunctions(t *testing.T) {
 		if name == "acosh" {
 			x = 1.7
 		}
-		stack := []uint64{api.EncodeF64(x), api.EncodeF64(1.3)}
-		def.GoFunction().(api.GoFunction).Call(ctx, stack)
-		if got := api.DecodeF64(stack[0]); math.Abs(got-w) > 4e-16*math.Abs(w) {
+		if got := f(x, 1.3); math.Abs(got-w) > 4e-16*math.Abs(w) {
 			t.Errorf("%s = %v, want %v", name, got, w)
 		}
 	}
+}
+
+// libmFunctions are the libm module's functions by name, called as the
+// guest's imports call them (wazero forbids calling a host module's
+// functions from Go through the module); a unary one ignores y.
+func libmFunctions(t *testing.T) map[string]func(x, y float64) float64 {
+	t.Helper()
+	ctx := context.Background()
+	rt := wazero.NewRuntime(ctx)
+	t.Cleanup(func() { rt.Close(ctx) })
+	if err := exportLibm(ctx, rt); err != nil {
+		t.Fatal(err)
+	}
+	fns := map[string]func(x, y float64) float64{}
+	for name, def := range rt.Module(libmModule).ExportedFunctionDefinitions() {
+		f := def.GoFunction().(api.GoFunction)
+		fns[name] = func(x, y float64) float64 {
+			stack := []uint64{api.EncodeF64(x), api.EncodeF64(y)}
+			f.Call(ctx, stack)
+			return api.DecodeF64(stack[0])
+		}
+	}
+	return fns
 }
