@@ -4,15 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/moby/sys/mountinfo"
+	"github.com/sirupsen/logrus"
 
 	"github.com/apysup/apysup/internal/sandbox"
 )
@@ -37,8 +40,9 @@ func assertClean(t *testing.T, b *Backend) {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(string(mi), "\n") {
-		// The Backend's own (private) mount of its state dir stays until Close.
-		if strings.Contains(line, b.stateDir+"/") {
+		// The Backend's own mounts, of its state dir (private) and of its
+		// containers dir (a tmpfs), stay until Close.
+		if strings.Contains(line, b.stateDir+"/") && !strings.Contains(line, " "+b.containersDir+" ") {
 			t.Errorf("mount left: %s", line)
 		}
 	}
@@ -215,4 +219,71 @@ func TestStateDirWithEscapedPath(t *testing.T) {
 	if err != nil || len(mounts) != 0 {
 		t.Errorf("mounts left under %q: %d (%v)", base, len(mounts), err)
 	}
+}
+
+// A state directory under the binary's own directory (the binary in /tmp
+// and the state in /tmp too) still gets each container's init sealed by
+// libcontainer's overlayfs, not by a copy of the whole binary into a memfd
+// for every container (see containersMountData). libcontainer says which
+// at debug level, for tests.
+func TestBinarySealedWithoutCopy(t *testing.T) {
+	testBackend(t) // the host checks
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := os.MkdirTemp(filepath.Dir(exe), "state-under-binary-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	seals := &sealLog{}
+	level, out := logrus.GetLevel(), logrus.StandardLogger().Out
+	logrus.SetLevel(logrus.DebugLevel)
+	logrus.SetOutput(io.Discard)
+	logrus.AddHook(seals)
+	t.Cleanup(func() {
+		logrus.StandardLogger().ReplaceHooks(make(logrus.LevelHooks))
+		logrus.SetLevel(level)
+		logrus.SetOutput(out)
+	})
+	b, err := New(Config{GuestFiles: guestFiles(), StateDir: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if out := run(t, b, "pass\n", sandbox.Limits{}); out.Status != sandbox.StatusOK {
+		t.Fatalf("status %s stderr %q", out.Status, out.Stderr)
+	}
+	overlay, copied := seals.counts()
+	if overlay == 0 || copied != 0 {
+		t.Errorf("the container's init was sealed by overlayfs %d times and copied %d times; want only overlayfs", overlay, copied)
+	}
+}
+
+// sealLog counts libcontainer's debug messages about how it sealed the
+// binary of a container's init.
+type sealLog struct {
+	mu              sync.Mutex
+	overlay, copied int
+}
+
+func (l *sealLog) Levels() []logrus.Level { return []logrus.Level{logrus.DebugLevel} }
+
+func (l *sealLog) Fire(e *logrus.Entry) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case strings.Contains(e.Message, "using overlayfs for sealed /proc/self/exe"):
+		l.overlay++
+	case strings.Contains(e.Message, "falling back to making a temporary copy"):
+		l.copied++
+	}
+	return nil
+}
+
+func (l *sealLog) counts() (overlay, copied int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.overlay, l.copied
 }
