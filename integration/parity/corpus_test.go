@@ -167,6 +167,9 @@ var corpus = []corpusCase{
 	{script: "gap_symlinks_limits.py", known: map[string]pinned{
 		"stdout": {native: "symlink created target.txt\nopen files stopped: OSError EMFILE True\nfile size stopped: OSError ENOSPC\ncpu_count " + hostCPUCount + "\n", wazero: "symlink refused: PermissionError EPERM\nopen files stopped: BlockingIOError EAGAIN True\nfile size stopped: OSError EIO\ncpu_count 1\n"},
 	}},
+	{script: "gap_os_host.py", known: map[string]pinned{
+		"stdout": {native: "getppid 1\nids (1000, 1000, 1000, 1000)\numask 18\nkill 0 None\nnice PermissionError: [Errno 1] Operation not permitted\ngetloadavg 3\nsched_getaffinity True\nstatvfs True\ndisk_usage True\ngetlogin OSError: [Errno 6] No such device or address\npwd sandbox\nos-release debian\n", wazero: "getppid AttributeError: module 'os' has no attribute 'getppid'\nids AttributeError: module 'os' has no attribute 'getuid'\numask AttributeError: module 'os' has no attribute 'umask'\nkill 0 AttributeError: module 'os' has no attribute 'kill'\nnice AttributeError: module 'os' has no attribute 'nice'\ngetloadavg AttributeError: module 'os' has no attribute 'getloadavg'\nsched_getaffinity AttributeError: module 'os' has no attribute 'sched_getaffinity'\nstatvfs AttributeError: module 'os' has no attribute 'statvfs'\ndisk_usage AttributeError: module 'shutil' has no attribute 'disk_usage'\ngetlogin AttributeError: module 'os' has no attribute 'getlogin'\npwd ModuleNotFoundError: No module named 'pwd'\nos-release FileNotFoundError: [Errno 44] Unable to read files /etc/os-release, /usr/lib/os-release\n"},
+	}},
 	{script: "gap_platform.py", known: map[string]pinned{
 		"stdout": {native: "sys.platform linux\nos.name posix\nuname Linux\ngetpid True getuid 1000\n", wazero: "sys.platform wasi\nos.name posix\nuname wasi\ngetpid True getuid False\n"},
 	}},
