@@ -32,3 +32,10 @@ with tempfile.TemporaryFile(dir=".") as f:
     print("TemporaryFile in the workspace:", f.read())
 print("/tmp at the end:", sorted(os.listdir("/tmp")))
 print("workspace:", sorted(os.listdir(".")))
+# Listed without sorting, in the order of the filesystem (a tmpfs on both).
+os.mkdir("/tmp/order")
+for name in ["zeta", "alpha", "mid", "b2", "a1", "Q", "x.txt", "y.csv"]:
+    open(os.path.join("/tmp/order", name), "w").close()
+os.remove("/tmp/order/mid")
+open("/tmp/order/new", "w").close()
+print("unsorted:", os.listdir("/tmp/order"), [e.name for e in os.scandir("/tmp/order")])

@@ -235,7 +235,7 @@ func (b *Backend) diagnose(err error) error {
 
 // Close removes the Backend's state directory. Runs must have ended.
 func (b *Backend) Close() error {
-	detachMountsUnder(b.stateDir)
+	sandbox.DetachMountsUnder(b.stateDir)
 	return os.RemoveAll(b.stateDir)
 }
 

@@ -6,13 +6,13 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/moby/sys/mountinfo"
 	"github.com/opencontainers/cgroups"
 	"golang.org/x/sys/unix"
+
+	"github.com/apysup/apysup/internal/sandbox"
 )
 
 // A supervisor that dies (SIGKILL, OOM, power cut of the host process)
@@ -168,7 +168,7 @@ func sweepStale(stateBase, cgroupParent string) error {
 	for _, e := range entries {
 		dir := filepath.Join(stateBase, e.Name())
 		if e.IsDir() && deadOwner(stateDirPrefix, e.Name()) && ownedPrivately(dir) == nil {
-			detachMountsUnder(dir) // the dir itself and runs' mounts
+			sandbox.DetachMountsUnder(dir) // the dir itself and runs' mounts
 			if err := os.RemoveAll(dir); err != nil {
 				errs = append(errs, err)
 			}
@@ -184,17 +184,4 @@ func removeCgroup(dir string) error {
 		return fmt.Errorf("native: stale cgroup %s: %w", dir, err)
 	}
 	return nil
-}
-
-// detachMountsUnder lazily unmounts every mount below dir and dir itself,
-// deepest first.
-func detachMountsUnder(dir string) {
-	mounts, err := mountinfo.GetMounts(mountinfo.PrefixFilter(dir))
-	if err != nil {
-		return
-	}
-	slices.SortFunc(mounts, func(a, b *mountinfo.Info) int { return len(b.Mountpoint) - len(a.Mountpoint) })
-	for _, m := range mounts {
-		_ = unix.Unmount(m.Mountpoint, unix.MNT_DETACH)
-	}
 }

@@ -1,10 +1,6 @@
 package supervisor
 
-import (
-	"path/filepath"
-
-	"github.com/apysup/apysup/internal/sandbox"
-)
+import "github.com/apysup/apysup/internal/sandbox"
 
 // Run directories are sandbox.LockedDirs named apysup-run-<id>-<random> in
 // the state directory, locked for as long as their supervisor runs them;
@@ -20,9 +16,8 @@ func newRunDir(stateDir, runID string) (*sandbox.LockedDir, error) {
 }
 
 // sweepRunDirs removes the run directories of supervisors that died,
-// detaching a workspace mount left in one first.
+// detaching the mounts left in one first (its workspace's tmpfs, a wazero
+// run's /tmp).
 func sweepRunDirs(stateDir string) error {
-	return sandbox.SweepLockedDirs(stateDir, runDirPrefix, func(path string) {
-		unmountStale(filepath.Join(path, workspaceName))
-	})
+	return sandbox.SweepLockedDirs(stateDir, runDirPrefix, sandbox.DetachMountsUnder)
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moby/sys/mountinfo"
+
 	"github.com/apysup/apysup/internal/sandbox"
 )
 
@@ -25,6 +27,17 @@ func TestSweepRunDirs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// What a dead supervisor left mounted in its run directory: the
+	// workspace's tmpfs and a wazero run's /tmp (as root only).
+	mounts := []string{filepath.Join(old, workspaceName), filepath.Join(old, "wazero-1", "tmp")}
+	if err := os.MkdirAll(mounts[1], 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range mounts {
+		if _, err := sandbox.MountTmpfs(m, 0o700, 1<<20, 64); err != nil {
+			t.Fatal(err)
+		}
+	}
 	past := time.Now().Add(-2 * sandbox.LockGrace)
 	for _, d := range []string{old, other, live.Path} {
 		os.Chtimes(d, past, past)
@@ -36,5 +49,8 @@ func TestSweepRunDirs(t *testing.T) {
 		if _, err := os.Stat(path); (err == nil) != want {
 			t.Errorf("%s: exists=%v, want %v", filepath.Base(path), err == nil, want)
 		}
+	}
+	if left, err := mountinfo.GetMounts(mountinfo.PrefixFilter(old)); err != nil || len(left) != 0 {
+		t.Errorf("mounts left under the swept directory: %d (%v)", len(left), err)
 	}
 }

@@ -19,18 +19,12 @@ func mountWorkspace(dir string, limits sandbox.Limits) (unmount func() error, er
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, err
 	}
-	if os.Geteuid() != 0 {
+	mounted, err := sandbox.MountTmpfs(dir, 0o755, limits.WorkspaceBytes, limits.WorkspaceFiles)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %w", err)
+	}
+	if !mounted {
 		return func() error { return nil }, nil
 	}
-	opts := fmt.Sprintf("size=%d,nr_inodes=%d,mode=0755", limits.WorkspaceBytes, limits.WorkspaceFiles)
-	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
-		return nil, fmt.Errorf("workspace tmpfs: %w", err)
-	}
 	return func() error { return unix.Unmount(dir, unix.MNT_DETACH) }, nil
-}
-
-// unmountStale detaches the workspace tmpfs of a dead supervisor's run
-// directory, if it is mounted.
-func unmountStale(dir string) {
-	_ = unix.Unmount(dir, unix.MNT_DETACH) // EINVAL when not mounted
 }

@@ -17,6 +17,3 @@ func mountWorkspace(dir string, _ sandbox.Limits) (unmount func() error, err err
 	}
 	return func() error { return nil }, nil
 }
-
-// unmountStale has nothing to do: nothing was mounted.
-func unmountStale(string) {}

@@ -123,7 +123,7 @@ func (b *Backend) Run(ctx context.Context, job sandbox.Job, limits sandbox.Limit
 		out.Status = sandbox.StatusMemoryLimit
 		return out, nil
 	}
-	scratch, removeScratch, err := makeScratchDirs(job.RunDir)
+	scratch, removeScratch, err := makeScratchDirs(job.RunDir, limits.TmpBytes, limits.TmpFiles())
 	if err != nil {
 		return setupFailed(err)
 	}

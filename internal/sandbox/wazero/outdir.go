@@ -17,6 +17,15 @@ import (
 // guest's reach) for as long as the run lasts: a process that dies
 // (SIGKILL, power loss) cannot remove it, and the next Load in any process
 // sweeps it.
+//
+// When this process may mount (root), both are tmpfs mounts: a directory
+// on the host's disk would list its entries in that filesystem's order
+// (ext4's hash order), not in the order of the tmpfs mounts the native
+// guest's /tmp and out directory are. The budgets (budgetDir) bound them
+// as natively either way, with the native guest's bytes and files, its
+// errors and partial writes; each tmpfs is larger (tmpfsBytes,
+// tmpfsSpareFiles), so that it only stands behind its budget and never
+// answers first.
 const (
 	tempDirPrefix = "apysup-wazero-"
 	runDirPrefix  = "wazero-"
@@ -30,9 +39,10 @@ type scratchDirs struct {
 	tmp string // mounted at /tmp
 }
 
-// makeScratchDirs makes a run's out directory and /tmp and returns them
-// with the function that removes both.
-func makeScratchDirs(runDir string) (scratchDirs, func(), error) {
+// makeScratchDirs makes a run's out directory and /tmp (whose budget is
+// tmpBytes and tmpFiles) and returns them with the function that removes
+// both.
+func makeScratchDirs(runDir string, tmpBytes, tmpFiles int64) (scratchDirs, func(), error) {
 	var parent string
 	var remove func()
 	if runDir != "" {
@@ -40,13 +50,19 @@ func makeScratchDirs(runDir string) (scratchDirs, func(), error) {
 		if err != nil {
 			return scratchDirs{}, nil, err
 		}
-		parent, remove = dir, func() { os.RemoveAll(dir) }
+		parent, remove = dir, func() {
+			sandbox.DetachMountsUnder(dir)
+			os.RemoveAll(dir)
+		}
 	} else {
 		dir, err := sandbox.NewLockedDir("", tempDirPrefix)
 		if err != nil {
 			return scratchDirs{}, nil, err
 		}
-		parent, remove = dir.Path, func() { dir.Remove() }
+		parent, remove = dir.Path, func() {
+			sandbox.DetachMountsUnder(dir.Path)
+			dir.Remove()
+		}
 	}
 	s := scratchDirs{out: filepath.Join(parent, tempOutName), tmp: filepath.Join(parent, tempTmpName)}
 	for _, d := range []string{s.out, s.tmp} {
@@ -55,11 +71,27 @@ func makeScratchDirs(runDir string) (scratchDirs, func(), error) {
 			return scratchDirs{}, nil, err
 		}
 	}
+	for _, m := range []struct {
+		dir          string
+		bytes, files int64
+	}{{s.out, sandbox.OutDirBytes, sandbox.OutDirFiles}, {s.tmp, tmpBytes, tmpFiles}} {
+		if _, err := sandbox.MountTmpfs(m.dir, 0o700, tmpfsBytes(m.bytes, m.files), m.files+tmpfsSpareFiles); err != nil {
+			remove()
+			return scratchDirs{}, nil, err
+		}
+	}
 	return s, remove, nil
 }
 
 // sweepTempDirs removes the standalone scratch directories under tmp whose
-// process died.
+// process died, detaching the mounts left in one first.
 func sweepTempDirs(tmp string) error {
-	return sandbox.SweepLockedDirs(tmp, tempDirPrefix, nil)
+	return sandbox.SweepLockedDirs(tmp, tempDirPrefix, sandbox.DetachMountsUnder)
 }
+
+// A scratch directory's tmpfs holds its budget's bytes plus a page for
+// each file the budget allows (the budget counts bytes, a tmpfs whole
+// pages), and a few inodes more than its files.
+const tmpfsSpareFiles = 16
+
+func tmpfsBytes(bytes, files int64) int64 { return bytes + files*4096 }

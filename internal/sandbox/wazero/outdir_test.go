@@ -2,6 +2,7 @@ package wazero
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moby/sys/mountinfo"
 	"golang.org/x/sys/unix"
 
 	"github.com/apysup/apysup/internal/sandbox"
@@ -32,7 +34,14 @@ func TestSweepRemovesOnlyAbandonedTempDirs(t *testing.T) {
 		}
 		return dir
 	}
-	mk(tempDirPrefix+"dead", "unlocked", old)
+	dead := mk(tempDirPrefix+"dead", "unlocked", old)
+	// What its dead process left mounted (as root): the out directory's tmpfs.
+	if _, err := sandbox.MountTmpfs(filepath.Join(dead, tempOutName), 0o700, 1<<20, 64); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(dead, old, old); err != nil {
+		t.Fatal(err)
+	}
 	mk(tempDirPrefix+"nolock", "", old)
 	// A directory under its final name was locked before it got that name
 	// (sandbox.NewLockedDir renames it into place): unlocked, it is
@@ -61,6 +70,9 @@ func TestSweepRemovesOnlyAbandonedTempDirs(t *testing.T) {
 		left = append(left, strings.TrimPrefix(e.Name(), tempDirPrefix))
 	}
 	sort.Strings(left)
+	if mounts, err := mountinfo.GetMounts(mountinfo.PrefixFilter(tmp)); err != nil || len(mounts) != 0 {
+		t.Errorf("mounts left: %d (%v)", len(mounts), err)
+	}
 	if strings.Join(left, " ") != ".apysup-wazero-young live other-dir" {
 		t.Fatalf("left %v", left)
 	}
@@ -70,7 +82,7 @@ func TestSweepRemovesOnlyAbandonedTempDirs(t *testing.T) {
 func TestMakeScratchDirs(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
-	s, remove, err := makeScratchDirs("")
+	s, remove, err := makeScratchDirs("", 1<<20, 300)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,6 +90,8 @@ func TestMakeScratchDirs(t *testing.T) {
 	if filepath.Dir(s.tmp) != dir {
 		t.Fatalf("out %s and tmp %s in different directories", s.out, s.tmp)
 	}
+	checkTmpMount(t, s.tmp, 1<<20, 300)
+	checkTmpMount(t, s.out, sandbox.OutDirBytes, sandbox.OutDirFiles)
 	past := time.Now().Add(-2 * sandbox.LockGrace)
 	if err := os.Chtimes(dir, past, past); err != nil {
 		t.Fatal(err)
@@ -95,13 +109,39 @@ func TestMakeScratchDirs(t *testing.T) {
 		t.Fatalf("after removal: %v", err)
 	}
 	runDir := t.TempDir()
-	s, remove, err = makeScratchDirs(runDir)
+	s, remove, err = makeScratchDirs(runDir, 1<<20, 300)
 	if err != nil || filepath.Dir(filepath.Dir(s.out)) != runDir || filepath.Dir(s.tmp) != filepath.Dir(s.out) {
 		t.Fatalf("%+v %v", s, err)
 	}
+	checkTmpMount(t, s.tmp, 1<<20, 300)
+	checkTmpMount(t, s.out, sandbox.OutDirBytes, sandbox.OutDirFiles)
 	remove()
 	if ents, _ := os.ReadDir(runDir); len(ents) != 0 {
 		t.Fatalf("left %v", ents)
+	}
+	if left, err := mountinfo.GetMounts(mountinfo.PrefixFilter(runDir)); err != nil || len(left) != 0 {
+		t.Fatalf("mounts left: %d (%v)", len(left), err)
+	}
+}
+
+// checkTmpMount: as root, /tmp and the out directory are tmpfs mounts
+// (which list entries in the native guest's order) a little larger than
+// the budgets that bound them; without root, plain directories.
+func checkTmpMount(t *testing.T, dir string, bytes, files int64) {
+	t.Helper()
+	mounts, err := mountinfo.GetMounts(mountinfo.SingleEntryFilter(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() != 0 {
+		if len(mounts) != 0 {
+			t.Fatalf("%s is a mount without root", dir)
+		}
+		return
+	}
+	want := fmt.Sprintf("size=%dk,nr_inodes=%d,mode=700", tmpfsBytes(bytes, files)>>10, files+tmpfsSpareFiles)
+	if len(mounts) != 1 || mounts[0].FSType != "tmpfs" || !strings.Contains(mounts[0].VFSOptions, want) {
+		t.Fatalf("%s: mounts %+v, want a tmpfs with %s", dir, mounts, want)
 	}
 }
 

@@ -1,0 +1,39 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"slices"
+
+	"github.com/moby/sys/mountinfo"
+	"golang.org/x/sys/unix"
+)
+
+// MountTmpfs mounts a tmpfs on the directory dir holding at most bytes and
+// files (nr_inodes), nosuid and nodev, when this process may mount (root).
+// It returns whether it mounted. Without root it leaves dir as it is: the
+// caller bounds it some other way.
+func MountTmpfs(dir string, mode os.FileMode, bytes, files int64) (mounted bool, err error) {
+	if os.Geteuid() != 0 {
+		return false, nil
+	}
+	opts := fmt.Sprintf("size=%d,nr_inodes=%d,mode=%#o", bytes, files, mode.Perm())
+	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+		return false, fmt.Errorf("tmpfs on %s: %w", dir, err)
+	}
+	return true, nil
+}
+
+// DetachMountsUnder lazily unmounts every mount below dir and dir itself,
+// deepest first: what a dead process left mounted in a directory about to
+// be removed.
+func DetachMountsUnder(dir string) {
+	mounts, err := mountinfo.GetMounts(mountinfo.PrefixFilter(dir))
+	if err != nil {
+		return
+	}
+	slices.SortFunc(mounts, func(a, b *mountinfo.Info) int { return len(b.Mountpoint) - len(a.Mountpoint) })
+	for _, m := range mounts {
+		_ = unix.Unmount(m.Mountpoint, unix.MNT_DETACH)
+	}
+}
