@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -10,19 +11,28 @@ import (
 )
 
 // MountTmpfs mounts a tmpfs on the directory dir holding at most bytes and
-// files (nr_inodes), nosuid and nodev, when this process may mount (root).
-// It returns whether it mounted. Without root it leaves dir as it is: the
-// caller bounds it some other way.
+// files (nr_inodes), nosuid and nodev, when this process may mount. It
+// returns whether it mounted. A process that may not mount (not root, or
+// root without CAP_SYS_ADMIN, as in a container: EPERM) gets dir left as
+// it is, with no error: the caller bounds it some other way. Any other
+// failure is an error.
 func MountTmpfs(dir string, mode os.FileMode, bytes, files int64) (mounted bool, err error) {
 	if os.Geteuid() != 0 {
 		return false, nil
 	}
 	opts := fmt.Sprintf("size=%d,nr_inodes=%d,mode=%#o", bytes, files, mode.Perm())
-	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+	switch err := mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, unix.EPERM):
+		return false, nil
+	default:
 		return false, fmt.Errorf("tmpfs on %s: %w", dir, err)
 	}
-	return true, nil
 }
+
+// mount is unix.Mount; tests replace it.
+var mount = unix.Mount
 
 // DetachMountsUnder lazily unmounts every mount below dir and dir itself,
 // deepest first: what a dead process left mounted in a directory about to

@@ -9,12 +9,14 @@ import (
 	"github.com/apysup/apysup/internal/sandbox"
 )
 
-// mountWorkspace makes dir and, when the supervisor runs as root, mounts a
-// tmpfs on it bounded by limits.WorkspaceBytes and WorkspaceFiles, so a
-// guest can neither fill the host's disk nor see its free space. Pages a
-// native guest writes are charged to its own memory cgroup. Without root
-// (possible only for the wazero backend) the workspace is a plain directory
-// and the bounds apply to the final snapshot only.
+// mountWorkspace makes dir and, when the supervisor may mount (root with
+// CAP_SYS_ADMIN), mounts a tmpfs on it bounded by limits.WorkspaceBytes
+// and WorkspaceFiles, so a guest can neither fill the host's disk nor see
+// its free space. Pages a native guest writes are charged to its own
+// memory cgroup. Otherwise (possible only for the wazero backend: not
+// root, or root in a container that may not mount) the workspace is a
+// plain directory, bounded by the wazero backend's budget as the guest
+// writes and by the snapshot's limits at the end.
 func mountWorkspace(dir string, limits sandbox.Limits) (unmount func() error, err error) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, err

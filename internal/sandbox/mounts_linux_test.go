@@ -1,0 +1,46 @@
+package sandbox
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/moby/sys/mountinfo"
+	"golang.org/x/sys/unix"
+)
+
+// MountTmpfs mounts with the bounds asked for; a process that may not
+// mount (EPERM) leaves the directory plain without an error; any other
+// failure is one.
+func TestMountTmpfs(t *testing.T) {
+	dir := t.TempDir()
+	if os.Geteuid() == 0 {
+		mounted, err := MountTmpfs(dir, 0o700, 1<<20, 64)
+		if err != nil || !mounted {
+			t.Fatalf("mounted %v err %v", mounted, err)
+		}
+		mounts, err := mountinfo.GetMounts(mountinfo.SingleEntryFilter(dir))
+		if err != nil || len(mounts) != 1 || mounts[0].FSType != "tmpfs" || !strings.Contains(mounts[0].VFSOptions, "size=1024k,nr_inodes=64,mode=700") {
+			t.Errorf("mounts %+v (%v)", mounts, err)
+		}
+		DetachMountsUnder(dir)
+		if mounts, _ := mountinfo.GetMounts(mountinfo.SingleEntryFilter(dir)); len(mounts) != 0 {
+			t.Errorf("still mounted after DetachMountsUnder: %+v", mounts)
+		}
+	}
+	defer func(m func(string, string, string, uintptr, string) error) { mount = m }(mount)
+	for _, tc := range []struct {
+		errno   error
+		wantErr bool
+	}{{unix.EPERM, false}, {unix.ENODEV, true}, {unix.EINVAL, true}} {
+		mount = func(string, string, string, uintptr, string) error { return tc.errno }
+		mounted, err := MountTmpfs(dir, 0o700, 1<<20, 64)
+		if os.Geteuid() != 0 {
+			tc.wantErr = false // not even tried
+		}
+		if mounted || (err != nil) != tc.wantErr || (err != nil && !errors.Is(err, tc.errno)) {
+			t.Errorf("mount failing with %v: mounted %v err %v", tc.errno, mounted, err)
+		}
+	}
+}
