@@ -12,6 +12,7 @@ import (
 	"github.com/apysup/apysup/internal/sandbox"
 	"github.com/apysup/apysup/internal/sandbox/doctor"
 	"github.com/apysup/apysup/internal/sandbox/supervisor"
+	"github.com/apysup/apysup/internal/sandbox/wazero"
 	"github.com/apysup/apysup/internal/testenv"
 )
 
@@ -23,6 +24,14 @@ func needNative(t testing.TB) {
 	if f := r.FirstFailure(); f != nil {
 		testenv.Need(t, false, "native backend: "+f.Status+": "+f.Detail)
 	}
+}
+
+// needWASI skips (fails under APYSUP_REQUIRE_ALL=1) without the WASI
+// CPython build.
+func needWASI(t testing.TB) {
+	t.Helper()
+	_, err := wazero.Locate("")
+	testenv.Need(t, err == nil, "the WASI CPython build ("+wazero.BuildCommand+")")
 }
 
 func script(t *testing.T, body string) string {

@@ -4,9 +4,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-
-	"github.com/apysup/apysup/internal/sandbox/wazero"
-	"github.com/apysup/apysup/internal/testenv"
 )
 
 // TestPlanToolsFormats: each format prints its API's tools with names
@@ -65,8 +62,7 @@ func TestPlanToolsFormats(t *testing.T) {
 // backends.
 func TestRunCallsGlobalWithoutImport(t *testing.T) {
 	needNative(t)
-	_, err := wazero.Locate("")
-	testenv.Need(t, err == nil, "the WASI build (make wasi)")
+	needWASI(t)
 	body := script(t, "print(get_weather(city='Oslo'))\nprint(get_weather.__module__, 'get_weather' in globals())\n")
 	for _, backend := range []string{"native", "wazero"} {
 		res, code, errOut := runJSON(t, "--backend", backend, "--plan", "../../examples/plan.json", body)

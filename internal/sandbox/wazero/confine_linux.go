@@ -113,12 +113,25 @@ func installFilter(calls []uintptr) error {
 }
 
 // childCloneflags are the namespaces a child starts in: new network, IPC
-// and UTS namespaces where this process may create them (it is root);
-// otherwise none, and the seccomp filter's refusal of socket(2) is the
-// network's only wall.
+// and UTS namespaces where this process may create them (root with
+// CAP_SYS_ADMIN in its effective set); otherwise none, and the seccomp
+// filter's refusal of socket(2) is the network's only wall. Root without
+// CAP_SYS_ADMIN is a container's root (Docker's default capabilities):
+// asking for namespaces there fails the child's start with EPERM.
 func childCloneflags() uintptr {
-	if os.Geteuid() != 0 {
+	if os.Geteuid() != 0 || !effectiveCap(unix.CAP_SYS_ADMIN) {
 		return 0
 	}
 	return unix.CLONE_NEWNET | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS
+}
+
+// effectiveCap reports whether capability c is in this thread's effective
+// set (capget(2); false if that fails).
+func effectiveCap(c int) bool {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil || c < 0 || c >= 64 {
+		return false
+	}
+	return data[c/32].Effective&(1<<(uint(c)%32)) != 0
 }
