@@ -11,23 +11,23 @@ import (
 )
 
 // MountTmpfs mounts a tmpfs on the directory dir holding at most bytes and
-// files (nr_inodes), nosuid and nodev, when this process may mount. It
-// returns whether it mounted. A process that may not mount (not root, or
-// root without CAP_SYS_ADMIN, as in a container: EPERM) gets dir left as
-// it is, with no error: the caller bounds it some other way. Any other
-// failure is an error.
-func MountTmpfs(dir string, mode os.FileMode, bytes, files int64) (mounted bool, err error) {
+// files (nr_inodes), nosuid and nodev, when this process may mount, and
+// returns the function that unmounts it (lazily). A process that may not
+// mount (not root, or root without CAP_SYS_ADMIN, as in a container: EPERM)
+// gets dir left as it is and a nil unmount, with no error: the caller
+// bounds it some other way. Any other failure is an error.
+func MountTmpfs(dir string, mode os.FileMode, bytes, files int64) (unmount func() error, err error) {
 	if os.Geteuid() != 0 {
-		return false, nil
+		return nil, nil
 	}
 	opts := fmt.Sprintf("size=%d,nr_inodes=%d,mode=%#o", bytes, files, mode.Perm())
 	switch err := mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); {
 	case err == nil:
-		return true, nil
+		return func() error { return unix.Unmount(dir, unix.MNT_DETACH) }, nil
 	case errors.Is(err, unix.EPERM):
-		return false, nil
+		return nil, nil
 	default:
-		return false, fmt.Errorf("tmpfs on %s: %w", dir, err)
+		return nil, fmt.Errorf("tmpfs on %s: %w", dir, err)
 	}
 }
 

@@ -16,13 +16,22 @@ import (
 func TestMountTmpfs(t *testing.T) {
 	dir := t.TempDir()
 	if os.Geteuid() == 0 {
-		mounted, err := MountTmpfs(dir, 0o700, 1<<20, 64)
-		if err != nil || !mounted {
-			t.Fatalf("mounted %v err %v", mounted, err)
+		unmount, err := MountTmpfs(dir, 0o700, 1<<20, 64)
+		if err != nil || unmount == nil {
+			t.Fatalf("mounted %v err %v", unmount != nil, err)
 		}
 		mounts, err := mountinfo.GetMounts(mountinfo.SingleEntryFilter(dir))
 		if err != nil || len(mounts) != 1 || mounts[0].FSType != "tmpfs" || !strings.Contains(mounts[0].VFSOptions, "size=1024k,nr_inodes=64,mode=700") {
 			t.Errorf("mounts %+v (%v)", mounts, err)
+		}
+		if err := unmount(); err != nil {
+			t.Fatal(err)
+		}
+		if mounts, _ := mountinfo.GetMounts(mountinfo.SingleEntryFilter(dir)); len(mounts) != 0 {
+			t.Errorf("still mounted after unmount: %+v", mounts)
+		}
+		if _, err := MountTmpfs(dir, 0o700, 1<<20, 64); err != nil {
+			t.Fatal(err)
 		}
 		DetachMountsUnder(dir)
 		if mounts, _ := mountinfo.GetMounts(mountinfo.SingleEntryFilter(dir)); len(mounts) != 0 {
@@ -35,7 +44,8 @@ func TestMountTmpfs(t *testing.T) {
 		wantErr bool
 	}{{unix.EPERM, false}, {unix.ENODEV, true}, {unix.EINVAL, true}} {
 		mount = func(string, string, string, uintptr, string) error { return tc.errno }
-		mounted, err := MountTmpfs(dir, 0o700, 1<<20, 64)
+		unmount, err := MountTmpfs(dir, 0o700, 1<<20, 64)
+		mounted := unmount != nil
 		if os.Geteuid() != 0 {
 			tc.wantErr = false // not even tried
 		}

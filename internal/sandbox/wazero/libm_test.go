@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -57,7 +58,7 @@ func TestHostLibmIsTheNativeGuests(t *testing.T) {
 		Args []float64 `json:"args"`
 	}
 	var samples []sample
-	for _, name := range append(append([]string{}, libmUnary...), libmBinary...) {
+	for _, name := range slices.Concat(libmUnary, libmBinary) {
 		samples = append(samples, sample{name, args(name)})
 	}
 	in, err := json.Marshal(samples)
@@ -135,7 +136,7 @@ func TestBuildImportsHostLibm(t *testing.T) {
 			imported[name] = true
 		}
 	}
-	for _, name := range append(append([]string{}, libmUnary...), libmBinary...) {
+	for _, name := range slices.Concat(libmUnary, libmBinary) {
 		if !imported[name] {
 			t.Errorf("python.wasm does not import %s.%s", libmModule, name)
 		}

@@ -44,40 +44,43 @@ type scratchDirs struct {
 // both.
 func makeScratchDirs(runDir string, tmpBytes, tmpFiles int64) (scratchDirs, func(), error) {
 	var parent string
-	var remove func()
+	var removeDir func()
 	if runDir != "" {
 		dir, err := os.MkdirTemp(runDir, runDirPrefix)
 		if err != nil {
 			return scratchDirs{}, nil, err
 		}
-		parent, remove = dir, func() {
-			sandbox.DetachMountsUnder(dir)
-			os.RemoveAll(dir)
-		}
+		parent, removeDir = dir, func() { os.RemoveAll(dir) }
 	} else {
 		dir, err := sandbox.NewLockedDir("", tempDirPrefix)
 		if err != nil {
 			return scratchDirs{}, nil, err
 		}
-		parent, remove = dir.Path, func() {
-			sandbox.DetachMountsUnder(dir.Path)
-			dir.Remove()
+		parent, removeDir = dir.Path, func() { dir.Remove() }
+	}
+	var unmounts []func() error
+	remove := func() {
+		for _, unmount := range unmounts {
+			_ = unmount()
 		}
+		removeDir()
 	}
 	s := scratchDirs{out: filepath.Join(parent, tempOutName), tmp: filepath.Join(parent, tempTmpName)}
-	for _, d := range []string{s.out, s.tmp} {
-		if err := os.Mkdir(d, 0o700); err != nil {
-			remove()
-			return scratchDirs{}, nil, err
-		}
-	}
 	for _, m := range []struct {
 		dir          string
 		bytes, files int64
 	}{{s.out, sandbox.OutDirBytes, sandbox.OutDirFiles}, {s.tmp, tmpBytes, tmpFiles}} {
-		if _, err := sandbox.MountTmpfs(m.dir, 0o700, tmpfsBytes(m.bytes, m.files), m.files+tmpfsSpareFiles); err != nil {
+		if err := os.Mkdir(m.dir, 0o700); err != nil {
 			remove()
 			return scratchDirs{}, nil, err
+		}
+		unmount, err := sandbox.MountTmpfs(m.dir, 0o700, tmpfsBytes(m.bytes, m.files), m.files+tmpfsSpareFiles)
+		if err != nil {
+			remove()
+			return scratchDirs{}, nil, err
+		}
+		if unmount != nil {
+			unmounts = append(unmounts, unmount)
 		}
 	}
 	return s, remove, nil
