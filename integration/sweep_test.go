@@ -98,7 +98,7 @@ func TestKilledPoolIsSwept(t *testing.T) {
 	}
 	<-exited
 	pid := child.Process.Pid
-	left := childLeftovers(state, pid)
+	left := childLeftovers(state, pid, "")
 	if len(left["cgroup"]) < 3 || len(left["process"]) == 0 || len(left["state"]) == 0 || len(left["mount"]) == 0 {
 		t.Fatalf("the killed child should have left guests, cgroups, mounts and state behind: %v", left)
 	}
@@ -106,11 +106,12 @@ func TestKilledPoolIsSwept(t *testing.T) {
 	sup := supervisor.New(supervisor.Config{StateDir: state})
 	res := runWith(t, sup, supervisor.Request{ScriptPath: guestScript(t, "emit('ran', 'yes')\n")})
 	// The sweep ran before this run: nothing of the killed child is left
-	// now (its processes are killed, then its cgroups removed).
+	// now (its processes are killed, then its cgroups removed). The run's
+	// own directory may still be there: it is torn down after its result.
 	if res.Status != sandbox.StatusOK {
 		t.Fatalf("run after the sweep: %s", summary(res))
 	}
-	if left := childLeftovers(state, pid); len(left) != 0 {
+	if left := childLeftovers(state, pid, res.RunID); len(left) != 0 {
 		t.Errorf("left behind by the killed supervisor after the next one's first run: %v", left)
 	}
 	if err := sup.Close(); err != nil {
@@ -123,10 +124,12 @@ func TestKilledPoolIsSwept(t *testing.T) {
 
 // childLeftovers lists, by kind, what the supervisor process pid left:
 // its sandboxes' cgroups and their processes, the mounts and the entries
-// of its state directory.
-func childLeftovers(state string, pid int) map[string][]string {
+// of its state directory, except the run directory of the run ownRun
+// (when not empty) of the next supervisor.
+func childLeftovers(state string, pid int, ownRun string) map[string][]string {
 	out := map[string][]string{}
 	prefix := fmt.Sprintf("apysup-%d-", pid)
+	own := func(s string) bool { return ownRun != "" && strings.Contains(s, "apysup-"+ownRun+"-") }
 	filepath.WalkDir("/sys/fs/cgroup", func(p string, d os.DirEntry, err error) error {
 		switch {
 		case err != nil || !d.IsDir():
@@ -144,13 +147,13 @@ func childLeftovers(state string, pid int) map[string][]string {
 	})
 	entries, _ := os.ReadDir(state)
 	for _, e := range entries {
-		if strings.Contains(e.Name(), fmt.Sprintf("-%d-", pid)) || strings.HasPrefix(e.Name(), "apysup-run-") {
+		if (strings.Contains(e.Name(), fmt.Sprintf("-%d-", pid)) || strings.HasPrefix(e.Name(), "apysup-run-")) && !own(e.Name()) {
 			out["state"] = append(out["state"], e.Name())
 		}
 	}
 	if mi, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
 		for _, line := range strings.Split(string(mi), "\n") {
-			if strings.Contains(line, state) && (strings.Contains(line, fmt.Sprintf("-%d-", pid)) || strings.Contains(line, "apysup-run-")) {
+			if strings.Contains(line, state) && (strings.Contains(line, fmt.Sprintf("-%d-", pid)) || strings.Contains(line, "apysup-run-")) && !own(line) {
 				out["mount"] = append(out["mount"], line)
 			}
 		}

@@ -13,37 +13,22 @@ import (
 )
 
 // nativeState is the native backend and its pool, built on a Supervisor's
-// first native run, and the sandboxes being destroyed after their runs.
+// first native run.
 type nativeState struct {
 	once    sync.Once
 	backend *native.Backend
 	pool    *native.Pool
 	err     error
-
-	destroying sync.WaitGroup
-	mu         sync.Mutex // guards pool for PoolState while once builds it, and destroyErr
-	destroyErr []error    // what destroys after their runs reported
+	mu      sync.Mutex // guards pool for PoolState while once builds it
 }
 
-// destroyLater destroys a released sandbox off the run's path; Close waits
-// for it and reports its failure.
-func (n *nativeState) destroyLater(sb *native.Sandbox) {
-	n.destroying.Go(func() {
-		if err := sb.Destroy(); err != nil {
-			n.mu.Lock()
-			n.destroyErr = append(n.destroyErr, err)
-			n.mu.Unlock()
-		}
-	})
-}
-
+// close closes the pool and the backend; the runs' sandboxes were
+// destroyed by their teardowns (Supervisor.Close waits for those first).
 func (n *nativeState) close() error {
 	var errs []error
 	if n.pool != nil {
 		errs = append(errs, n.pool.Close())
 	}
-	n.destroying.Wait()
-	errs = append(errs, n.destroyErr...)
 	if n.backend != nil {
 		errs = append(errs, n.backend.Close())
 	}
@@ -76,9 +61,10 @@ func (s *Supervisor) nativeBackend() (*native.Backend, error) {
 // runNative takes a started sandbox from the pool, or prepares and starts
 // one while it opens the run's channel on a socket owned by the run's host
 // uid, then assigns the job (the channel file, with the run's credential,
-// reaches the guest only then), waits for the guest and releases the
-// sandbox; the rest of its destruction happens off the result's path.
-func (s *Supervisor) runNative(ctx context.Context, b *broker.Broker, runID string, req Request, job sandbox.Job, runDir string) (*sandbox.Outcome, error) {
+// reaches the guest only then) and waits for the guest. The sandbox's
+// release and destruction and the socket's removal are left to undo, which
+// runs after the result is returned: nothing of the result waits for them.
+func (s *Supervisor) runNative(ctx context.Context, b *broker.Broker, runID string, req Request, job sandbox.Job, runDir string, undo *teardown) (*sandbox.Outcome, error) {
 	be, err := s.nativeBackend()
 	if err != nil {
 		return failedOutcome(sandbox.StatusSetupFailed, native.CodeSetupFailed), err
@@ -99,17 +85,16 @@ func (s *Supervisor) runNative(ctx context.Context, b *broker.Broker, runID stri
 		// the channel opens.
 		go func() { defer close(startDone); startErr = sb.Start() }()
 	}
-	defer func() {
+	undo.add(func() error {
 		<-startDone
-		sb.Release()
-		s.native.destroyLater(sb)
-	}()
+		return errors.Join(sb.Release(), sb.Destroy()) // Release did nothing if it ran below
+	})
 	ids := sb.HostIDs()
 	sock, err := rpc.ListenRunSocket(runDir, &rpc.Owner{UID: int(ids.Guest), GID: int(ids.Guest)})
 	if err != nil {
 		return failedOutcome(sandbox.StatusSetupFailed, native.CodeSetupFailed), err
 	}
-	defer sock.Close()
+	undo.add(sock.Close)
 	channelID, _ := newID("chn-")
 	invocationID, _ := newID("inv-")
 	ch, credential, err := s.channels.Open(rpc.ChannelConfig{
@@ -119,6 +104,8 @@ func (s *Supervisor) runNative(ctx context.Context, b *broker.Broker, runID stri
 	if err != nil {
 		return failedOutcome(sandbox.StatusSetupFailed, native.CodeSetupFailed), err
 	}
+	// The channel ends before the run's result: a call still in flight
+	// (waiting for an approval, say) is cancelled and its receipt made.
 	defer s.channels.Close(ch.ID())
 	if err := sock.WriteChannelFile(rpc.NewChannelFile(ch, sandbox.GuestRunDir+"/"+rpc.SocketName, credential)); err != nil {
 		return failedOutcome(sandbox.StatusSetupFailed, native.CodeSetupFailed), err
@@ -132,14 +119,13 @@ func (s *Supervisor) runNative(ctx context.Context, b *broker.Broker, runID stri
 	if <-startDone; startErr != nil {
 		return outcomeOf(startErr), startErr
 	}
+	// Undone first: the job's mounts in the socket's directory go before
+	// that directory does.
+	undo.add(sb.Release)
 	if err := sb.Assign(job); err != nil {
 		return outcomeOf(err), err
 	}
-	out, err := sb.Wait(ctx)
-	if rerr := sb.Release(); rerr != nil && err == nil {
-		err = rerr
-	}
-	return out, err
+	return sb.Wait(ctx)
 }
 
 func (s *Supervisor) prepareNative() error {

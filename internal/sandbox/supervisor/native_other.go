@@ -22,7 +22,7 @@ func (s *Supervisor) sweepNative() {}
 
 // runNative refuses: the native backend needs Linux (the doctor's one
 // failed check, native_unsupported_os). Never a fallback to wazero.
-func (s *Supervisor) runNative(context.Context, *broker.Broker, string, Request, sandbox.Job, string) (*sandbox.Outcome, error) {
+func (s *Supervisor) runNative(context.Context, *broker.Broker, string, Request, sandbox.Job, string, *teardown) (*sandbox.Outcome, error) {
 	c := doctor.Quick().FirstFailure()
 	err := &native.Error{Status: sandbox.StatusRefused, Code: c.Status, Err: errors.New(c.Detail + ": " + c.Fix)}
 	return failedOutcome(err.Status, err.Code), err

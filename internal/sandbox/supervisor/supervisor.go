@@ -77,6 +77,7 @@ type Supervisor struct {
 	sweepOnce sync.Once // run directories of dead supervisors are removed once
 
 	native nativeState // the backend and its pool, built on first use (Linux)
+	after  background  // the teardowns of runs whose results were returned
 
 	wazeroMu sync.Mutex
 	wazero   *wazero.Interpreter
@@ -99,10 +100,11 @@ func New(cfg Config) *Supervisor {
 	return &Supervisor{cfg: cfg, channels: rpc.NewRegistry(rpc.RegistryConfig{})}
 }
 
-// Close releases the backends. Runs must have ended.
+// Close waits for the teardowns of past runs, then releases the backends.
+// Runs must have ended.
 func (s *Supervisor) Close() error {
 	var errs []error
-	errs = append(errs, s.native.close())
+	errs = append(errs, s.after.wait(), s.native.close())
 	if s.wazero != nil {
 		errs = append(errs, s.wazero.Close(context.Background()))
 	}
@@ -149,8 +151,14 @@ type Request struct {
 // Run runs one script and returns its RunResult. The error is non-nil only
 // when the request itself is unusable; every guest ending, refusal and
 // setup failure is a Result with its status and error code.
+//
+// The run's sandbox, channel, workspace and run directory are torn down
+// after the result is returned, in the background; Close waits for that
+// and reports what failed.
 func (s *Supervisor) Run(ctx context.Context, req Request) (*Result, error) {
 	began := time.Now()
+	var undo teardown
+	defer func() { s.after.undo(undo) }() // last: after the result is complete
 	if req.Plan == nil || req.Handlers == nil || req.ScriptPath == "" {
 		return nil, errors.New("supervisor: Plan, Handlers and ScriptPath are required")
 	}
@@ -224,14 +232,14 @@ func (s *Supervisor) Run(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return refuse(sandbox.StatusSetupFailed, native.CodeSetupFailed, err)
 	}
-	defer dir.Remove()
+	undo.add(dir.Remove)
 	runDir := dir.Path
 	workspace := filepath.Join(runDir, workspaceName)
 	unmount, err := mountWorkspace(workspace, limits)
 	if err != nil {
 		return refuse(sandbox.StatusSetupFailed, native.CodeSetupFailed, err)
 	}
-	defer unmount()
+	undo.add(unmount)
 	if req.WorkspaceSeed != "" {
 		if err := sandbox.CopyTree(req.WorkspaceSeed, workspace); errors.Is(err, syscall.ENOSPC) {
 			return refuse(sandbox.StatusRefused, sandbox.CodeWorkspaceTooLarge, err)
@@ -247,7 +255,7 @@ func (s *Supervisor) Run(ctx context.Context, req Request) (*Result, error) {
 
 	var out *sandbox.Outcome
 	if req.Backend == BackendNative {
-		out, err = s.runNative(ctx, b, runID, req, job, runDir)
+		out, err = s.runNative(ctx, b, runID, req, job, runDir, &undo)
 	} else {
 		out, err = s.runWazero(ctx, b, job, runDir, req.Limits)
 	}

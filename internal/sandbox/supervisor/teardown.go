@@ -1,0 +1,53 @@
+package supervisor
+
+import (
+	"errors"
+	"sync"
+)
+
+// teardown is what a run leaves to undo once its result is ready: the
+// sandbox's release and destruction, the channel, the workspace's mount,
+// the run directory. It is undone in the reverse of the order it was
+// added, off the result's path (background).
+type teardown []func() error
+
+func (t *teardown) add(f func() error) { *t = append(*t, f) }
+
+// undo runs every step, the last added first, and joins their errors.
+func (t teardown) undo() error {
+	var errs []error
+	for i := len(t) - 1; i >= 0; i-- {
+		errs = append(errs, t[i]())
+	}
+	return errors.Join(errs...)
+}
+
+// background runs the teardowns of runs whose results were returned;
+// Close waits for them and reports what failed (a run's result cannot:
+// it was returned already).
+type background struct {
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	errs []error
+}
+
+func (bg *background) undo(t teardown) {
+	if len(t) == 0 {
+		return
+	}
+	bg.wg.Go(func() {
+		if err := t.undo(); err != nil {
+			bg.mu.Lock()
+			bg.errs = append(bg.errs, err)
+			bg.mu.Unlock()
+		}
+	})
+}
+
+// wait waits for every teardown begun and returns their errors.
+func (bg *background) wait() error {
+	bg.wg.Wait()
+	bg.mu.Lock()
+	defer bg.mu.Unlock()
+	return errors.Join(bg.errs...)
+}
