@@ -251,11 +251,17 @@ func (s *Server) counts() (running, queued int) {
 // materializes the workspace, runs, and publishes the result.
 func (s *Server) execute(r *run, v *validRun, sp *sealedPlan) {
 	defer s.runs.Done()
+	var dir *sandbox.LockedDir
+	defer func() {
+		if dir != nil { // after the waiting request has its result
+			dir.Remove()
+		}
+	}()
 	defer close(r.done)
 	defer r.cancel()
 	defer s.plans.release(sp)
 	began := time.Now()
-	res := s.runQueued(r, v, sp)
+	res, dir := s.runQueued(r, v, sp)
 	s.metrics.observe(res, time.Since(began))
 	r.mu.Lock()
 	r.state, r.result = StateFinished, res
@@ -295,12 +301,15 @@ func runBytes(r *run) int {
 	return n
 }
 
-func (s *Server) runQueued(r *run, v *validRun, sp *sealedPlan) *RunResult {
+// runQueued waits for a slot, then runs the request through the
+// supervisor. It returns the run's own directory (its script, seed and
+// export), if it made one, for the caller to remove once the result is out.
+func (s *Server) runQueued(r *run, v *validRun, sp *sealedPlan) (*RunResult, *sandbox.LockedDir) {
 	select {
 	case s.slots <- struct{}{}:
 		defer func() { <-s.slots }()
 	case <-r.ctx.Done():
-		return cancelledResult(r.id, v, sp)
+		return cancelledResult(r.id, v, sp), nil
 	}
 	r.setState(StateRunning)
 	r.events.publish(EventState, map[string]string{"state": StateRunning})
@@ -309,9 +318,8 @@ func (s *Server) runQueued(r *run, v *validRun, sp *sealedPlan) *RunResult {
 
 	dir, err := sandbox.NewLockedDir(s.cfg.StateDir, "apysup-"+r.id+"-api-") // swept as the run's own directories are
 	if err != nil {
-		return setupFailed(r.id, v, sp, err)
+		return setupFailed(r.id, v, sp, err), nil
 	}
-	defer dir.Remove()
 	req := supervisor.Request{
 		Plan: sp.plan, Handlers: sp.handlers, Approvals: r.approvals, Surface: v.surface, Parent: v.Parent,
 		RunID: r.id, Backend: v.Backend, BackendSource: "request", ScriptPath: filepath.Join(dir.Path, "main.py"),
@@ -329,12 +337,12 @@ func (s *Server) runQueued(r *run, v *validRun, sp *sealedPlan) *RunResult {
 	req.Output = output.publish
 	defer output.flush()
 	if err := os.WriteFile(req.ScriptPath, []byte(v.Source), 0o600); err != nil {
-		return setupFailed(r.id, v, sp, err)
+		return setupFailed(r.id, v, sp, err), dir
 	}
 	if v.seed != nil {
 		req.WorkspaceSeed = filepath.Join(dir.Path, "seed")
 		if err := v.seed.write(req.WorkspaceSeed); err != nil {
-			return setupFailed(r.id, v, sp, err)
+			return setupFailed(r.id, v, sp, err), dir
 		}
 	}
 	if v.Export {
@@ -342,7 +350,7 @@ func (s *Server) runQueued(r *run, v *validRun, sp *sealedPlan) *RunResult {
 	}
 	res, err := s.sup.Run(r.ctx, req)
 	if err != nil {
-		return setupFailed(r.id, v, sp, err)
+		return setupFailed(r.id, v, sp, err), dir
 	}
 	out := &RunResult{SchemaVersion: RunResultSchema, Result: *res}
 	if res.Workspace != nil && res.Workspace.Disposition == "exported" {
@@ -351,7 +359,7 @@ func (s *Server) runQueued(r *run, v *validRun, sp *sealedPlan) *RunResult {
 			out.Workspace.ErrorCode = supervisor.CodeExportFailed
 		}
 	}
-	return out
+	return out, dir
 }
 
 // startApprover decides the run's approval requests as its mode says

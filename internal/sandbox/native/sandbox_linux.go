@@ -369,17 +369,23 @@ func (s *Sandbox) Assign(job sandbox.Job) error {
 // it) and the workspace appear in the started container. Each is first
 // assembled on a private staging mount, where its flags are set, then
 // bound onto the shared mount point, from which the kernel copies it, with
-// those flags, onto the container's /run/apysup and /workspace; then the
-// staging mounts go. The copies are locked together in the container's
-// user namespace: the guest cannot unmount or remount them.
+// those flags, onto the container's /run/apysup and /workspace. The
+// staging mounts stay until Release (detaching a mount waits for an RCU
+// grace period, up to 1.4 ms here: off the run's path); the guest never
+// sees them. The copies are locked together in the container's user
+// namespace: the guest cannot unmount or remount them.
 func (s *Sandbox) mountJob() (err error) {
 	const ro = unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC
 	run, ws := filepath.Join(s.dir, stageRun), filepath.Join(s.dir, stageWS)
 	defer func() {
+		if err == nil {
+			s.hostMounts = append(s.hostMounts, run, ws) // for Release
+			return
+		}
 		// Detaching a staging mount detaches what was mounted on it too.
 		for _, p := range []string{run, ws} {
-			if uerr := unix.Unmount(p, unix.MNT_DETACH); uerr != nil && uerr != unix.EINVAL && err == nil {
-				err = fmt.Errorf("staging mount %s: %w", p, uerr)
+			if uerr := unix.Unmount(p, unix.MNT_DETACH); uerr != nil && uerr != unix.EINVAL {
+				err = errors.Join(err, fmt.Errorf("staging mount %s: %w", p, uerr))
 			}
 		}
 	}()
