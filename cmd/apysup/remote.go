@@ -34,7 +34,9 @@ func runRemote(c *cli.Context, addr, scriptPath string, args []string, sel *sele
 	if err != nil || len(source) > sandbox.MaxScriptBytes {
 		return cli.Exit(fmt.Sprintf("script %s: not readable or larger than %d bytes", scriptPath, sandbox.MaxScriptBytes), ExitUsage)
 	}
-	req := serve.RunRequest{Source: string(source), Args: args, Parent: c.String("parent"), Export: c.IsSet("export")}
+	// Named as a local run names it: the file's name, -c or -.
+	req := serve.RunRequest{Source: string(source), ScriptName: filepath.Base(scriptPath), Args: args,
+		Parent: c.String("parent"), Export: c.IsSet("export")}
 	if p := c.String("plan"); p != "" {
 		if req.Manifest, err = os.ReadFile(p); err != nil {
 			return cli.Exit(err.Error(), ExitUsage)

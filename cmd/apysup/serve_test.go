@@ -199,7 +199,11 @@ func cgroupsNamed(prefix string) []string {
 // run.
 func TestRunWithServerIsTheSameRun(t *testing.T) {
 	_, socket, _ := startServe(t)
-	src := "import sys\nprint('out', sys.argv[1:])\nsys.exit(7)"
+	// The script is named as a local run names it: its sys.argv[0],
+	// __file__ and tracebacks agree.
+	src := "import sys\nprint('out', sys.argv, __file__)\nsys.exit(7)"
+	file := filepath.Join(t.TempDir(), "tool.py")
+	os.WriteFile(file, []byte(src), 0o600)
 	// The workspace travels as a tar: empty directories and modes too.
 	ws := t.TempDir()
 	os.WriteFile(filepath.Join(ws, "in.txt"), []byte("x"), 0o600)
@@ -215,6 +219,8 @@ func TestRunWithServerIsTheSameRun(t *testing.T) {
 		code int
 	}{
 		{[]string{"--json", "--timeout", "20s", "-c", src, "a"}, 7},
+		{[]string{"--json", file, "a"}, 7},
+		{[]string{"--json", "-c", "1/0"}, 1},
 		{[]string{"--json", "--plan", "../../examples/plan.json", "-c", "import weather\nprint(weather.get(city='Paris'))"}, 0},
 		{[]string{"--json", "--workspace", ws, "--export", export, "-c", listing}, 0},
 		{[]string{"--timeout", "1s", "-c", "import time\ntime.sleep(30)"}, ExitTimeout},

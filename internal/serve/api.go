@@ -93,6 +93,11 @@ const (
 type RunRequest struct {
 	Source string   `json:"source"`
 	Args   []string `json:"args,omitempty"`
+	// ScriptName is the script's file name in the sandbox
+	// (/run/apysup/job/NAME: its sys.argv[0], __file__ and tracebacks);
+	// empty is DefaultScriptName. apysup run --server sends the local
+	// script's name, -c or -, as a local run names it.
+	ScriptName string `json:"script_name,omitempty"`
 	// At most one of PlanSHA256 (a Plan sealed by POST /v1/plans) and
 	// Manifest; neither is the empty Plan.
 	PlanSHA256 string          `json:"plan_sha256,omitempty"`
@@ -191,6 +196,27 @@ type validRun struct {
 	seed    *seed // the checked workspace, from Workspace or WorkspaceTar; nil: none
 }
 
+// DefaultScriptName is a run's script name when its request names none.
+const DefaultScriptName = "main.py"
+
+// maxScriptName bounds script_name: a file name on Linux.
+const maxScriptName = 255
+
+// checkScriptName refuses a script name that is no plain file name, or
+// one the job directory reserves (sandbox.Job.ScriptName).
+func checkScriptName(name string) error {
+	switch {
+	case len(name) > maxScriptName:
+		return fmt.Errorf("longer than %d bytes", maxScriptName)
+	case name == "." || name == ".." || strings.ContainsAny(name, "/\x00"):
+		return errors.New("not a file name")
+	case !utf8.ValidString(name):
+		return errors.New("not UTF-8")
+	}
+	_, err := sandbox.Job{ScriptPath: name}.ScriptName()
+	return err
+}
+
 // ParseRunRequest reads and checks a run request: strict JSON (no unknown
 // field, one value), bounded fields, a clean workspace file map.
 func ParseRunRequest(body []byte) (*validRun, error) {
@@ -216,6 +242,11 @@ func ParseRunRequest(body []byte) (*validRun, error) {
 		return bad("plan_sha256 is not a digest")
 	case req.IdempotencyKey != "" && !journal.ValidKey(req.IdempotencyKey):
 		return bad("idempotency_key: 1-128 characters of [A-Za-z0-9._:-], starting with a letter or digit")
+	}
+	if req.ScriptName == "" {
+		req.ScriptName = DefaultScriptName
+	} else if err := checkScriptName(req.ScriptName); err != nil {
+		return bad("script_name: %v", err)
 	}
 	for _, a := range req.Args {
 		if len(a) > maxArgBytes || strings.IndexByte(a, 0) >= 0 {

@@ -322,7 +322,7 @@ func (s *Server) runQueued(r *run, v *validRun, sp *sealedPlan) (*RunResult, *sa
 	}
 	req := supervisor.Request{
 		Plan: sp.plan, Handlers: sp.handlers, Approvals: r.approvals, Surface: v.surface, Parent: v.Parent,
-		RunID: r.id, Backend: v.Backend, BackendSource: "request", ScriptPath: filepath.Join(dir.Path, "main.py"),
+		RunID: r.id, Backend: v.Backend, BackendSource: "request", ScriptPath: filepath.Join(dir.Path, "script", v.ScriptName),
 		Args: v.Args, Limits: v.limits, LimitSources: limitSources(v), Choices: choices(v),
 		IdempotencyKey: v.IdempotencyKey, Journal: s.journalFor(v),
 		Observers: []broker.Observer{broker.ObserverFunc(func(e broker.Event) error {
@@ -336,6 +336,10 @@ func (s *Server) runQueued(r *run, v *validRun, sp *sealedPlan) (*RunResult, *sa
 	output := &outputEvents{events: r.events}
 	req.Output = output.publish
 	defer output.flush()
+	// In a directory of its own: the script's name is the client's.
+	if err := os.Mkdir(filepath.Dir(req.ScriptPath), 0o700); err != nil {
+		return setupFailed(r.id, v, sp, err), dir
+	}
 	if err := os.WriteFile(req.ScriptPath, []byte(v.Source), 0o600); err != nil {
 		return setupFailed(r.id, v, sp, err), dir
 	}

@@ -115,9 +115,9 @@ class Client:
             conn.close()
 
     @staticmethod
-    def _run_request(source, args=None, manifest=None, plan_sha256=None, limits=None, backend=None,
-                     surface=None, parent=None, approve=None, workspace=None, workspace_tar=None,
-                     workspace_dir=None, export=False):
+    def _run_request(source, args=None, script_name=None, manifest=None, plan_sha256=None, limits=None,
+                     backend=None, surface=None, parent=None, approve=None, workspace=None,
+                     workspace_tar=None, workspace_dir=None, export=False):
         req = {"source": source}
         if sum(w is not None for w in (workspace, workspace_tar, workspace_dir)) > 1:
             raise ValueError("workspace, workspace_tar and workspace_dir are exclusive")
@@ -125,7 +125,7 @@ class Client:
             workspace_tar = pack_workspace(workspace_dir)
         if workspace_tar is not None:
             req["workspace_tar"] = base64.b64encode(workspace_tar).decode()
-        for key, value in (("args", args), ("manifest", manifest), ("plan_sha256", plan_sha256),
+        for key, value in (("args", args), ("script_name", script_name), ("manifest", manifest), ("plan_sha256", plan_sha256),
                            ("limits", limits), ("backend", backend), ("surface", surface),
                            ("parent", parent), ("approve", approve)):
             if value:
@@ -140,7 +140,8 @@ class Client:
     def run(self, source, **kwargs):
         """Runs source and returns its RunResult (a dict, as `apysup run --json` prints it).
 
-        kwargs: args, manifest (a dict), plan_sha256, limits ({"timeout_ms", "memory_bytes",
+        kwargs: args, script_name (its file name in the sandbox, default main.py), manifest
+        (a dict), plan_sha256, limits ({"timeout_ms", "memory_bytes",
         "pids", "cpus"}), backend, surface, parent, approve ("deny", "auto", "api"),
         workspace ({path: bytes or str}), or workspace_tar (an uncompressed tar, bytes), or
         workspace_dir (a directory, sent as a tar by pack_workspace: empty directories and

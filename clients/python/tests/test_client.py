@@ -25,6 +25,16 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(res["schema_version"], "apysup.run_result.v1")
         self.assertEqual((res["status"], res["exit_code"], res["stdout"]), ("ok", 0, "42 ['a']\n"))
 
+    def test_script_name(self):
+        src = "import sys\nprint(sys.argv[0], __file__)"
+        res = self.client.run(src)
+        self.assertEqual(res["stdout"], "/run/apysup/job/main.py /run/apysup/job/main.py\n")
+        res = self.client.run(src, script_name="tool.py")
+        self.assertEqual(res["stdout"], "/run/apysup/job/tool.py /run/apysup/job/tool.py\n")
+        with self.assertRaises(APIError) as cm:
+            self.client.run(src, script_name="../tool.py")
+        self.assertEqual((cm.exception.status, cm.exception.code), (400, "invalid_request"))
+
     def test_exit_status_and_limits(self):
         res = self.client.run("import sys; sys.exit(5)")
         self.assertEqual((res["status"], res["exit_code"]), ("error", 5))
