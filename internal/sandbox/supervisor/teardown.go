@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 )
 
@@ -24,12 +25,17 @@ func (t teardown) undo() error {
 
 // background runs the teardowns of runs whose results were returned;
 // Close waits for them and reports what failed (a run's result cannot:
-// it was returned already).
+// it was returned already). It keeps the first maxTeardownErrors errors
+// and counts the rest: a long-lived server whose teardowns keep failing
+// must not grow with them.
 type background struct {
-	wg   sync.WaitGroup
-	mu   sync.Mutex
-	errs []error
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	errs    []error
+	dropped int
 }
+
+const maxTeardownErrors = 16
 
 func (bg *background) undo(t teardown) {
 	if len(t) == 0 {
@@ -38,7 +44,11 @@ func (bg *background) undo(t teardown) {
 	bg.wg.Go(func() {
 		if err := t.undo(); err != nil {
 			bg.mu.Lock()
-			bg.errs = append(bg.errs, err)
+			if len(bg.errs) < maxTeardownErrors {
+				bg.errs = append(bg.errs, err)
+			} else {
+				bg.dropped++
+			}
 			bg.mu.Unlock()
 		}
 	})
@@ -49,5 +59,8 @@ func (bg *background) wait() error {
 	bg.wg.Wait()
 	bg.mu.Lock()
 	defer bg.mu.Unlock()
+	if bg.dropped > 0 {
+		return errors.Join(append(bg.errs, fmt.Errorf("and %d more teardowns failed", bg.dropped))...)
+	}
 	return errors.Join(bg.errs...)
 }

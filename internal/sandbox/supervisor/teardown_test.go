@@ -3,6 +3,7 @@ package supervisor
 import (
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -38,5 +39,18 @@ func TestTeardownUndoesInReverse(t *testing.T) {
 	}
 	if err := (&background{}).wait(); err != nil {
 		t.Fatalf("nothing begun: %v", err)
+	}
+}
+
+// TestTeardownErrorsAreBounded: past maxTeardownErrors, failures are
+// counted, not kept.
+func TestTeardownErrorsAreBounded(t *testing.T) {
+	var bg background
+	for range maxTeardownErrors + 5 {
+		bg.undo(teardown{func() error { return errors.New("unmount") }})
+	}
+	err := bg.wait()
+	if len(bg.errs) != maxTeardownErrors || bg.dropped != 5 || !strings.Contains(err.Error(), "and 5 more teardowns failed") {
+		t.Fatalf("kept %d, dropped %d: %v", len(bg.errs), bg.dropped, err)
 	}
 }
