@@ -95,7 +95,7 @@ type RunRequest struct {
 	Args   []string `json:"args,omitempty"`
 	// ScriptName is the script's file name in the sandbox
 	// (/run/apysup/job/NAME: its sys.argv[0], __file__ and tracebacks);
-	// empty is DefaultScriptName. apysup run --server sends the local
+	// empty is main.py. apysup run --server sends the local
 	// script's name, -c or -, as a local run names it.
 	ScriptName string `json:"script_name,omitempty"`
 	// At most one of PlanSHA256 (a Plan sealed by POST /v1/plans) and
@@ -196,22 +196,21 @@ type validRun struct {
 	seed    *seed // the checked workspace, from Workspace or WorkspaceTar; nil: none
 }
 
-// DefaultScriptName is a run's script name when its request names none.
-const DefaultScriptName = "main.py"
+// defaultScriptName is a run's script name when its request names none.
+const defaultScriptName = "main.py"
 
 // maxScriptName bounds script_name: a file name on Linux.
 const maxScriptName = 255
 
 // checkScriptName refuses a script name that is no plain file name, or
-// one the job directory reserves (sandbox.Job.ScriptName).
+// one the job directory reserves (sandbox.Job.ScriptName: the prelude's,
+// and every name starting with a dot, "." and ".." included).
 func checkScriptName(name string) error {
 	switch {
 	case len(name) > maxScriptName:
 		return fmt.Errorf("longer than %d bytes", maxScriptName)
-	case name == "." || name == ".." || strings.ContainsAny(name, "/\x00"):
+	case strings.ContainsAny(name, "/\x00"):
 		return errors.New("not a file name")
-	case !utf8.ValidString(name):
-		return errors.New("not UTF-8")
 	}
 	_, err := sandbox.Job{ScriptPath: name}.ScriptName()
 	return err
@@ -244,7 +243,7 @@ func ParseRunRequest(body []byte) (*validRun, error) {
 		return bad("idempotency_key: 1-128 characters of [A-Za-z0-9._:-], starting with a letter or digit")
 	}
 	if req.ScriptName == "" {
-		req.ScriptName = DefaultScriptName
+		req.ScriptName = defaultScriptName
 	} else if err := checkScriptName(req.ScriptName); err != nil {
 		return bad("script_name: %v", err)
 	}

@@ -22,6 +22,8 @@ func FuzzParseRunRequest(f *testing.F) {
 		`{"source": "x", "workspace": {"../etc/passwd": ""}}`,
 		`{"source": "x", "manifest": {"schema_version": "apysup.manifest.v1"}}`,
 		`{"source": "x"} trailing`, `[]`, `null`, `{"source": "x", "limits": {"pids": -1}}`,
+		`{"source": "x", "script_name": "-c"}`, `{"source": "x", "script_name": "../prelude.py"}`,
+		`{"source": "x", "script_name": ".."}`, `{"source": "x", "script_name": "a\u0000"}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -39,6 +41,10 @@ func FuzzParseRunRequest(f *testing.F) {
 		}
 		if v.Source == "" || len(v.Args) > maxArgs || v.limits.Timeout <= 0 || v.limits.CPUs <= 0 {
 			t.Fatalf("accepted out of bounds: %+v", v.RunRequest)
+		}
+		if n := v.ScriptName; n == "" || len(n) > maxScriptName || strings.ContainsAny(n, "/\x00") ||
+			strings.HasPrefix(n, ".") || n == sandbox.PreludeFile {
+			t.Fatalf("accepted script name %q", n)
 		}
 		for p := range v.Workspace {
 			if path.IsAbs(p) || p == ".." || strings.HasPrefix(p, "../") || path.Clean(p) != p {

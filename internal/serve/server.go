@@ -261,7 +261,8 @@ func (s *Server) execute(r *run, v *validRun, sp *sealedPlan) {
 	defer r.cancel()
 	defer s.plans.release(sp)
 	began := time.Now()
-	res, dir := s.runQueued(r, v, sp)
+	var res *RunResult
+	res, dir = s.runQueued(r, v, sp)
 	s.metrics.observe(res, time.Since(began))
 	r.mu.Lock()
 	r.state, r.result = StateFinished, res

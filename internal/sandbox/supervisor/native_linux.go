@@ -87,7 +87,7 @@ func (s *Supervisor) runNative(ctx context.Context, b *broker.Broker, runID stri
 	}
 	undo.add(func() error {
 		<-startDone
-		return errors.Join(sb.Release(), sb.Destroy()) // Release did nothing if it ran below
+		return sb.Destroy() // releases first, unless the step below did
 	})
 	ids := sb.HostIDs()
 	sock, err := rpc.ListenRunSocket(runDir, &rpc.Owner{UID: int(ids.Guest), GID: int(ids.Guest)})
