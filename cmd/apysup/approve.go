@@ -13,14 +13,13 @@ import (
 	"sync/atomic"
 	"text/tabwriter"
 	"time"
-	"unicode"
-	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
 
 	"github.com/apysup/apysup/broker"
+	"github.com/apysup/apysup/cmd/apysup/internal/report"
 	"github.com/apysup/apysup/internal/rpc"
 )
 
@@ -56,35 +55,16 @@ func parseApproveMode(s string) (approveMode, error) {
 // defaultApproveMode asks a person only when there is one to ask: both
 // the answers' stream and the questions' are terminals.
 func defaultApproveMode(stdin io.Reader, stderr io.Writer) approveMode {
-	if isTerminal(stdin) && isTerminal(stderr) {
+	if report.IsTerminal(stdin) && report.IsTerminal(stderr) {
 		return approveMode{kind: approvePrompt}
 	}
 	return approveMode{kind: approveDeny}
 }
 
-// isTerminal reports whether v is an *os.File on a terminal. It goes
-// through SyscallConn so that the file keeps its non-blocking mode (Fd
-// would make a pending Read impossible to interrupt with Close).
-func isTerminal(v any) bool {
-	f, ok := v.(*os.File)
-	if !ok || f == nil {
-		return false
-	}
-	raw, err := f.SyscallConn()
-	if err != nil {
-		return false
-	}
-	var termErr error = errors.New("not a terminal")
-	if raw.Control(func(fd uintptr) { _, termErr = unix.IoctlGetTermios(int(fd), unix.TCGETS) }) != nil {
-		return false
-	}
-	return termErr == nil
-}
-
 // discardTypedAhead drops input the terminal holds but nobody has read
 // yet, so that a key pressed before a question is never its answer.
 func discardTypedAhead(in io.Reader) {
-	if f, ok := in.(*os.File); ok && isTerminal(f) {
+	if f, ok := in.(*os.File); ok && report.IsTerminal(f) {
 		if raw, err := f.SyscallConn(); err == nil {
 			_ = raw.Control(func(fd uintptr) { _ = unix.IoctlSetInt(int(fd), unix.TCFLSH, unix.TCIFLUSH) })
 		}
@@ -129,7 +109,7 @@ func startApproverMode(ctx context.Context, mode approveMode, a *broker.Approval
 		srv := rpc.NewApprovalServer(a, rpc.ServerConfig{})
 		wg.Go(func() { _ = srv.Serve(l) })
 		wg.Go(func() { defer unsubscribe(); announce(ctx, out, mode.socket, events) })
-		fmt.Fprintf(out, "apysup: approvals wait on %s (apysup approvals list --socket %s)\n", terminalSafe(mode.socket), terminalSafe(mode.socket))
+		fmt.Fprintf(out, "apysup: approvals wait on %s (apysup approvals list --socket %s)\n", report.TerminalSafe(mode.socket), report.TerminalSafe(mode.socket))
 		stop = func() {
 			cancel()
 			_ = srv.Close() // closes the listener, which removes the socket
@@ -168,7 +148,7 @@ func announce(ctx context.Context, out io.Writer, socket string, events <-chan b
 			// said already
 		case r.State == broker.ApprovalWaiting:
 			fmt.Fprintf(out, "apysup: approval %s waiting: %s %s, plan %s, lease %s (apysup approvals approve --socket %s %s)\n",
-				r.ID, terminalSafe(r.Capability), terminalSafe(r.CallID), terminalSafe(shortDigest(r.PlanSHA256)), r.Lease, terminalSafe(socket), r.ID)
+				r.ID, report.TerminalSafe(r.Capability), report.TerminalSafe(r.CallID), report.TerminalSafe(report.ShortDigest(r.PlanSHA256)), r.Lease, report.TerminalSafe(socket), r.ID)
 		case r.State != before.State:
 			fmt.Fprintf(out, "apysup: approval %s %s\n", r.ID, r.State)
 		case r.Dispatch == broker.DispatchCancelled || r.Dispatch == broker.DispatchExpired:
@@ -226,7 +206,7 @@ func (p *prompter) printf(format string, args ...any) { fmt.Fprintf(p.out, forma
 // run asks until ctx ends. The reader goroutine it starts ends at the end
 // of the input or, blocked in a read when ctx ends, at the next line.
 func (p *prompter) run(ctx context.Context, events <-chan broker.ApprovalEvent) {
-	go p.read(ctx.Done(), isTerminal(p.in))
+	go p.read(ctx.Done(), report.IsTerminal(p.in))
 	asked := map[string]bool{}
 	for {
 		next, more := p.next(asked)
@@ -376,8 +356,8 @@ func (p *prompter) show(req broker.PendingRequest, more int) {
 		"  lease       %s, %s left\n"+
 		"  request     %s\n"+
 		"approve this call? [y/n] ",
-		waiting, terminalSafe(req.Capability), terminalSafe(req.CallID), terminalSafe(req.Preview),
-		terminalSafe(req.RunID), terminalSafe(req.PlanSHA256), req.Lease, left, terminalSafe(req.ID))
+		waiting, report.TerminalSafe(req.Capability), report.TerminalSafe(req.CallID), report.TerminalSafe(req.Preview),
+		report.TerminalSafe(req.RunID), report.TerminalSafe(req.PlanSHA256), req.Lease, left, report.TerminalSafe(req.ID))
 }
 
 // settle decides id and says what happened; a request that left waiting
@@ -404,30 +384,6 @@ func decidedElsewhere(s broker.ApprovalState) string {
 		return "the call was cancelled (the run is ending)"
 	}
 	return "decided elsewhere: " + string(s)
-}
-
-// terminalSafe escapes what a terminal would act on rather than show:
-// control characters (C0, DEL, C1), format characters such as bidi
-// overrides, every other non-printing rune and invalid UTF-8. The escapes
-// are JSON's \uXXXX, so a JSON preview still reads as the same JSON.
-func terminalSafe(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case unicode.IsPrint(r):
-			b.WriteString(s[i : i+size])
-		case r > 0xFFFF:
-			r1, r2 := utf16.EncodeRune(r)
-			fmt.Fprintf(&b, `\u%04x\u%04x`, r1, r2)
-		default:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		}
-		i += size
-	}
-	return b.String()
 }
 
 // shorten cuts an already terminal-safe string to n runes.
@@ -556,16 +512,16 @@ const previewColumn = 48
 
 func printDecision(w io.Writer, d *rpc.ApprovalDecision) {
 	r := d.Record
-	fmt.Fprintf(w, "%s %s (%s, call %s, plan %s)\n", r.State, terminalSafe(r.ID), terminalSafe(r.Capability), terminalSafe(r.CallID),
-		terminalSafe(shortDigest(r.PlanSHA256)))
+	fmt.Fprintf(w, "%s %s (%s, call %s, plan %s)\n", r.State, report.TerminalSafe(r.ID), report.TerminalSafe(r.Capability), report.TerminalSafe(r.CallID),
+		report.TerminalSafe(report.ShortDigest(r.PlanSHA256)))
 }
 
 func printPending(w io.Writer, l *rpc.ApprovalList) {
 	rows := make([][]string, 0, len(l.Pending))
 	for _, p := range l.Pending {
-		rows = append(rows, []string{terminalSafe(p.ID), terminalSafe(p.Capability), terminalSafe(p.CallID), terminalSafe(shortDigest(p.PlanSHA256)),
+		rows = append(rows, []string{report.TerminalSafe(p.ID), report.TerminalSafe(p.Capability), report.TerminalSafe(p.CallID), report.TerminalSafe(report.ShortDigest(p.PlanSHA256)),
 			l.Now.Sub(p.CreatedAt).Round(time.Second).String(), max(p.ExpiresAt.Sub(l.Now).Round(time.Second), 0).String(),
-			shorten(terminalSafe(p.Preview), previewColumn)})
+			shorten(report.TerminalSafe(p.Preview), previewColumn)})
 	}
 	printTable(w, "no approval requests waiting", []string{"ID", "CAPABILITY", "CALL ID", "PLAN", "WAITING", "LEFT", "PREVIEW"}, rows)
 }
@@ -574,9 +530,9 @@ func printRecords(w io.Writer, r *rpc.ApprovalRecords) {
 	rows := make([][]string, 0, len(r.Records))
 	for _, rec := range r.Records {
 		outcome := cmp.Or(rec.Outcome, "-")
-		rows = append(rows, []string{terminalSafe(rec.ID), terminalSafe(rec.Capability), terminalSafe(rec.CallID), terminalSafe(shortDigest(rec.PlanSHA256)),
-			terminalSafe(string(rec.State)), terminalSafe(string(rec.Dispatch)), r.Now.Sub(rec.CreatedAt).Round(time.Second).String(),
-			terminalSafe(outcome)})
+		rows = append(rows, []string{report.TerminalSafe(rec.ID), report.TerminalSafe(rec.Capability), report.TerminalSafe(rec.CallID), report.TerminalSafe(report.ShortDigest(rec.PlanSHA256)),
+			report.TerminalSafe(string(rec.State)), report.TerminalSafe(string(rec.Dispatch)), r.Now.Sub(rec.CreatedAt).Round(time.Second).String(),
+			report.TerminalSafe(outcome)})
 	}
 	printTable(w, "no approval records", []string{"ID", "CAPABILITY", "CALL ID", "PLAN", "STATE", "DISPATCH", "AGE", "OUTCOME"}, rows)
 }

@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/apysup/apysup/broker"
+	"github.com/apysup/apysup/cmd/apysup/internal/report"
 	"github.com/apysup/apysup/internal/canonjson"
 	"github.com/apysup/apysup/internal/rpc"
 	"github.com/apysup/apysup/internal/sandbox/supervisor"
@@ -102,7 +103,7 @@ func TestTerminalSafe(t *testing.T) {
 		"bad \xff\xfe utf8":       `bad \xff\xfe utf8`,
 		"nbsp\u00a0":              `nbsp\u00a0`,
 	} {
-		if got := terminalSafe(in); got != want {
+		if got := report.TerminalSafe(in); got != want {
 			t.Errorf("%q: got %s want %s", in, got, want)
 		}
 	}
@@ -519,12 +520,12 @@ func TestRunApprovalsOverSocket(t *testing.T) {
 	shown.expect(t, "approval "+first.ID+" waiting: notes.put main:program:1")
 	out, _, code := run(t, "approvals", "list", "--socket", sock)
 	if code != 0 || !strings.Contains(out, "ID") || !strings.Contains(out, "PREVIEW") || !strings.Contains(out, first.ID+"  notes.put") ||
-		!strings.Contains(out, "main:program:1  "+shortDigest(first.PlanSHA256)) || !strings.Contains(out, `{"text":"first"}`) {
+		!strings.Contains(out, "main:program:1  "+report.ShortDigest(first.PlanSHA256)) || !strings.Contains(out, `{"text":"first"}`) {
 		t.Fatalf("human list: exit %d\n%s", code, out)
 	}
 
 	if out, errOut, code := run(t, "approvals", "approve", "--socket", sock, first.ID); code != 0 ||
-		!strings.HasPrefix(out, "approved "+first.ID+" (notes.put, call main:program:1, plan "+shortDigest(first.PlanSHA256)+")") {
+		!strings.HasPrefix(out, "approved "+first.ID+" (notes.put, call main:program:1, plan "+report.ShortDigest(first.PlanSHA256)+")") {
 		t.Fatalf("approve: exit %d %s %s", code, out, errOut)
 	}
 	shown.expect(t, "apysup: approval "+first.ID+" approved")
@@ -665,7 +666,7 @@ func FuzzTerminalSafe(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		out := terminalSafe(s)
+		out := report.TerminalSafe(s)
 		if !utf8.ValidString(out) {
 			t.Fatalf("%q -> invalid UTF-8 %q", s, out)
 		}

@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/apysup/apysup/cmd/apysup/internal/earlyclient"
 	"github.com/apysup/apysup/internal/canonjson"
 	"github.com/apysup/apysup/internal/sandbox/supervisor"
 )
@@ -48,17 +48,7 @@ func configPaths(c *cli.Context) ([]string, string) {
 	if p := os.Getenv("APYSUP_CONFIG"); p != "" {
 		return []string{p}, SourceEnv
 	}
-	home := os.Getenv("XDG_CONFIG_HOME")
-	if home == "" {
-		if h, err := os.UserHomeDir(); err == nil {
-			home = filepath.Join(h, ".config")
-		}
-	}
-	var out []string
-	if home != "" {
-		out = append(out, filepath.Join(home, "apysup", "config.json"))
-	}
-	return append(out, "/etc/apysup/config.json"), SourceDefault
+	return earlyclient.ConfigSearchPath(), SourceDefault
 }
 
 // loadConfig reads the first of paths that exists, strictly. A file named

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/apysup/apysup/cmd/apysup/internal/report"
 )
 
 // TestConfigFlag: --config FILE > APYSUP_CONFIG > the search path, a named
@@ -78,7 +80,7 @@ func TestUserMessage(t *testing.T) {
 		"config: /etc/apysup/config.json: json_unknown_field":            "config: /etc/apysup/config.json: json_unknown_field",
 		"m.json:\nplan: max_calls: out of range\ncanonjson: json_syntax": "m.json:\nmax_calls: out of range\njson_syntax",
 	} {
-		if got := userMessage(in); got != want {
+		if got := report.UserMessage(in); got != want {
 			t.Errorf("%q: got %q, want %q", in, got, want)
 		}
 	}
@@ -86,7 +88,7 @@ func TestUserMessage(t *testing.T) {
 
 // anyGoPrefix finds a Go package's prefix anywhere, stricter than what
 // userMessage removes (at the start of a line or of a wrapped part).
-var anyGoPrefix = regexp.MustCompile(`\b(?:` + goPackages + `): `)
+var anyGoPrefix = regexp.MustCompile(`\b(?:` + report.GoPackages + `): `)
 
 // TestFailingCommandsSayNoGoPackage runs commands that fail in every way
 // a user meets (usage, manifest, config, result files, refused runs on

@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/apysup/apysup/broker"
+	"github.com/apysup/apysup/cmd/apysup/internal/report"
 )
 
 func eventsCommand() *cli.Command {
@@ -73,7 +74,7 @@ func verifyEvents(c *cli.Context) error {
 			if pr.Seq > 0 {
 				where = fmt.Sprintf("event %d", pr.Seq)
 			}
-			fmt.Fprintf(c.App.Writer, "FAIL %s: %s: %s\n", where, pr.Code, userMessage(pr.Detail))
+			fmt.Fprintf(c.App.Writer, "FAIL %s: %s: %s\n", where, pr.Code, report.UserMessage(pr.Detail))
 		}
 	}
 	if len(problems) > 0 {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/apysup/apysup/cmd/apysup/internal/report"
 	"github.com/apysup/apysup/internal/sandbox/doctor"
 	"github.com/apysup/apysup/internal/sandbox/native"
 )
@@ -32,7 +33,7 @@ func doctorCommand() *cli.Command {
 							mark = "warn"
 						}
 					}
-					fmt.Fprintf(c.App.Writer, "%s %-22s %s\n", mark, ch.Name, userMessage(ch.Detail))
+					fmt.Fprintf(c.App.Writer, "%s %-22s %s\n", mark, ch.Name, report.UserMessage(ch.Detail))
 					if !ch.OK() {
 						fmt.Fprintf(c.App.Writer, "     %-22s %s; fix: %s\n", "", ch.Status, ch.Fix)
 					}

@@ -4,10 +4,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 
 	"github.com/urfave/cli/v2"
 
+	_ "github.com/apysup/apysup/cmd/apysup/internal/earlyclient" // runs a plain run --server unix:PATH before the rest initialises (see the package)
+	"github.com/apysup/apysup/cmd/apysup/internal/report"
 	"github.com/apysup/apysup/internal/sandbox/native"
 	_ "github.com/apysup/apysup/internal/sandbox/native/mainthread" // the main goroutine keeps the main thread (see the package)
 )
@@ -99,26 +100,7 @@ func refuseMisuse(cmd *cli.Command) {
 		if ec, ok := err.(cli.ExitCoder); ok {
 			status = ec.ExitCode()
 		}
-		return cli.Exit(userMessage(err.Error()), status)
-	}
-}
-
-// goPackages are the Go packages whose names prefix their errors.
-const goPackages = `native|wazero|supervisor|sandbox|broker|handlers|rpc|plan|doctor|seccomp|libcontainer|canonjson|python|wasi|journal`
-
-// goPrefix is a Go package's name at the start of an error message, of
-// one of its lines or of a wrapped error ("native: refused (invalid_job): ...").
-var goPrefix = regexp.MustCompile(`(?m)(^|: )(?:` + goPackages + `): `)
-
-// userMessage is an error message as a user reads it: without the Go
-// package names that prefix it for the programmer.
-func userMessage(s string) string {
-	for {
-		t := goPrefix.ReplaceAllString(s, "$1")
-		if t == s {
-			return s
-		}
-		s = t
+		return cli.Exit(report.UserMessage(err.Error()), status)
 	}
 }
 

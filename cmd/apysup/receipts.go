@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/apysup/apysup/broker"
+	"github.com/apysup/apysup/cmd/apysup/internal/report"
 	"github.com/apysup/apysup/internal/canonjson"
 	"github.com/apysup/apysup/internal/sandbox"
 	"github.com/apysup/apysup/plan"
@@ -101,7 +102,7 @@ func verifyReceipts(c *cli.Context) error {
 			if pr.Index >= 0 {
 				where = fmt.Sprintf("receipt %d", pr.Index)
 			}
-			fmt.Fprintf(c.App.Writer, "FAIL %s: %s: %s\n", where, pr.Code, userMessage(pr.Detail))
+			fmt.Fprintf(c.App.Writer, "FAIL %s: %s: %s\n", where, pr.Code, report.UserMessage(pr.Detail))
 		}
 	}
 	if len(problems) > 0 {

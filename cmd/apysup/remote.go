@@ -16,6 +16,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/apysup/apysup/cmd/apysup/internal/report"
 	"github.com/apysup/apysup/internal/sandbox"
 	"github.com/apysup/apysup/internal/sandbox/supervisor"
 	"github.com/apysup/apysup/internal/serve"
@@ -78,11 +79,11 @@ func runRemote(c *cli.Context, addr, scriptPath string, args []string, sel *sele
 	// Interrupted, the run is cancelled: the request ends (--json), or
 	// the stream's reader cancels it.
 	var res *serve.RunResult
-	var streams *guestStreams
+	var streams *report.Streams
 	if c.Bool("json") {
 		res, err = client.Run(ctx, req)
 	} else {
-		streams = newGuestStreams(c.App.Writer, isTerminal(c.App.Writer), c.App.ErrWriter, isTerminal(c.App.ErrWriter))
+		streams = report.NewStreams(c.App.Writer, report.IsTerminal(c.App.Writer), c.App.ErrWriter, report.IsTerminal(c.App.ErrWriter))
 		res, err = streamRemote(ctx, client, req, streams)
 	}
 	var refused *serve.Error
@@ -105,7 +106,7 @@ func runRemote(c *cli.Context, addr, scriptPath string, args []string, sel *sele
 // streamRemote starts the run, passes its stdout and stderr events to the
 // user's streams as they come, and returns its result event. Interrupted,
 // it cancels the run.
-func streamRemote(ctx context.Context, client *serve.Client, req serve.RunRequest, streams *guestStreams) (*serve.RunResult, error) {
+func streamRemote(ctx context.Context, client *serve.Client, req serve.RunRequest, streams *report.Streams) (*serve.RunResult, error) {
 	id, err := client.Start(ctx, req)
 	if err != nil {
 		return nil, err

@@ -1,17 +1,18 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/apysup/apysup/broker"
+	"github.com/apysup/apysup/cmd/apysup/internal/report"
 	"github.com/apysup/apysup/internal/journal"
 	"github.com/apysup/apysup/internal/sandbox"
 	"github.com/apysup/apysup/internal/sandbox/supervisor"
@@ -22,11 +23,11 @@ import (
 // chosen to mean what they mean to timeout(1) and docker (RATIONALE.md,
 // "Exit statuses").
 const (
-	ExitTimeout     = 124 // timeout(1): the command timed out
-	ExitSetupFailed = 125 // timeout(1), docker run: the tool itself failed
-	ExitRefused     = 126 // timeout(1), docker run: the command cannot be invoked (as asked)
-	ExitKilled      = 130 // a shell's 128+SIGINT: the caller interrupted the run
-	ExitMemoryLimit = 137 // docker: an OOM kill (128+SIGKILL)
+	ExitTimeout     = report.ExitTimeout
+	ExitSetupFailed = report.ExitSetupFailed
+	ExitRefused     = report.ExitRefused
+	ExitKilled      = report.ExitKilled
+	ExitMemoryLimit = report.ExitMemoryLimit
 )
 
 func runCommand() *cli.Command {
@@ -151,10 +152,10 @@ func runAction(c *cli.Context) error {
 	}
 	// Without --json the guest's output reaches the user's as it is
 	// written; with it, stdout is the RunResult alone.
-	var streams *guestStreams
+	var streams *report.Streams
 	var output sandbox.Output
 	if !c.Bool("json") {
-		streams = newGuestStreams(c.App.Writer, isTerminal(c.App.Writer), errOut, isTerminal(c.App.ErrWriter))
+		streams = report.NewStreams(c.App.Writer, report.IsTerminal(c.App.Writer), errOut, report.IsTerminal(c.App.ErrWriter))
 		output = streams.Output
 	}
 	res, err := sup.Run(ctx, supervisor.Request{
@@ -183,19 +184,30 @@ func refusedRun(c *cli.Context, key string, err error) error {
 }
 
 // reportRun prints the RunResult (summary or --json) and exits with its
-// status.
-func reportRun(c *cli.Context, res *supervisor.Result, streams *guestStreams) error {
+// status. The summary and the status read the result as its JSON
+// document, as a run on a server's early client path does (package
+// report).
+func reportRun(c *cli.Context, res *supervisor.Result, streams *report.Streams) error {
 	if c.Bool("json") {
 		if err := printJSON(c, "apysup.run_result.v1", res); err != nil {
 			return err
 		}
-	} else {
-		if streams != nil {
-			streams.end()
-		}
-		printSummary(c.App.Writer, res, c.String("export"))
 	}
-	if code := exitStatus(res); code != 0 {
+	data, err := json.Marshal(res)
+	if err != nil {
+		return cli.Exit(err.Error(), ExitSetupFailed)
+	}
+	shown, err := report.FromJSON(data)
+	if err != nil {
+		return cli.Exit(err.Error(), ExitSetupFailed)
+	}
+	if !c.Bool("json") {
+		if streams != nil {
+			streams.End()
+		}
+		report.Summary(c.App.Writer, shown, c.String("export"))
+	}
+	if code := report.ExitStatus(shown); code != 0 {
 		return cli.Exit("", code)
 	}
 	return nil
@@ -284,165 +296,4 @@ func loadPlan(path string) (*plan.Plan, *broker.Handlers, io.Closer, error) {
 		return fail(err)
 	}
 	return p, hs, closer, nil
-}
-
-// exitStatus is the script's own exit status for an error, except the
-// statuses reserved for the host's verdicts: a script that exits 124 (or
-// dies of SIGKILL, 137) must not pass for a timeout (or a kill) with a
-// caller that reads only the exit status. Those become 1; the JSON result
-// keeps the script's.
-func exitStatus(r *supervisor.Result) int {
-	switch r.Status {
-	case sandbox.StatusOK:
-		return 0
-	case sandbox.StatusError:
-		switch code := r.ExitCode; {
-		case code == ExitRefused, code == ExitSetupFailed, code == ExitTimeout, code == ExitMemoryLimit, code == ExitKilled:
-			return 1
-		case code > 0 && code < 256:
-			return code
-		}
-		return 1
-	case sandbox.StatusTimeout:
-		return ExitTimeout
-	case sandbox.StatusMemoryLimit:
-		return ExitMemoryLimit
-	case sandbox.StatusKilled:
-		return ExitKilled
-	case sandbox.StatusRefused:
-		return ExitRefused
-	}
-	return ExitSetupFailed
-}
-
-// printSummary is the readable default output, after the guest's own
-// (streamed as it ran). Everything the guest authored is shown escaped:
-// a hostile script must not drive the user's terminal.
-func printSummary(w io.Writer, r *supervisor.Result, export string) {
-	if r.StdoutTruncated {
-		fmt.Fprintln(w, "[stdout truncated]")
-	}
-	if r.StderrTruncated {
-		fmt.Fprintln(w, "[stderr truncated]")
-	}
-	fmt.Fprintln(w, "──")
-	status := string(r.Status)
-	if r.ErrorCode != "" {
-		status += " (" + r.ErrorCode + ")"
-	}
-	fmt.Fprintf(w, "status    %s, exit %d, %.0f ms, backend %s (%s)\n", status, r.ExitCode, r.Timings.TotalMs, r.Backend, r.BackendSource)
-	if k := r.Idempotency; k != nil {
-		switch {
-		case k.Replayed:
-			fmt.Fprintf(w, "key       %s: the recorded result of attempt %d, which completed (nothing ran now)\n", k.Key, k.Attempt)
-		case k.Attempt > 0:
-			fmt.Fprintf(w, "key       %s, attempt %d\n", k.Key, k.Attempt)
-		}
-	}
-	if r.Error != "" {
-		fmt.Fprintf(w, "reason    %s\n", terminalSafe(userMessage(r.Error)))
-	}
-	if r.Usage.PeakMemoryBytes > 0 || r.Usage.CPUTimeNs > 0 {
-		fmt.Fprintf(w, "usage     peak memory %.1f MiB, cpu %.0f ms\n", float64(r.Usage.PeakMemoryBytes)/(1<<20), float64(r.Usage.CPUTimeNs)/1e6)
-	}
-	if r.GuestError != nil {
-		fmt.Fprintf(w, "exception %s: %s\n", terminalSafe(r.GuestError.Type), terminalSafe(truncate(r.GuestError.Message, 300)))
-		printTraceback(w, r)
-	}
-	if len(r.Result) > 0 {
-		fmt.Fprintf(w, "result    %s\n", terminalSafe(truncate(string(r.Result), 200)))
-	}
-	fmt.Fprintf(w, "plan      %s\n", r.PlanSHA256)
-	for _, rc := range r.Receipts {
-		line := rc.Outcome
-		if rc.ErrorCode != "" {
-			line += " (" + rc.ErrorCode + ")"
-		}
-		if rc.ApprovalRequestID != "" {
-			line += ", approval " + rc.ApprovalRequestID
-		}
-		fmt.Fprintf(w, "call      %-24s %-22s %-10s receipt %s\n", rc.CallID, rc.Capability, line, shortDigest(rc.ReceiptID))
-	}
-	if n := deniedUnasked(r); n > 0 {
-		fmt.Fprintf(w, "approval  %d call(s) needing approval were denied: nobody could be asked (no terminal, no --approve);\n"+
-			"          choose with --approve auto|prompt|socket:PATH or APYSUP_APPROVE\n", n)
-	}
-	if ws := r.Workspace; ws != nil {
-		where := "discarded"
-		if ws.Disposition == "exported" {
-			where = "exported to " + export
-		} else if ws.ErrorCode != "" {
-			where += " (" + ws.ErrorCode + ")"
-		}
-		fmt.Fprintf(w, "workspace %d entries, %d bytes, %s\n", ws.EntryCount, ws.Bytes, where)
-	}
-}
-
-// tracebackLines bounds the traceback the summary shows (its last lines,
-// where the exception is).
-const tracebackLines = 40
-
-// printTraceback shows the uncaught exception's traceback, unless the
-// guest's stderr, shown whole above, holds it already (as it does when
-// the script left sys.excepthook alone).
-func printTraceback(w io.Writer, r *supervisor.Result) {
-	tb := strings.TrimRight(r.GuestError.Traceback, "\n")
-	if tb == "" || (!r.StderrTruncated && strings.Contains(r.Stderr, tb)) {
-		return
-	}
-	lines := strings.Split(tb, "\n")
-	if len(lines) > tracebackLines {
-		fmt.Fprintf(w, "traceback (last %d of %d lines)\n", tracebackLines, len(lines))
-		lines = lines[len(lines)-tracebackLines:]
-	} else {
-		fmt.Fprintln(w, "traceback")
-	}
-	for _, l := range lines {
-		fmt.Fprintf(w, "          %s\n", terminalSafe(l))
-	}
-}
-
-// deniedUnasked counts the calls the default approval mode denied because
-// there was no terminal to ask on (the default is deny then).
-func deniedUnasked(r *supervisor.Result) int {
-	defaultDeny := false
-	for _, c := range r.Choices {
-		defaultDeny = defaultDeny || (c.Name == "approve" && c.Value == approveDeny && c.Source == SourceDefault)
-	}
-	n := 0
-	for _, rc := range r.Receipts {
-		if defaultDeny && rc.ErrorCode == broker.CodeApprovalRejected {
-			n++
-		}
-	}
-	return n
-}
-
-// guestLines makes guest text safe for a terminal line by line, keeping
-// its newlines and tabs.
-func guestLines(s string) string {
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		parts := strings.Split(l, "\t")
-		for j, p := range parts {
-			parts[j] = terminalSafe(p)
-		}
-		lines[i] = strings.Join(parts, "\t")
-	}
-	return strings.Join(lines, "\n")
-}
-
-// shortDigest keeps "sha256:" and 12 hex digits: enough to tell receipts apart on screen.
-func shortDigest(d string) string {
-	if len(d) > 19 {
-		return d[:19] + "…"
-	}
-	return d
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -5,9 +5,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/apysup/apysup/broker"
+	"github.com/apysup/apysup/cmd/apysup/internal/report"
 	"github.com/apysup/apysup/internal/canonjson"
 	"github.com/apysup/apysup/internal/sandbox"
 	"github.com/apysup/apysup/internal/sandbox/doctor"
@@ -335,15 +338,15 @@ except OSError as e:
 func TestStreamsAndSummaryEscapeGuestText(t *testing.T) {
 	chunks := []string{"red \x1b[31mtext\x1b[0m\n\tindented é", "\xe2\x82", "\xac end"}
 	var term, pipe, errTerm strings.Builder
-	onTerm := newGuestStreams(&term, true, &errTerm, true)
-	onPipe := newGuestStreams(&pipe, false, io.Discard, false)
+	onTerm := report.NewStreams(&term, true, &errTerm, true)
+	onPipe := report.NewStreams(&pipe, false, io.Discard, false)
 	for _, c := range chunks {
 		onTerm.Output(sandbox.Stdout, []byte(c))
 		onPipe.Output(sandbox.Stdout, []byte(c))
 	}
 	onTerm.Output(sandbox.Stderr, []byte("Boom: \x1b]52;c;ZXZpbA==\x07\n"))
-	onTerm.end()
-	onPipe.end()
+	onTerm.End()
+	onPipe.End()
 	if want := `red \u001b[31mtext\u001b[0m` + "\n\tindented é€ end\n"; term.String() != want {
 		t.Fatalf("terminal stdout %q, want %q", term.String(), want)
 	}
@@ -356,7 +359,7 @@ func TestStreamsAndSummaryEscapeGuestText(t *testing.T) {
 	res := &supervisor.Result{Status: "error", ExitCode: 1, Stderr: "other\n",
 		GuestError: &supervisor.GuestError{Type: "Boom", Message: "\x1b[2J", Traceback: "Traceback (most recent call last):\n  File \"x\x1b[2J\"\nBoom: \x1b[2J\n"}}
 	var summary strings.Builder
-	printSummary(&summary, res, "")
+	report.Summary(&summary, shownResult(t, res), "")
 	if strings.ContainsAny(summary.String(), "\x1b\x07") || !strings.Contains(summary.String(), "traceback\n          Traceback (most recent call last):\n") {
 		t.Fatalf("summary %q", summary.String())
 	}
@@ -386,10 +389,66 @@ func TestExitStatus(t *testing.T) {
 		{sandbox.StatusSetupFailed, -1, ExitSetupFailed},
 	}
 	for _, tc := range cases {
-		if got := exitStatus(&supervisor.Result{Status: tc.status, ExitCode: tc.exit}); got != tc.want {
+		if got := report.ExitStatus(shownResult(t, &supervisor.Result{Status: tc.status, ExitCode: tc.exit})); got != tc.want {
 			t.Errorf("%s exit %d: exit status %d, want %d", tc.status, tc.exit, got, tc.want)
 		}
 	}
+}
+
+// shownResult is the result as the summary and the exit status read it:
+// through its JSON document, as reportRun and the early client do.
+func shownResult(t *testing.T, res *supervisor.Result) *report.Result {
+	t.Helper()
+	data, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown, err := report.FromJSON(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return shown
+}
+
+// TestReportReadsTheRunResult: every field report.Result reads is in the
+// RunResult document under the same name: a result with every field set
+// leaves none of report.Result's zero.
+func TestReportReadsTheRunResult(t *testing.T) {
+	res := &supervisor.Result{RunID: "r", Backend: "native", BackendSource: "flag", PlanSHA256: "sha256:1",
+		Status: sandbox.StatusError, ExitCode: 3, Stdout: "o", Stderr: "e", StdoutTruncated: true, StderrTruncated: true,
+		Result: json.RawMessage(`{"a":1}`), GuestError: &supervisor.GuestError{Type: "T", Message: "m", Traceback: "tb"},
+		Receipts:  []broker.Receipt{{ReceiptID: "sha256:2", CallID: "c", ApprovalRequestID: "a", Capability: "cap", Outcome: "ok", ErrorCode: "x"}},
+		Workspace: &sandbox.WorkspaceReceipt{Disposition: "exported", ErrorCode: "y", EntryCount: 2, Bytes: 9},
+		ErrorCode: "z", Error: "err", Choices: []supervisor.Selected{{Name: "approve", Value: "deny", Source: "default"}},
+		Idempotency: &supervisor.Idempotency{Key: "k", Attempt: 2, Replayed: true},
+		Timings:     supervisor.Timings{TotalMs: 1.5}, Usage: sandbox.Usage{PeakMemoryBytes: 1, CPUTimeNs: 2}}
+	var zero func(v reflect.Value, path string)
+	zero = func(v reflect.Value, path string) {
+		switch v.Kind() {
+		case reflect.Pointer:
+			if v.IsNil() {
+				t.Errorf("%s: nil", path)
+				return
+			}
+			zero(v.Elem(), path)
+		case reflect.Slice:
+			if v.Len() == 0 {
+				t.Errorf("%s: empty", path)
+			}
+			for i := 0; i < v.Len() && v.Type().Elem().Kind() == reflect.Struct; i++ {
+				zero(v.Index(i), path+"[]")
+			}
+		case reflect.Struct:
+			for i := 0; i < v.NumField(); i++ {
+				zero(v.Field(i), path+"."+v.Type().Field(i).Name)
+			}
+		default:
+			if v.IsZero() {
+				t.Errorf("%s: zero", path)
+			}
+		}
+	}
+	zero(reflect.ValueOf(shownResult(t, res)), "report.Result")
 }
 
 // TestRunScriptKeepsItsArguments: after SCRIPT every argument is the

@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,8 +10,9 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
+
+	"github.com/apysup/apysup/internal/serve/sse"
 )
 
 // Client speaks the API: to "unix:PATH" or "http://HOST:PORT" (with a
@@ -121,10 +121,7 @@ func (c *Client) SealPlan(ctx context.Context, manifest json.RawMessage) (*PlanR
 
 // Event is one event of a run's stream: its name (EventLedger,
 // EventStdout, ..., EventResult last) and its JSON data.
-type Event struct {
-	Name string
-	Data json.RawMessage
-}
+type Event = sse.Event
 
 // Events streams a run's events from its start, ending after the result.
 func (c *Client) Events(ctx context.Context, runID string) iter.Seq2[Event, error] {
@@ -135,60 +132,10 @@ func (c *Client) Events(ctx context.Context, runID string) iter.Seq2[Event, erro
 			return
 		}
 		defer resp.Body.Close()
-		for ev, err := range ReadEvents(resp.Body) {
+		for ev, err := range sse.Read(resp.Body) {
 			if !yield(ev, err) || err != nil || ev.Name == EventResult {
 				return
 			}
-		}
-	}
-}
-
-// maxEventBytes bounds one event's data (a result holds two 1 MiB
-// outputs, JSON-escaped, and the ledger).
-const maxEventBytes = 64 << 20
-
-// ReadEvents parses a Server-Sent Events stream: "event:" and "data:"
-// lines, an event per blank line; comments, "id:" and "retry:" are
-// skipped. A line longer than maxEventBytes ends it with an error.
-func ReadEvents(r io.Reader) iter.Seq2[Event, error] {
-	return func(yield func(Event, error) bool) {
-		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 0, 64<<10), maxEventBytes)
-		var ev Event
-		var data []byte
-		for sc.Scan() {
-			line := sc.Text()
-			if line == "" {
-				if ev.Name != "" || data != nil {
-					if ev.Name == "" {
-						ev.Name = "message"
-					}
-					ev.Data = json.RawMessage(data)
-					if !yield(ev, nil) {
-						return
-					}
-				}
-				ev, data = Event{}, nil
-				continue
-			}
-			field, value, _ := strings.Cut(line, ":")
-			value = strings.TrimPrefix(value, " ")
-			switch field {
-			case "event":
-				ev.Name = value
-			case "data":
-				if data != nil {
-					data = append(data, '\n')
-				}
-				data = append(data, value...)
-				if len(data) > maxEventBytes {
-					yield(Event{}, fmt.Errorf("serve: an event is larger than %s bytes", strconv.Itoa(maxEventBytes)))
-					return
-				}
-			}
-		}
-		if err := sc.Err(); err != nil {
-			yield(Event{}, err)
 		}
 	}
 }

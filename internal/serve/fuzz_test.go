@@ -64,21 +64,6 @@ func FuzzParsePlanRequest(f *testing.F) {
 	})
 }
 
-// FuzzReadEvents: the client's SSE parser ends on any stream, and every
-// event it yields has a name.
-func FuzzReadEvents(f *testing.F) {
-	f.Add([]byte("id: 1\nevent: state\ndata: {\"state\":\"running\"}\n\nevent: result\ndata: {}\n\n"))
-	f.Add([]byte(": comment\ndata: a\ndata: b\n\n\n"))
-	f.Add([]byte("event:x\r\ndata:\r\n\r\n"))
-	f.Fuzz(func(t *testing.T, stream []byte) {
-		for ev, err := range ReadEvents(strings.NewReader(string(stream))) {
-			if err == nil && ev.Name == "" {
-				t.Fatal("an event without a name")
-			}
-		}
-	})
-}
-
 // FuzzOutputEvents: however the guest's output is split into chunks, the
 // stdout events carry it whole (valid UTF-8 stays the same bytes).
 func FuzzOutputEvents(f *testing.F) {
