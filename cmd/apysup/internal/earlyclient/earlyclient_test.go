@@ -10,7 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/apysup/apysup/internal/sandbox"
 )
@@ -119,20 +121,9 @@ func TestRequest(t *testing.T) {
 }
 
 // fakeServer answers on a Unix socket as `apysup serve` does, with the
-// given events for every run; it records the requests' bodies.
-func fakeServer(t *testing.T, accept func(w http.ResponseWriter, body []byte), events string) (socket string, cancels *int) {
+// given events for every run.
+func fakeServer(t *testing.T, accept func(w http.ResponseWriter, body []byte), events string) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "ec-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	socket = filepath.Join(dir, "api.sock")
-	ln, err := net.Listen("unix", socket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cancels = new(int)
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/runs", func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -148,14 +139,26 @@ func fakeServer(t *testing.T, accept func(w http.ResponseWriter, body []byte), e
 			w.(http.Flusher).Flush()
 		}
 	})
-	mux.HandleFunc("POST /v1/runs/{id}/cancel", func(w http.ResponseWriter, r *http.Request) {
-		*cancels++
-		w.Write([]byte(`{"run_id":"r1","state":"running"}`))
-	})
-	srv := &http.Server{Handler: mux}
+	return serveOn(t, mux)
+}
+
+// serveOn serves h on a Unix socket in a short temporary directory.
+func serveOn(t *testing.T, h http.Handler) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "ec-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	socket := filepath.Join(dir, "api.sock")
+	ln, err := net.Listen("unix", socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
-	return socket, cancels
+	return socket
 }
 
 func accepted(w http.ResponseWriter, _ []byte) {
@@ -186,7 +189,7 @@ func resultEvent(res string) string { return "event: result\ndata: " + res + "\n
 // they come, and the result's summary and exit status follow.
 func TestRunStreamsAndReports(t *testing.T) {
 	var body []byte
-	socket, _ := fakeServer(t, func(w http.ResponseWriter, b []byte) { body = b; accepted(w, b) },
+	socket := fakeServer(t, func(w http.ResponseWriter, b []byte) { body = b; accepted(w, b) },
 		"event: state\ndata: {\"state\":\"running\"}\n\n"+
 			"event: stdout\ndata: {\"data\":\"hello \"}\n\nevent: stderr\ndata: {\"data\":\"warn\\n\"}\n\n"+
 			"event: stdout\ndata: {\"data\":\"world\"}\n\n"+
@@ -212,7 +215,7 @@ func TestRunStreamsAndReports(t *testing.T) {
 // that ends early are reported as the full client reports them; a server
 // that cannot be reached is left to the full client (nothing was sent).
 func TestRunFailures(t *testing.T) {
-	refused, _ := fakeServer(t, func(w http.ResponseWriter, _ []byte) {
+	refused := fakeServer(t, func(w http.ResponseWriter, _ []byte) {
 		w.Header().Set("Retry-After", "1")
 		w.WriteHeader(http.StatusTooManyRequests)
 		w.Write([]byte(`{"error_code":"busy","error":"the queue is full"}`))
@@ -220,20 +223,51 @@ func TestRunFailures(t *testing.T) {
 	if code, ran, _, stderr := runOn(t, refused); !ran || code != 126 || stderr != "apysup: the server refused the run (busy): the queue is full\n" {
 		t.Errorf("refused: exit %d ran %v %q", code, ran, stderr)
 	}
-	teapot, _ := fakeServer(t, func(w http.ResponseWriter, _ []byte) { w.WriteHeader(http.StatusTeapot) }, "")
+	teapot := fakeServer(t, func(w http.ResponseWriter, _ []byte) { w.WriteHeader(http.StatusTeapot) }, "")
 	if code, ran, _, stderr := runOn(t, teapot); !ran || code != 125 || !strings.Contains(stderr, "serve: POST /v1/runs?wait=false: HTTP 418") {
 		t.Errorf("418: exit %d ran %v %q", code, ran, stderr)
 	}
-	badID, _ := fakeServer(t, func(w http.ResponseWriter, _ []byte) { w.WriteHeader(202); w.Write([]byte(`{"run_id":"../x"}`)) }, "")
+	badID := fakeServer(t, func(w http.ResponseWriter, _ []byte) { w.WriteHeader(202); w.Write([]byte(`{"run_id":"../x"}`)) }, "")
 	if code, ran, _, stderr := runOn(t, badID); !ran || code != 125 || !strings.Contains(stderr, "run id") {
 		t.Errorf("bad id: exit %d ran %v %q", code, ran, stderr)
 	}
-	short, _ := fakeServer(t, accepted, "event: stdout\ndata: {\"data\":\"a\"}\n\n")
+	short := fakeServer(t, accepted, "event: stdout\ndata: {\"data\":\"a\"}\n\n")
 	if code, ran, _, stderr := runOn(t, short); !ran || code != 125 || !strings.Contains(stderr, "the event stream ended before the result") {
 		t.Errorf("short stream: exit %d ran %v %q", code, ran, stderr)
 	}
 	if _, ran, stdout, stderr := runOn(t, filepath.Join(t.TempDir(), "none.sock")); ran || stdout+stderr != "" {
 		t.Errorf("no server: ran %v %q %q", ran, stdout, stderr)
+	}
+}
+
+// TestSignalCancelsTheRun: an interrupt once the server has the run
+// cancels it there, and the client goes on to its result (killed: 130).
+func TestSignalCancelsTheRun(t *testing.T) {
+	cancelled := make(chan struct{})
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/runs", func(w http.ResponseWriter, r *http.Request) { accepted(w, nil) })
+	mux.HandleFunc("GET /v1/runs/{id}/events", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "event: stdout\ndata: {\"data\":\"started\\n\"}\n\n")
+		w.(http.Flusher).Flush()
+		syscall.Kill(os.Getpid(), syscall.SIGINT)
+		select {
+		case <-cancelled:
+		case <-time.After(10 * time.Second):
+			t.Error("no cancel within 10 s of the interrupt")
+		}
+		io.WriteString(w, resultEvent(`{"status":"killed","exit_code":-1,"error_code":"cancelled","receipts":[],"timings":{}}`))
+	})
+	mux.HandleFunc("POST /v1/runs/{id}/cancel", func(w http.ResponseWriter, r *http.Request) {
+		if r.PathValue("id") != "r1" {
+			t.Errorf("cancel %s", r.URL)
+		}
+		close(cancelled)
+		w.Write([]byte(`{"run_id":"r1","state":"running"}`))
+	})
+	socket := serveOn(t, mux)
+	code, ran, stdout, stderr := runOn(t, socket)
+	if !ran || code != 130 || !strings.HasPrefix(stdout, "started\n──\nstatus    killed (cancelled)") {
+		t.Fatalf("exit %d ran %v %q %q", code, ran, stdout, stderr)
 	}
 }
 
