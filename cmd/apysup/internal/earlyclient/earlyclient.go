@@ -143,10 +143,10 @@ func (inv *invocation) run(stdin, stdout, stderr *os.File) (int, bool) {
 		signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
 		close(notified)
 	}()
-	defer func() { <-notified; signal.Stop(signals) }()
 	body, err := inv.request(report.IsTerminal(stdin) && report.IsTerminal(stderr))
 	<-notified
 	if err != nil {
+		signal.Stop(signals)
 		return 0, false
 	}
 	var accepted struct {
@@ -162,6 +162,7 @@ func (inv *invocation) run(stdin, stdout, stderr *os.File) (int, bool) {
 			fmt.Fprintln(stderr, "apysup: interrupted: the run was cancelled")
 			return report.ExitKilled, true
 		default:
+			signal.Stop(signals) // the full client's own handling takes over
 			return 0, false
 		}
 	}
@@ -172,14 +173,12 @@ func (inv *invocation) run(stdin, stdout, stderr *os.File) (int, bool) {
 	if err != nil {
 		return inv.fail(stderr, err)
 	}
-	defer resp.Close()
-	ended := make(chan struct{})
-	defer close(ended)
+	// Once the run is sent the process ends with this function (Run), so
+	// the connection, the handler of signals and its goroutine are left
+	// to the exit: Stop alone waits for the runtime's signal thread.
 	go func() {
-		select {
-		case <-signals:
+		if _, ok := <-signals; ok {
 			_ = call(inv.socket, "POST", "/v1/runs/"+accepted.RunID+"/cancel", nil, &struct{}{})
-		case <-ended:
 		}
 	}()
 	streams := report.NewStreams(stdout, report.IsTerminal(stdout), stderr, report.IsTerminal(stderr))

@@ -57,6 +57,13 @@ func dial(path string) (*os.File, error) {
 		syscall.Close(fd)
 		return nil, err
 	}
+	// Non-blocking once connected, so that os.File reads it through the
+	// runtime's poller: a blocking read would hold a thread, and the
+	// runtime would start another for the rest.
+	if err := syscall.SetNonblock(fd, true); err != nil {
+		syscall.Close(fd)
+		return nil, err
+	}
 	return os.NewFile(uintptr(fd), "unix:"+path), nil
 }
 
