@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net"
@@ -14,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apysup/apysup/cmd/apysup/internal/earlyclient"
 	"github.com/apysup/apysup/internal/serve"
@@ -85,10 +88,10 @@ func TestEarlyClientSendsTheSameRequest(t *testing.T) {
 	mux.HandleFunc("POST /v1/runs", func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		bodies <- body
-		w.WriteHeader(http.StatusAccepted)
-		w.Write([]byte(`{"run_id":"r1"}`))
-	})
-	mux.HandleFunc("GET /v1/runs/{id}/events", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("wait") != "events" {
+			t.Errorf("POST %s", r.URL)
+		}
+		w.Header().Set(serve.RunIDHeader, "r1")
 		io.WriteString(w, "event: stdout\ndata: {\"data\":\"out\\n\"}\n\nevent: result\ndata: {\"status\":\"error\",\"exit_code\":4,"+
 			"\"backend\":\"native\",\"backend_source\":\"default\",\"plan_sha256\":\"sha256:1\",\"receipts\":[],\"timings\":{\"total_ms\":3}}\n\n")
 	})
@@ -159,6 +162,55 @@ func TestEarlyClientIsTheFullClient(t *testing.T) {
 		}
 		if outs[0] != outs[1] || codes[0] != codes[1] {
 			t.Errorf("%q:\nearly exit %d\n%s\nfull exit %d\n%s", args, codes[0], outs[0], codes[1], outs[1])
+		}
+	}
+}
+
+// TestKilledClientLeavesNoRun: both clients stream their run as its own
+// request (POST /v1/runs?wait=events), so a client killed with SIGKILL,
+// which cancels nothing itself, leaves no run going on the server.
+func TestKilledClientLeavesNoRun(t *testing.T) {
+	_, socket, _ := startServe(t)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", socket)
+	}}}
+	for _, extra := range [][]string{nil, {"--parent", "main"}} {
+		args := append(append([]string{"run", "--server", "unix:" + socket}, extra...), "-c", "import time\nprint('up', flush=True)\ntime.sleep(300)")
+		cmd := exec.Command(self, args...)
+		cmd.Env = append(append(os.Environ(), cliEnv+"=1"), noConfig(t)...)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		if line != "up\n" {
+			t.Fatalf("%q: %q", extra, line)
+		}
+		cmd.Process.Kill()
+		cmd.Wait()
+		deadline := time.Now().Add(10 * time.Second) // the run's own timeout is 30 s
+		for {
+			resp, err := hc.Get("http://apysup/v1/health")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var h serve.Health
+			json.NewDecoder(resp.Body).Decode(&h)
+			resp.Body.Close()
+			if h.Running+h.Queued == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%q: %d runs still running 10 s after their client was killed", extra, h.Running+h.Queued)
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
 	}
 }

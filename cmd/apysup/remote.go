@@ -107,13 +107,13 @@ func runRemote(c *cli.Context, addr, scriptPath string, args []string, sel *sele
 // user's streams as they come, and returns its result event. Interrupted,
 // it cancels the run.
 func streamRemote(ctx context.Context, client *serve.Client, req serve.RunRequest, streams *report.Streams) (*serve.RunResult, error) {
-	id, err := client.Start(ctx, req)
+	id, events, err := client.Stream(context.WithoutCancel(ctx), req)
 	if err != nil {
 		return nil, err
 	}
 	stop := context.AfterFunc(ctx, func() { _ = client.Cancel(context.Background(), id) })
 	defer stop()
-	for ev, err := range client.Events(context.WithoutCancel(ctx), id) {
+	for ev, err := range events {
 		if err != nil {
 			return nil, err
 		}

@@ -104,6 +104,26 @@ func (c *Client) Start(ctx context.Context, req RunRequest) (string, error) {
 	return acc.RunID, nil
 }
 
+// Stream runs a request and streams its events from its start, ending
+// after the result (POST /v1/runs?wait=events): the run's id, and its
+// events. The run is the stream's: leaving it (cancelling ctx, or a
+// client that dies) cancels the run.
+func (c *Client) Stream(ctx context.Context, req RunRequest) (string, iter.Seq2[Event, error], error) {
+	resp, err := c.do(ctx, http.MethodPost, "/v1/runs?wait="+waitEvents, req)
+	if err != nil {
+		return "", nil, err
+	}
+	id := resp.Header.Get(RunIDHeader)
+	return id, func(yield func(Event, error) bool) {
+		defer resp.Body.Close()
+		for ev, err := range sse.Read(resp.Body) {
+			if !yield(ev, err) || err != nil || ev.Name == EventResult {
+				return
+			}
+		}
+	}, nil
+}
+
 // Cancel cancels a run.
 func (c *Client) Cancel(ctx context.Context, runID string) error {
 	var st RunState

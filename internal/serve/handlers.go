@@ -135,14 +135,30 @@ func (s *Server) postPlan(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, PlanResponse{PlanSHA256: sp.plan.Identity(), Tools: sp.tools})
 }
 
+// How POST /v1/runs answers (its wait parameter).
+const (
+	waitResult = "true"   // the RunResult, when the run ends (the default)
+	waitNone   = "false"  // 202 and the run id at once
+	waitEvents = "events" // the run's event stream, the result last
+)
+
+// RunIDHeader names the run in the answer of POST /v1/runs?wait=events,
+// whose body is its event stream (a client cancels the run by its id).
+const RunIDHeader = "Apysup-Run-Id"
+
 func (s *Server) postRun(w http.ResponseWriter, r *http.Request) {
-	wait := true
-	switch r.URL.Query().Get("wait") {
-	case "", "true":
-	case "false":
-		wait = false
+	wait := r.URL.Query().Get("wait")
+	switch wait {
+	case "":
+		wait = waitResult
+	case waitResult, waitNone:
+	case waitEvents:
+		if _, ok := w.(http.Flusher); !ok {
+			s.fail(w, refusal(CodeInternal, "streaming unsupported"))
+			return
+		}
 	default:
-		s.fail(w, refusal(CodeInvalidRequest, "wait must be true or false"))
+		s.fail(w, refusal(CodeInvalidRequest, "wait must be true, false or events"))
 		return
 	}
 	body, e := readBody(w, r)
@@ -160,8 +176,10 @@ func (s *Server) postRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, asError(err))
 		return
 	}
+	// A client that waits, for the result or on the stream, is the run's:
+	// when it leaves, the run is cancelled.
 	var parent = r.Context()
-	if !wait {
+	if wait == waitNone {
 		parent = nil
 	}
 	run, e := s.admit(parent, v.IdempotencyKey)
@@ -171,8 +189,13 @@ func (s *Server) postRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	go s.execute(run, v, sp)
-	if !wait {
+	switch wait {
+	case waitNone:
 		writeJSON(w, http.StatusAccepted, RunAccepted{RunID: run.id})
+		return
+	case waitEvents:
+		w.Header().Set(RunIDHeader, run.id)
+		s.streamEvents(w, r, run, true)
 		return
 	}
 	<-run.done
@@ -252,11 +275,20 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, refusal(CodeRunNotFound, "no such run"))
 		return
 	}
-	flusher, ok := w.(http.Flusher)
-	if !ok {
+	if _, ok := w.(http.Flusher); !ok {
 		s.fail(w, refusal(CodeInternal, "streaming unsupported"))
 		return
 	}
+	s.streamEvents(w, r, run, false)
+}
+
+// streamEvents streams a run's events as Server-Sent Events: what
+// happened so far, then live, ending with the result. A stream that falls
+// behind gets a lagged event; it ends there, unless untilResult (the
+// run's own request, POST ?wait=events), which then waits for the run and
+// ends with its result: a slow reader must not end the run it waits for.
+func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request, run *run, untilResult bool) {
+	flusher := w.(http.Flusher)
 	past, live, cancel := run.events.subscribe()
 	defer cancel()
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -280,9 +312,24 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		case ev, ok := <-live:
 			if !ok {
-				if !sawResult {
-					data, _ := json.Marshal(Error{Code: CodeEventsLagged, Message: "the stream fell behind; GET the run for its result"})
-					send(streamEvent{Name: EventLagged, Data: data})
+				if sawResult {
+					return
+				}
+				msg := "the stream fell behind; GET the run for its result"
+				if untilResult {
+					msg = "the stream fell behind: events were dropped; the result follows"
+				}
+				data, _ := json.Marshal(Error{Code: CodeEventsLagged, Message: msg})
+				send(streamEvent{Name: EventLagged, Data: data})
+				if !untilResult {
+					return
+				}
+				select {
+				case <-r.Context().Done():
+				case <-run.done:
+					if data, err := json.Marshal(run.snapshot().Result); err == nil {
+						send(streamEvent{Name: EventResult, Data: data})
+					}
 				}
 				return
 			}

@@ -168,6 +168,7 @@ func TestRefusals(t *testing.T) {
 		{"unknown field", "POST", "/v1/runs", `{"source": "pass", "sourc": 1}`, 400, CodeInvalidRequest},
 		{"two values", "POST", "/v1/runs", `{"source": "pass"} {}`, 400, CodeInvalidRequest},
 		{"no source", "POST", "/v1/runs", `{}`, 400, CodeInvalidRequest},
+		{"bad wait", "POST", "/v1/runs?wait=stream", `{"source": "pass"}`, 400, CodeInvalidRequest},
 		{"wrong type", "POST", "/v1/runs", `{"source": 1}`, 400, CodeInvalidRequest},
 		{"limit out of range", "POST", "/v1/runs", `{"source": "pass", "limits": {"cpus": 5000}}`, 400, CodeInvalidRequest},
 		{"bad backend", "POST", "/v1/runs", `{"source": "pass", "backend": "docker"}`, 400, CodeInvalidRequest},

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -280,6 +281,53 @@ func TestDisconnectCancelsASynchronousRun(t *testing.T) {
 		t.Errorf("client: %v", err)
 	}
 	<-r.done
+	if st := r.snapshot(); st.Result.Status != "killed" {
+		t.Fatalf("the run went on without its client: %s %s", st.Result.Status, st.Result.ErrorCode)
+	}
+}
+
+// TestStreamedRun: POST /v1/runs?wait=events answers with the run's id
+// and its event stream, output as it is written and the result last; a
+// client that leaves the stream cancels its run.
+func TestStreamedRun(t *testing.T) {
+	ls := startServer(t, Config{})
+	id, events, err := ls.client.Stream(context.Background(), RunRequest{Source: "print('a', flush=True)\nimport sys\nprint('b', file=sys.stderr)\nsys.exit(3)"})
+	if err != nil || !strings.HasPrefix(id, "run-") {
+		t.Fatalf("%q %v", id, err)
+	}
+	var names []string
+	var res RunResult
+	for ev, err := range events {
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, ev.Name)
+		if ev.Name == EventResult {
+			json.Unmarshal(ev.Data, &res)
+		}
+	}
+	if res.RunID != id || res.Status != "error" || res.ExitCode != 3 || !slices.Contains(names, EventStdout) || !slices.Contains(names, EventStderr) ||
+		names[len(names)-1] != EventResult {
+		t.Fatalf("events %v, result %+v", names, res)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	id, events, err = ls.client.Stream(ctx, RunRequest{Source: "import time\nprint('up', flush=True)\ntime.sleep(120)"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ev := range events {
+		if ev.Name == EventStdout {
+			break
+		}
+	}
+	cancel()
+	r := ls.lookup(id)
+	select {
+	case <-r.done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the run went on after its stream's client left")
+	}
 	if st := r.snapshot(); st.Result.Status != "killed" {
 		t.Fatalf("the run went on without its client: %s %s", st.Result.Status, st.Result.ErrorCode)
 	}

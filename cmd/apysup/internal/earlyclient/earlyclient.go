@@ -149,10 +149,10 @@ func (inv *invocation) run(stdin, stdout, stderr *os.File) (int, bool) {
 		signal.Stop(signals)
 		return 0, false
 	}
-	var accepted struct {
-		RunID string `json:"run_id"`
-	}
-	if err := call(inv.socket, "POST", "/v1/runs?wait=false", body, &accepted); err != nil {
+	// One request: the run's answer is its event stream
+	// (POST /v1/runs?wait=events), and the run lives as long as it is read.
+	resp, err := open(inv.socket, "POST", "/v1/runs?wait=events", body)
+	if err != nil {
 		var ns *notSent
 		if !errors.As(err, &ns) {
 			return inv.fail(stderr, err)
@@ -166,19 +166,16 @@ func (inv *invocation) run(stdin, stdout, stderr *os.File) (int, bool) {
 			return 0, false
 		}
 	}
-	if !validRunID(accepted.RunID) {
-		return inv.fail(stderr, fmt.Errorf("the server answered a run id %q", accepted.RunID))
-	}
-	resp, err := open(inv.socket, "GET", "/v1/runs/"+accepted.RunID+"/events", nil)
-	if err != nil {
-		return inv.fail(stderr, err)
+	runID := resp.header["apysup-run-id"]
+	if !validRunID(runID) {
+		return inv.fail(stderr, fmt.Errorf("the server answered a run id %q", runID))
 	}
 	// Once the run is sent the process ends with this function (Run), so
 	// the connection, the handler of signals and its goroutine are left
 	// to the exit: Stop alone waits for the runtime's signal thread.
 	go func() {
 		if _, ok := <-signals; ok {
-			_ = call(inv.socket, "POST", "/v1/runs/"+accepted.RunID+"/cancel", nil, &struct{}{})
+			_ = call(inv.socket, "POST", "/v1/runs/"+runID+"/cancel", nil, &struct{}{})
 		}
 	}()
 	streams := report.NewStreams(stdout, report.IsTerminal(stdout), stderr, report.IsTerminal(stderr))

@@ -120,19 +120,23 @@ func TestRequest(t *testing.T) {
 	}
 }
 
-// fakeServer answers on a Unix socket as `apysup serve` does, with the
-// given events for every run.
-func fakeServer(t *testing.T, accept func(w http.ResponseWriter, body []byte), events string) string {
+// fakeServer answers on a Unix socket as `apysup serve` does: refuse
+// may answer a run itself; otherwise it is run r1, whose answer is its
+// stream of the given events.
+func fakeServer(t *testing.T, refuse func(w http.ResponseWriter, body []byte) bool, events string) string {
 	t.Helper()
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/runs", func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		if r.URL.Query().Get("wait") != "false" {
+		if r.URL.Query().Get("wait") != "events" {
 			t.Errorf("POST %s", r.URL)
 		}
-		accept(w, body)
-	})
-	mux.HandleFunc("GET /v1/runs/{id}/events", func(w http.ResponseWriter, r *http.Request) {
+		if refuse != nil && refuse(w, body) {
+			return
+		}
+		if w.Header().Get("Apysup-Run-Id") == "" {
+			w.Header().Set("Apysup-Run-Id", "r1")
+		}
 		w.Header().Set("Content-Type", "text/event-stream")
 		for _, part := range strings.SplitAfter(events, "\n\n") { // one chunk per event
 			io.WriteString(w, part)
@@ -161,11 +165,6 @@ func serveOn(t *testing.T, h http.Handler) string {
 	return socket
 }
 
-func accepted(w http.ResponseWriter, _ []byte) {
-	w.WriteHeader(http.StatusAccepted)
-	w.Write([]byte(`{"run_id":"r1"}`))
-}
-
 // runOn runs inv against socket, its streams in files.
 func runOn(t *testing.T, socket string) (code int, ran bool, stdout, stderr string) {
 	t.Helper()
@@ -189,7 +188,7 @@ func resultEvent(res string) string { return "event: result\ndata: " + res + "\n
 // they come, and the result's summary and exit status follow.
 func TestRunStreamsAndReports(t *testing.T) {
 	var body []byte
-	socket := fakeServer(t, func(w http.ResponseWriter, b []byte) { body = b; accepted(w, b) },
+	socket := fakeServer(t, func(w http.ResponseWriter, b []byte) bool { body = b; return false },
 		"event: state\ndata: {\"state\":\"running\"}\n\n"+
 			"event: stdout\ndata: {\"data\":\"hello \"}\n\nevent: stderr\ndata: {\"data\":\"warn\\n\"}\n\n"+
 			"event: stdout\ndata: {\"data\":\"world\"}\n\n"+
@@ -215,23 +214,24 @@ func TestRunStreamsAndReports(t *testing.T) {
 // that ends early are reported as the full client reports them; a server
 // that cannot be reached is left to the full client (nothing was sent).
 func TestRunFailures(t *testing.T) {
-	refused := fakeServer(t, func(w http.ResponseWriter, _ []byte) {
+	refused := fakeServer(t, func(w http.ResponseWriter, _ []byte) bool {
 		w.Header().Set("Retry-After", "1")
 		w.WriteHeader(http.StatusTooManyRequests)
 		w.Write([]byte(`{"error_code":"busy","error":"the queue is full"}`))
+		return true
 	}, "")
 	if code, ran, _, stderr := runOn(t, refused); !ran || code != 126 || stderr != "apysup: the server refused the run (busy): the queue is full\n" {
 		t.Errorf("refused: exit %d ran %v %q", code, ran, stderr)
 	}
-	teapot := fakeServer(t, func(w http.ResponseWriter, _ []byte) { w.WriteHeader(http.StatusTeapot) }, "")
-	if code, ran, _, stderr := runOn(t, teapot); !ran || code != 125 || !strings.Contains(stderr, "serve: POST /v1/runs?wait=false: HTTP 418") {
+	teapot := fakeServer(t, func(w http.ResponseWriter, _ []byte) bool { w.WriteHeader(http.StatusTeapot); return true }, "")
+	if code, ran, _, stderr := runOn(t, teapot); !ran || code != 125 || !strings.Contains(stderr, "serve: POST /v1/runs?wait=events: HTTP 418") {
 		t.Errorf("418: exit %d ran %v %q", code, ran, stderr)
 	}
-	badID := fakeServer(t, func(w http.ResponseWriter, _ []byte) { w.WriteHeader(202); w.Write([]byte(`{"run_id":"../x"}`)) }, "")
+	badID := fakeServer(t, func(w http.ResponseWriter, _ []byte) bool { w.Header().Set("Apysup-Run-Id", "../x"); return false }, "")
 	if code, ran, _, stderr := runOn(t, badID); !ran || code != 125 || !strings.Contains(stderr, "run id") {
 		t.Errorf("bad id: exit %d ran %v %q", code, ran, stderr)
 	}
-	short := fakeServer(t, accepted, "event: stdout\ndata: {\"data\":\"a\"}\n\n")
+	short := fakeServer(t, nil, "event: stdout\ndata: {\"data\":\"a\"}\n\n")
 	if code, ran, _, stderr := runOn(t, short); !ran || code != 125 || !strings.Contains(stderr, "the event stream ended before the result") {
 		t.Errorf("short stream: exit %d ran %v %q", code, ran, stderr)
 	}
@@ -245,8 +245,8 @@ func TestRunFailures(t *testing.T) {
 func TestSignalCancelsTheRun(t *testing.T) {
 	cancelled := make(chan struct{})
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/runs", func(w http.ResponseWriter, r *http.Request) { accepted(w, nil) })
-	mux.HandleFunc("GET /v1/runs/{id}/events", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("POST /v1/runs", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Apysup-Run-Id", "r1")
 		io.WriteString(w, "event: stdout\ndata: {\"data\":\"started\\n\"}\n\n")
 		w.(http.Flusher).Flush()
 		syscall.Kill(os.Getpid(), syscall.SIGINT)

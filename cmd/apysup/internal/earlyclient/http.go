@@ -39,6 +39,7 @@ func (e *notSent) Error() string { return "dial unix " + e.path + ": " + e.err.E
 // response is an answer whose body is being read.
 type response struct {
 	status int
+	header map[string]string // by lower-case name; the last of a repeated one
 	body   io.Reader
 	conn   *os.File
 }
@@ -124,7 +125,7 @@ func readHead(br *bufio.Reader) (*response, error) {
 	if !strings.HasPrefix(proto, "HTTP/1.") || err != nil || status < 100 || status > 999 {
 		return nil, fmt.Errorf("a malformed status line %q", line)
 	}
-	resp := &response{status: status}
+	resp := &response{status: status, header: map[string]string{}}
 	length, chunked := int64(-1), false
 	for n := 0; ; n++ {
 		line, err := readLine(br)
@@ -142,6 +143,7 @@ func readHead(br *bufio.Reader) (*response, error) {
 			return nil, fmt.Errorf("a malformed header line %q", line)
 		}
 		value = strings.TrimSpace(value)
+		resp.header[strings.ToLower(name)] = value
 		switch strings.ToLower(name) {
 		case "content-length":
 			if length, err = strconv.ParseInt(value, 10, 64); err != nil || length < 0 {
