@@ -43,7 +43,7 @@ func TestPythonClient(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the Python client's tests: %v", err)
 	}
-	if !strings.Contains(string(out), "Ran 9 tests") {
+	if !strings.Contains(string(out), "Ran 10 tests") {
 		t.Fatal("the Python client's tests did not all run")
 	}
 }

@@ -182,6 +182,17 @@ class Client:
     def events(self, run_id):
         """Yields (name, data) for each event of the run, from its start; the last is ("result", RunResult)."""
         conn, resp = self._request("GET", "/v1/runs/" + run_id + "/events")
+        return self._read_events(conn, resp)
+
+    def stream(self, source, **kwargs):
+        """Runs source and returns (run_id, events): events yields (name, data) as events() does,
+        from one request (POST /v1/runs?wait=events). The run is the stream's: closing it, or a
+        process that dies, cancels the run. kwargs: those of run()."""
+        conn, resp = self._request("POST", "/v1/runs?wait=events", self._run_request(source, **kwargs))
+        return resp.getheader("Apysup-Run-Id"), self._read_events(conn, resp)
+
+    @staticmethod
+    def _read_events(conn, resp):
         try:
             name, data = None, []
             while True:

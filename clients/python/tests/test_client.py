@@ -5,6 +5,7 @@ import io
 import os
 import tarfile
 import tempfile
+import time
 import unittest
 
 from apysup_client import APIError, Client, pack_workspace
@@ -100,6 +101,30 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(names[-1], "result")
         self.assertEqual((result["status"], result["stdout"]), ("ok", "streamed\n"))
         self.assertEqual(self.client.get(run_id)["state"], "finished")
+
+    def test_stream_is_one_request_and_owns_its_run(self):
+        run_id, events = self.client.stream("import sys\nprint('streamed')\nsys.exit(3)")
+        self.assertTrue(run_id.startswith("run-"))
+        names, result = [], None
+        for name, data in events:
+            names.append(name)
+            if name == "result":
+                result = data
+        self.assertIn("stdout", names)
+        self.assertEqual(names[-1], "result")
+        self.assertEqual((result["run_id"], result["status"], result["exit_code"]), (run_id, "error", 3))
+        # Leaving the stream cancels the run.
+        run_id, events = self.client.stream("import time\nprint('up', flush=True)\ntime.sleep(120)")
+        for name, _ in events:
+            if name == "stdout":
+                break
+        events.close()
+        for _ in range(200):
+            state = self.client.get(run_id)
+            if state["state"] == "finished":
+                break
+            time.sleep(0.05)
+        self.assertEqual(state["result"]["status"], "killed")
 
     def test_refusals_are_typed(self):
         with self.assertRaises(APIError) as cm:
