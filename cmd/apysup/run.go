@@ -184,14 +184,18 @@ func refusedRun(c *cli.Context, key string, err error) error {
 }
 
 // reportRun prints the RunResult (summary or --json) and exits with its
-// status. The summary and the status read the result as its JSON
-// document, as a run on a server's early client path does (package
-// report).
+// status. The summary reads the result as its JSON document, as the early
+// client of run --server does (package report); --json has printed the
+// document already, and its status needs two fields.
 func reportRun(c *cli.Context, res *supervisor.Result, streams *report.Streams) error {
 	if c.Bool("json") {
 		if err := printJSON(c, "apysup.run_result.v1", res); err != nil {
 			return err
 		}
+		if code := report.ExitStatus(&report.Result{Status: string(res.Status), ExitCode: res.ExitCode}); code != 0 {
+			return cli.Exit("", code)
+		}
+		return nil
 	}
 	data, err := json.Marshal(res)
 	if err != nil {
@@ -201,12 +205,10 @@ func reportRun(c *cli.Context, res *supervisor.Result, streams *report.Streams) 
 	if err != nil {
 		return cli.Exit(err.Error(), ExitSetupFailed)
 	}
-	if !c.Bool("json") {
-		if streams != nil {
-			streams.End()
-		}
-		report.Summary(c.App.Writer, shown, c.String("export"))
+	if streams != nil {
+		streams.End()
 	}
+	report.Summary(c.App.Writer, shown, c.String("export"))
 	if code := report.ExitStatus(shown); code != 0 {
 		return cli.Exit("", code)
 	}

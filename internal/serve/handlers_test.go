@@ -1,14 +1,19 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/apysup/apysup/internal/serve/sse"
 )
 
 // A manifest whose grant policy holds a marker: no response may carry it.
@@ -310,5 +315,72 @@ func TestDrainingRefusesRuns(t *testing.T) {
 	s.mu.Unlock()
 	if rec := a.do("POST", "/v1/runs", `{"source": "pass"}`, 503); errorCode(t, rec) != CodeShuttingDown {
 		t.Error(rec.Body)
+	}
+}
+
+// blockingStream is a streaming ResponseWriter whose first write waits
+// for release: the stream's reader is slow.
+type blockingStream struct {
+	header  http.Header
+	first   chan struct{} // closed when the first write begins
+	release chan struct{}
+	once    sync.Once
+	mu      sync.Mutex
+	body    bytes.Buffer
+}
+
+func newBlockingStream() *blockingStream {
+	return &blockingStream{header: http.Header{}, first: make(chan struct{}), release: make(chan struct{})}
+}
+
+func (b *blockingStream) Header() http.Header { return b.header }
+func (b *blockingStream) WriteHeader(int)     {}
+func (b *blockingStream) Flush()              {}
+func (b *blockingStream) Write(p []byte) (int, error) {
+	b.once.Do(func() { close(b.first); <-b.release })
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.body.Write(p)
+}
+
+// TestStreamOfItsOwnRunOutlivesALag: a stream that falls behind ends with
+// lagged (GET /v1/runs/{id}/events); the run's own stream (POST
+// ?wait=events) goes on after lagged to the run's result, so that a slow
+// reader never ends, and so cancels, the run it waits for.
+func TestStreamOfItsOwnRunOutlivesALag(t *testing.T) {
+	s := newTestServer(t, Config{})
+	for _, untilResult := range []bool{false, true} {
+		r := &run{id: "run-lagged", events: newRunEvents(), done: make(chan struct{}), state: StateRunning}
+		r.events.publish(EventState, map[string]string{"state": StateRunning}) // the first write, held
+		w := newBlockingStream()
+		ended := make(chan struct{})
+		go func() {
+			s.streamEvents(w, httptest.NewRequest("POST", "/v1/runs?wait=events", nil), r, untilResult)
+			close(ended)
+		}()
+		<-w.first
+		for range subscriberQueue + 1 {
+			r.events.publish(EventStdout, map[string]string{"data": "x"})
+		}
+		close(w.release)
+		r.mu.Lock()
+		r.state, r.result = StateFinished, &RunResult{SchemaVersion: RunResultSchema}
+		r.mu.Unlock()
+		close(r.done)
+		<-ended
+		var names []string
+		for ev, err := range sse.Read(bytes.NewReader(w.body.Bytes())) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			names = append(names, ev.Name)
+		}
+		want := []string{EventLagged}
+		if untilResult {
+			want = append(want, EventResult)
+		}
+		if len(names) < len(want) || !slices.Equal(names[len(names)-len(want):], want) || slices.Contains(names[:len(names)-len(want)], EventResult) {
+			t.Errorf("until the result %v: the stream ends %v, want %v", untilResult, names[max(len(names)-3, 0):], want)
+		}
 	}
 }

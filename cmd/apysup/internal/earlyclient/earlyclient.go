@@ -170,12 +170,16 @@ func (inv *invocation) run(stdin, stdout, stderr *os.File) (int, bool) {
 	if !validRunID(runID) {
 		return inv.fail(stderr, fmt.Errorf("the server answered a run id %q", runID))
 	}
-	// Once the run is sent the process ends with this function (Run), so
-	// the connection, the handler of signals and its goroutine are left
-	// to the exit: Stop alone waits for the runtime's signal thread.
+	// The handler of signals stays to the exit, which follows this
+	// function (takeOver): Stop would wait for the runtime's signal thread.
+	defer resp.Close()
+	ended := make(chan struct{})
+	defer close(ended)
 	go func() {
-		if _, ok := <-signals; ok {
+		select {
+		case <-signals:
 			_ = call(inv.socket, "POST", "/v1/runs/"+runID+"/cancel", nil, &struct{}{})
+		case <-ended:
 		}
 	}()
 	streams := report.NewStreams(stdout, report.IsTerminal(stdout), stderr, report.IsTerminal(stderr))
@@ -223,9 +227,10 @@ func (inv *invocation) fail(stderr io.Writer, err error) (int, bool) {
 	return report.ExitSetupFailed, true
 }
 
-// Run takes the process's run when it can: it runs it and exits with its
-// status. Otherwise it returns, and the binary initialises as usual.
-func Run() {
+// takeOver takes the process's run when it can: it runs it and exits
+// with its status. Otherwise it returns, and the binary initialises as
+// usual.
+func takeOver() {
 	inv, ok := parse(os.Args, os.Getenv)
 	if !ok {
 		return
@@ -235,4 +240,4 @@ func Run() {
 	}
 }
 
-func init() { Run() }
+func init() { takeOver() }
