@@ -132,3 +132,26 @@ emit('ALLOWED', 'made')
 		}
 	}
 }
+
+// TestFileLeftOpenReachesTheWorkspace: a file the script never closed is
+// flushed and closed when the script ends, as `python script.py` does, so
+// what it wrote is in the workspace the host exports (the runner releases
+// the script's globals before it exits; it once exited with the buffer
+// unwritten).
+func TestFileLeftOpenReachesTheWorkspace(t *testing.T) {
+	t.Parallel()
+	need(t)
+	script := guestScript(t, `left_open = open('/workspace/left_open.txt', 'w')
+left_open.write('buffered, never closed')
+emit('ALLOWED', 'written')
+`)
+	export := filepath.Join(t.TempDir(), "export")
+	res := run(t, supervisor.Request{ScriptPath: script, ExportDir: export})
+	if res.Status != sandbox.StatusOK {
+		t.Fatalf("guest: %s", summary(res))
+	}
+	parseMarkers(t, res).expect(t, nil, "written")
+	if b, err := os.ReadFile(filepath.Join(export, "left_open.txt")); err != nil || string(b) != "buffered, never closed" {
+		t.Errorf("the file left open, exported: %q %v", b, err)
+	}
+}

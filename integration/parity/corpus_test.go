@@ -97,6 +97,8 @@ var corpus = []corpusCase{
 	{name: "exit_3", script: "exit.py", args: []string{"3"}, status: sandbox.StatusError, exit: 3},
 	{name: "exit_257", script: "exit.py", args: []string{"257"}, status: sandbox.StatusError, exit: 1},
 	{name: "exit_msg", script: "exit.py", args: []string{"bye now"}, status: sandbox.StatusError, exit: 1},
+	{script: "exit_finalization.py", stdout: "del finalized\nfinalize callback\nmain done\natexit\nfinalize at exit\n" +
+		"generator finally\ndel first\ndel kept\ndel cycle\n"},
 	{script: "result_values.py"},
 	{script: "result_forged.py", status: sandbox.StatusError, exit: 0},
 	{script: "result_error.py", status: sandbox.StatusError, exit: 1},

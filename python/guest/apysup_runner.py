@@ -261,10 +261,33 @@ def _run_main(path, installed):
     module.__dict__.update(installed)
     runner = sys.modules["__main__"]
     sys.modules["__main__"] = module
+    _script_modules.append(module)
     try:
         exec(code, module.__dict__)
     finally:
         sys.modules["__main__"] = runner
+
+
+# The script's module, once _run_main has made it: its globals are
+# released at exit (_exit_as_interpreter).
+_script_modules = []
+
+
+def _release_globals(module):
+    """Releases module's globals as the interpreter's teardown releases
+    __main__'s (_PyModule_ClearDict): names starting with one underscore
+    set to None first, then every other but __builtins__, in the order
+    they were bound. Each object then goes the way reference counting
+    takes it: a file the script left open is flushed, then closed, by its
+    own buffered writer, as `python script.py` does; the collector then
+    finalizes what was left in cycles."""
+    d = module.__dict__
+    for name in list(d):
+        if name[:1] == "_" and name[1:2] != "_":
+            d[name] = None
+    for name in list(d):
+        if name != "__builtins__":
+            d[name] = None
 
 
 def main(argv):
@@ -311,11 +334,7 @@ def main(argv):
             sys.excepthook(type(exc), exc, tb)
         except Exception:
             sys.stderr.write(error["traceback"])
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except Exception:
-            pass
+    _flush_streams()
     _write_outcome(outcome, exit_code, error)
     return exit_code
 
@@ -323,11 +342,15 @@ def main(argv):
 def _exit_as_interpreter(code):
     """Ends the process as the interpreter's exit does, as far as a script
     can tell: non-daemon threads are joined, atexit callbacks run, the
-    standard streams flushed; then it exits without tearing the interpreter
-    down (freeing every object, module by module), which was a large part of
-    a pooled run. What a script cannot rely on at exit anyway (__del__ of
-    objects still alive, as the language reference says) does not run. Used
-    with --job-fd, where the sandbox is destroyed after the run."""
+    standard streams flushed, the script's own globals released (files it
+    left open are flushed and closed, its objects' __del__ methods and its
+    suspended generators' finally clauses run, as they do at the end of
+    `python script.py`), the collector run once; then it exits without
+    tearing the rest of the interpreter down (freeing every object, module
+    by module), which was a large part of a pooled run, and more of a run
+    under WASI. What a script cannot rely on at exit anyway (__del__ of
+    objects other modules still hold, as the language reference says) does
+    not run. The same on both backends."""
     threading = sys.modules.get("threading")
     if threading is not None:
         try:
@@ -337,18 +360,31 @@ def _exit_as_interpreter(code):
     import atexit
 
     atexit._run_exitfuncs()
+    _flush_streams()
+    try:
+        for module in _script_modules:
+            _release_globals(module)
+        import gc
+
+        gc.collect()
+    except BaseException:
+        pass  # as the teardown: what fails there changes no exit status
+    _flush_streams()
+    os._exit(code)
+
+
+def _flush_streams():
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except Exception:
             pass
-    os._exit(code)
 
 
 if __name__ == "__main__":
     # Parsed first: main sets sys.argv to the script's.
     parsed = _parse(sys.argv[1:])
     code = main(sys.argv[1:])
-    if parsed is not None and isinstance(parsed[3], tuple):
+    if parsed is not None:
         _exit_as_interpreter(code)
     sys.exit(code)

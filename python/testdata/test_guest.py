@@ -489,41 +489,67 @@ class RunnerArguments(unittest.TestCase):
             runner._script_argv((job_r, None))
 
     def test_job_descriptor_run_exits_as_the_interpreter_does(self):
-        # With --job-fd the runner skips the interpreter's teardown, not
-        # what a script sees of its exit: threads joined, atexit, flushed.
+        # The runner skips the interpreter's teardown, not what a script
+        # sees of its exit: threads joined, atexit, streams flushed, and the
+        # script's own globals released as `python script.py` releases
+        # them (an open file flushed, __del__, a generator's finally).
         import subprocess
         with tempfile.TemporaryDirectory() as d:
             script = os.path.join(d, "s.py")
             with open(script, "w") as f:
-                f.write("import atexit, sys, threading, time\n"
+                f.write("import atexit, sys, threading, time, types\n"
                         "atexit.register(lambda: print('atexit'))\n"
                         "threading.Thread(target=lambda: (time.sleep(0.2), print('thread'))).start()\n"
                         "sys.stdout.write('unflushed')\n"
+                        "left_open = open(%r, 'w')\n"
+                        "left_open.write('buffered')\n"
                         "class Late:\n"
                         "    def __del__(self, marker=%r, write=open):\n"
                         "        write(marker, 'w').close()\n"
-                        "sys.modules['late'] = sys.modules['__main__']\n"
-                        "late = Late()\n"
-                        "sys.exit(7)\n" % os.path.join(d, "teardown"))
+                        "class Mine:\n"
+                        "    def __del__(self):\n"
+                        "        print('del')\n"
+                        "def gen():\n"
+                        "    try:\n"
+                        "        yield\n"
+                        "    finally:\n"
+                        "        print('finally')\n"
+                        "suspended = gen(); next(suspended)\n"
+                        "mine = Mine()\n"
+                        "other = sys.modules['late'] = types.ModuleType('late')\n"
+                        "other.late = Late()\n"
+                        "sys.exit(7)\n" % (os.path.join(d, "left-open"), os.path.join(d, "teardown")))
             prelude = os.path.join(d, "p.py")
             open(prelude, "w").close()
-            job_r, job_w = os.pipe()
-            os.write(job_w, script.encode() + b"\0")
-            os.close(job_w)
-            cmd = [sys.executable, "-I", "-S", runner.__file__, "--prelude", prelude,
-                   "--outcome", os.path.join(d, "o.json"), "--workdir", d, "--job-fd", str(job_r)]
-            out = subprocess.run(cmd, pass_fds=(job_r,), capture_output=True, text=True)
-            os.close(job_r)
-            self.assertEqual((out.returncode, out.stdout), (7, "unflushedthread\natexit\n"), out.stderr)
-            with open(os.path.join(d, "o.json")) as f:
-                self.assertEqual(json.load(f)["exit_code"], 7)
-            # The interpreter was not torn down: no object of a module was
-            # finalized at exit.
-            self.assertFalse(os.path.exists(os.path.join(d, "teardown")))
-            # As a control, the same script run the ordinary way is.
+            expected = "unflushedthread\natexit\nfinally\ndel\n"
+            for mode in ("--job-fd", "--argv"):
+                with self.subTest(mode=mode):
+                    for name in ("left-open", "teardown"):
+                        if os.path.exists(os.path.join(d, name)):
+                            os.remove(os.path.join(d, name))
+                    job_r, job_w = os.pipe()
+                    os.write(job_w, script.encode() + b"\0")
+                    os.close(job_w)
+                    argv = ["--job-fd", str(job_r)] if mode == "--job-fd" else ["--argv", "/dev/fd/%d" % job_r]
+                    cmd = [sys.executable, "-I", "-S", runner.__file__, "--prelude", prelude,
+                           "--outcome", os.path.join(d, "o.json"), "--workdir", d] + argv
+                    out = subprocess.run(cmd, pass_fds=(job_r,), capture_output=True, text=True)
+                    os.close(job_r)
+                    self.assertEqual((out.returncode, out.stdout), (7, expected), out.stderr)
+                    with open(os.path.join(d, "o.json")) as f:
+                        self.assertEqual(json.load(f)["exit_code"], 7)
+                    with open(os.path.join(d, "left-open")) as f:
+                        self.assertEqual(f.read(), "buffered")
+                    # The interpreter was not torn down: another module's
+                    # objects were not finalized at exit.
+                    self.assertFalse(os.path.exists(os.path.join(d, "teardown")))
+            # As a control, the same script run the ordinary way: the same
+            # output, and the teardown finalizes the other module's object.
             out = subprocess.run([sys.executable, "-I", "-S", script], capture_output=True, text=True)
-            self.assertEqual(out.returncode, 7, out.stderr)
+            self.assertEqual((out.returncode, out.stdout), (7, expected), out.stderr)
             self.assertTrue(os.path.exists(os.path.join(d, "teardown")))
+            with open(os.path.join(d, "left-open")) as f:
+                self.assertEqual(f.read(), "buffered")
 
     def test_outcome_encoding(self):
         doc = {"exit_code": 1, "result_set": False,

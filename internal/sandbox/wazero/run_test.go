@@ -407,6 +407,41 @@ print(json.dumps(r, sort_keys=True))
 	}
 }
 
+// TestScriptEndsAsPythonDoes: at its end the script's globals are
+// released as `python script.py` releases them, so a file it left open
+// reaches the workspace whole and its objects are finalized; the rest of
+// the interpreter is not torn down (the runner exits with os._exit).
+func TestScriptEndsAsPythonDoes(t *testing.T) {
+	ws := filepath.Join(t.TempDir(), "workspace")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := run(t, `import atexit
+left_open = open("/workspace/left_open.txt", "w")
+left_open.write("buffered, never closed")
+class Noisy:
+    def __del__(self):
+        print("del")
+def suspended():
+    try:
+        yield
+    finally:
+        print("finally")
+gen = suspended(); next(gen)
+noisy = Noisy()
+atexit.register(print, "atexit")
+`, runOpts{workspace: ws})
+	if out.Status != sandbox.StatusOK || out.ExitCode != 0 {
+		t.Fatalf("status %s exit %d stderr %s", out.Status, out.ExitCode, out.Stderr)
+	}
+	if got := string(out.Stdout); got != "atexit\nfinally\ndel\n" {
+		t.Errorf("stdout %q", got)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "left_open.txt")); err != nil || string(b) != "buffered, never closed" {
+		t.Errorf("the file left open: %q %v", b, err)
+	}
+}
+
 func TestConcurrentRuns(t *testing.T) {
 	interpreter(t)
 	for i := range 4 {
