@@ -269,8 +269,26 @@ def _run_main(path, installed):
 
 
 # The script's module, once _run_main has made it: its globals are
-# released at exit (_exit_as_interpreter).
+# released at exit (_exit_as_interpreter), then those of the modules of
+# the job's own that it imported.
 _script_modules = []
+_modules_before_job = set()
+
+
+def _job_modules():
+    """The modules the job imported from files of its own (the workspace,
+    /tmp), latest first, as the interpreter's teardown clears them: not the
+    standard library's, not the runner's."""
+    stdlib = os.path.dirname(os.__file__)
+    ours = []
+    for name, module in reversed(list(sys.modules.items())):
+        path = getattr(module, "__file__", None)
+        if name in _modules_before_job or not isinstance(path, str):
+            continue
+        if path.startswith(stdlib) or path.startswith(_HERE):
+            continue
+        ours.append(module)
+    return ours
 
 
 def _release_globals(module):
@@ -320,6 +338,7 @@ def main(argv):
         with open(prelude, "rb") as f:
             code = compile(f.read(), prelude, "exec")
         namespace = {"__name__": "__apysup_prelude__", "__builtins__": __builtins__}
+        _modules_before_job.update(sys.modules)
         exec(code, namespace)
         sys.argv = list(script_argv)
         _run_main(script_argv[0], namespace.get("_main_globals", {}))
@@ -342,15 +361,16 @@ def main(argv):
 def _exit_as_interpreter(code):
     """Ends the process as the interpreter's exit does, as far as a script
     can tell: non-daemon threads are joined, atexit callbacks run, the
-    standard streams flushed, the script's own globals released (files it
-    left open are flushed and closed, its objects' __del__ methods and its
-    suspended generators' finally clauses run, as they do at the end of
-    `python script.py`), the collector run once; then it exits without
+    standard streams flushed, the script's own globals released, then
+    those of the modules of its own it imported (files left open are
+    flushed and closed, objects' __del__ methods and suspended generators'
+    finally clauses run, as they do at the end of `python script.py`), the
+    collector run once; then it exits without
     tearing the rest of the interpreter down (freeing every object, module
     by module), which was a large part of a pooled run, and more of a run
     under WASI. What a script cannot rely on at exit anyway (__del__ of
-    objects other modules still hold, as the language reference says) does
-    not run. The same on both backends."""
+    objects the standard library's modules still hold, as the language
+    reference says) does not run. The same on both backends."""
     threading = sys.modules.get("threading")
     if threading is not None:
         try:
@@ -362,7 +382,7 @@ def _exit_as_interpreter(code):
     atexit._run_exitfuncs()
     _flush_streams()
     try:
-        for module in _script_modules:
+        for module in _script_modules + _job_modules():
             _release_globals(module)
         import gc
 

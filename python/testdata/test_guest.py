@@ -501,6 +501,8 @@ class RunnerArguments(unittest.TestCase):
                         "atexit.register(lambda: print('atexit'))\n"
                         "threading.Thread(target=lambda: (time.sleep(0.2), print('thread'))).start()\n"
                         "sys.stdout.write('unflushed')\n"
+                        "sys.path.insert(0, %r)\n"
+                        "import helper\n"
                         "left_open = open(%r, 'w')\n"
                         "left_open.write('buffered')\n"
                         "class Late:\n"
@@ -518,13 +520,15 @@ class RunnerArguments(unittest.TestCase):
                         "mine = Mine()\n"
                         "other = sys.modules['late'] = types.ModuleType('late')\n"
                         "other.late = Late()\n"
-                        "sys.exit(7)\n" % (os.path.join(d, "left-open"), os.path.join(d, "teardown")))
+                        "sys.exit(7)\n" % (d, os.path.join(d, "left-open"), os.path.join(d, "teardown")))
+            with open(os.path.join(d, "helper.py"), "w") as f:
+                f.write("held = open(%r, 'w')\nheld.write('held by a module')\n" % os.path.join(d, "held"))
             prelude = os.path.join(d, "p.py")
             open(prelude, "w").close()
             expected = "unflushedthread\natexit\nfinally\ndel\n"
             for mode in ("--job-fd", "--argv"):
                 with self.subTest(mode=mode):
-                    for name in ("left-open", "teardown"):
+                    for name in ("left-open", "held", "teardown"):
                         if os.path.exists(os.path.join(d, name)):
                             os.remove(os.path.join(d, name))
                     job_r, job_w = os.pipe()
@@ -540,6 +544,8 @@ class RunnerArguments(unittest.TestCase):
                         self.assertEqual(json.load(f)["exit_code"], 7)
                     with open(os.path.join(d, "left-open")) as f:
                         self.assertEqual(f.read(), "buffered")
+                    with open(os.path.join(d, "held")) as f:
+                        self.assertEqual(f.read(), "held by a module")
                     # The interpreter was not torn down: another module's
                     # objects were not finalized at exit.
                     self.assertFalse(os.path.exists(os.path.join(d, "teardown")))
