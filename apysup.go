@@ -87,8 +87,9 @@ type Config struct {
 	NativePool       int
 	NativePoolLimits Limits
 	// WazeroPool keeps that many wazero child processes loaded ahead of
-	// their runs (Linux): such a run skips the child's start and its load
-	// of the compiled interpreter. Each child serves one run. Zero starts
+	// their runs (Linux), their interpreters started and waiting for a
+	// job: such a run skips the child's start, its load of the compiled
+	// interpreter and CPython's start. Each child serves one run. Zero starts
 	// each child for its run.
 	WazeroPool int
 }

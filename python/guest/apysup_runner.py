@@ -94,20 +94,22 @@ def _descriptor(text):
     return int(text)
 
 
-def _receive_job(job, ready):
-    """Says ready, then reads the job from the descriptor to its end.
-
-    Before that it imports what every run's prelude imports first (types,
+def _before_job():
+    """Imports what every run's prelude imports first (types,
     agent_runtime: definitions and constants only, no I/O, nothing read from
     the environment), and compiles two lines: the first compile() of a
     process sets the compiler up, about 2 ms that the prelude's compile
-    would otherwise pay. So a pooled run pays for none of it; nothing of a
-    job exists in the sandbox yet."""
+    would otherwise pay. Done before the job is read, so a guest started
+    ahead of its job (either backend's pool) has done it when the job
+    comes; nothing of a job exists in the sandbox yet."""
     import types  # noqa: F401
     import agent_runtime  # noqa: F401
 
     compile("def _f(a, *b, **c):\n    return a.b(*b, **c)\n", "<apysup>", "exec")
 
+
+def _receive_job(job, ready):
+    """Says ready, then reads the job from the descriptor to its end."""
     if ready is not None:
         try:
             os.write(ready, b"R")
@@ -130,6 +132,7 @@ def _script_argv(spec):
     """The script's argv: spec itself, or read from the --argv file."""
     if isinstance(spec, list):
         return spec
+    _before_job()
     if isinstance(spec, tuple):
         data, spec = _receive_job(*spec), "the job"
     else:

@@ -54,10 +54,13 @@ func (b *Backend) runChild(ctx context.Context, clock *runClock, j guestJob, out
 		return guestRun{}, ending{}, err
 	}
 	spawned := time.Now()
-	c := b.in.pool.take()
+	var c *child
+	if j.MemoryBytes >= poolMemoryBytes { // a pooled guest may hold that much already
+		c = b.in.pool.take()
+	}
 	if c == nil {
 		clock.bound(childLoadBound + clock.timeout)
-		if c, err = b.in.spawnChild(); err != nil {
+		if c, err = b.in.spawnChild(j.MemoryBytes); err != nil {
 			return guestRun{}, ending{}, fmt.Errorf("child: %w", err)
 		}
 	}
@@ -176,15 +179,17 @@ func (b *Backend) runChild(ctx context.Context, clock *runClock, j guestJob, out
 	return res, reportHow, nil
 }
 
-// spawnChild starts a child and writes its load message: the child loads
-// and then waits for its job. The child's keeper, a goroutine locked to
+// spawnChild starts a child and writes its load message: the child loads,
+// starts its guest with memoryBytes of memory until its job's limit
+// applies, and then waits for its job. The child's keeper, a goroutine locked to
 // the thread that forked it (the parent-death signal is that thread's,
 // and no goroutine that exits locked, libcontainer's, may take the thread
 // and the child with it), reaps it and then closes done. The result
 // stream's first byte is read at once: loaded closes when the child has
 // loaded or has ended without.
-func (in *Interpreter) spawnChild() (*child, error) {
+func (in *Interpreter) spawnChild(memoryBytes uint64) (*child, error) {
 	load := in.childLoad
+	load.MemoryBytes = memoryBytes
 	inherited := []*os.File{in.image}
 	if in.zoneinfo != nil {
 		fd, err := unix.FcntlInt(uintptr(in.zoneinfo.fd), unix.F_DUPFD_CLOEXEC, 0)
@@ -430,22 +435,6 @@ func childMain() int {
 	if err != nil {
 		return setupFailed(err)
 	}
-	if _, err := result.Write([]byte{loadedByte}); err != nil {
-		return 1
-	}
-	// Loaded: now the job, whenever the parent has one (a pool's child
-	// waits here), and the confinement its limits set.
-	data, err := io.ReadAll(io.LimitReader(jobPipe, maxJobBytes))
-	if err != nil {
-		return setupFailed(err)
-	}
-	var j guestJob
-	if err := json.Unmarshal(data, &j); err != nil {
-		return setupFailed(fmt.Errorf("job: %w", err))
-	}
-	if err := confineChild(j); err != nil {
-		return setupFailed(fmt.Errorf("confine: %w", err))
-	}
 	calls := os.NewFile(childCallFD, "calls")
 	answers := bufio.NewReaderSize(calls, callBufferBytes)
 	call := func(_ context.Context, frame []byte, fault string) []byte {
@@ -462,7 +451,51 @@ func childMain() int {
 	started := func() {
 		once.Do(func() { _, _ = result.Write([]byte{startedByte}) })
 	}
-	res := in.execute(ctx, j, os.NewFile(childStdoutFD, "stdout"), os.NewFile(childStderrFD, "stderr"), started, nil, call)
+	// The guest starts now, before its job: CPython's start and the
+	// runner's imports, until the runner reaches for its job's files and
+	// waits there (lateFS), as a native pooled runner waits on its job
+	// pipe. Nothing of a job exists in this process yet.
+	waiting := make(chan struct{})
+	var waitOnce sync.Once
+	g, err := in.startGuest(ctx, load.MemoryBytes, wasm32MemoryBytes, os.NewFile(childStdoutFD, "stdout"), os.NewFile(childStderrFD, "stderr"),
+		started, func() { waitOnce.Do(func() { close(waiting) }) }, call)
+	if err != nil {
+		return setupFailed(err)
+	}
+	ran := make(chan guestRun, 1)
+	go func() { ran <- g.run(nil) }()
+	var early *guestRun // the guest ended before it reached for its job
+	select {
+	case <-waiting:
+	case res := <-ran:
+		early = &res
+	}
+	if _, err := result.Write([]byte{loadedByte}); err != nil {
+		return 1
+	}
+	// Loaded: now the job, whenever the parent has one (a pool's child
+	// waits here), and the confinement its limits set, before the guest
+	// sees any of it.
+	data, err := io.ReadAll(io.LimitReader(jobPipe, maxJobBytes))
+	if err != nil {
+		return setupFailed(err)
+	}
+	var j guestJob
+	if err := json.Unmarshal(data, &j); err != nil {
+		return setupFailed(fmt.Errorf("job: %w", err))
+	}
+	if err := confineChild(j); err != nil {
+		return setupFailed(fmt.Errorf("confine: %w", err))
+	}
+	res := early
+	if res == nil {
+		if err := g.bind(j); err != nil {
+			g.abandon()
+			return setupFailed(err)
+		}
+		r := <-ran
+		res = &r
+	}
 	if res.setupErr != nil {
 		return setupFailed(res.setupErr)
 	}

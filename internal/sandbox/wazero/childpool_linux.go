@@ -6,9 +6,10 @@ import (
 )
 
 // childPool keeps children loaded ahead of their runs (Config.Pool): each
-// has started, mapped the image, compiled its module from the cache and
-// written loadedByte, and waits on its job pipe, unconfined (its limits
-// are the job's) and holding nothing of a job. A run takes one and hands
+// has started, mapped the image, compiled its module from the cache,
+// started its guest (CPython and the runner, which waits for its job's
+// files: startGuest) and written loadedByte, and waits on its job pipe,
+// unconfined (its limits are the job's) and holding nothing of a job. A run takes one and hands
 // it its job; the pool refills in the background, one child at a time,
 // once that run has ended (at once when a run found none ready: watch).
 // A child is used once: after its guest ran, its memory, descriptors and
@@ -35,6 +36,11 @@ type childPool struct {
 }
 
 const (
+	// poolMemoryBytes is a pooled child's memory limit until its job's
+	// applies: its guest starts before there is a job (CPython's start and
+	// the runner's imports grow it to 16 MiB: TestGuestStartsBeforeItsJob's
+	// peak), and a job whose limit is lower gets a child started for it.
+	poolMemoryBytes = 64 << 20
 	// poolRetry bounds the filler's pause after a child that did not load.
 	poolRetry = 5 * time.Second
 	// poolRetryFirst is the first such pause.
@@ -121,7 +127,7 @@ func (p *childPool) fill() {
 // load starts a child and adds it to the pool once it has loaded; false
 // if it did not (killed, and reaped, unless it died by itself first).
 func (p *childPool) load() bool {
-	c, err := p.in.spawnChild()
+	c, err := p.in.spawnChild(poolMemoryBytes)
 	if err != nil {
 		return false
 	}

@@ -32,9 +32,12 @@ type childLoad struct {
 	BuildDir            string `json:"build_dir"`
 	CompilationCacheDir string `json:"compilation_cache_dir"`
 	Zoneinfo            bool   `json:"zoneinfo"` // the host's zoneinfo is childZoneinfoFD
+	// MemoryBytes is the guest's memory limit until its job's: the guest
+	// starts before its job (a fresh child's parent gives the job's own).
+	MemoryBytes uint64 `json:"memory_bytes"`
 }
 
-// maxLoadBytes bounds the load message: two paths and a flag.
+// maxLoadBytes bounds the load message: two paths, a flag and a number.
 const maxLoadBytes = 16 << 10
 
 // writeLoad writes the load message that opens the job pipe: its length
@@ -78,6 +81,9 @@ func readLoad(r io.Reader) (childLoad, error) {
 	}
 	if load.CompilationCacheDir == "" || strings.ContainsRune(load.CompilationCacheDir+load.BuildDir, 0) {
 		return childLoad{}, errors.New("load: no compilation cache")
+	}
+	if load.MemoryBytes == 0 {
+		return childLoad{}, errors.New("load: no memory limit")
 	}
 	return load, nil
 }

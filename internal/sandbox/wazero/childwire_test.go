@@ -183,7 +183,7 @@ func FuzzReadCall(f *testing.F) {
 
 func TestLoadWire(t *testing.T) {
 	var buf bytes.Buffer
-	want := childLoad{BuildDir: "/cache/apysup/wasi/k", CompilationCacheDir: "/cache/apysup/wazero", Zoneinfo: true}
+	want := childLoad{BuildDir: "/cache/apysup/wasi/k", CompilationCacheDir: "/cache/apysup/wazero", Zoneinfo: true, MemoryBytes: 64 << 20}
 	if err := writeLoad(&buf, want); err != nil {
 		t.Fatal(err)
 	}
@@ -203,6 +203,7 @@ func TestLoadWire(t *testing.T) {
 		{"unknown field", "\x00\x00\x00\x0b{\"uid\":0}  "},
 		{"trailing", "\x00\x00\x00\x2b{\"compilation_cache_dir\":\"/c\"}{\"zoneinfo\":1}"},
 		{"nul", "\x00\x00\x00\x24{\"compilation_cache_dir\":\"/c\\u0000\"}"},
+		{"no memory limit", "\x00\x00\x00\x1e{\"compilation_cache_dir\":\"/c\"}"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got, err := readLoad(strings.NewReader(tc.data)); err == nil {
@@ -217,7 +218,7 @@ func TestLoadWire(t *testing.T) {
 // reading no more than its bound, or an error.
 func FuzzReadLoad(f *testing.F) {
 	var buf bytes.Buffer
-	_ = writeLoad(&buf, childLoad{BuildDir: "/b", CompilationCacheDir: "/c", Zoneinfo: true})
+	_ = writeLoad(&buf, childLoad{BuildDir: "/b", CompilationCacheDir: "/c", Zoneinfo: true, MemoryBytes: 1 << 20})
 	f.Add(buf.Bytes())
 	f.Add([]byte("\x00\x00\x00\x02{}"))
 	f.Add([]byte("\xff\xff\xff\xff"))
@@ -234,7 +235,7 @@ func FuzzReadLoad(f *testing.F) {
 			}
 			return
 		}
-		if load.CompilationCacheDir == "" || strings.ContainsRune(load.CompilationCacheDir+load.BuildDir, 0) {
+		if load.CompilationCacheDir == "" || strings.ContainsRune(load.CompilationCacheDir+load.BuildDir, 0) || load.MemoryBytes == 0 {
 			t.Fatalf("accepted %+v", load)
 		}
 	})

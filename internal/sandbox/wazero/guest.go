@@ -9,6 +9,7 @@ import (
 	"testing/fstest"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 	"github.com/tetratelabs/wazero/experimental/sysfs"
@@ -90,28 +91,55 @@ type hostCaller func(ctx context.Context, frame []byte, fault string) []byte
 // clock starts there), ended right after _start returns, on its thread.
 // ctx ends the guest only where the runtime checks it (in-process runs).
 func (in *Interpreter) execute(ctx context.Context, j guestJob, stdout, stderr io.Writer, started, ended func(), call hostCaller) guestRun {
-	var res guestRun
-	jobFiles := fstest.MapFS{
-		j.ScriptName:        &fstest.MapFile{Data: j.Script, Mode: 0o444},
-		sandbox.PreludeFile: &fstest.MapFile{Data: j.Prelude, Mode: 0o444},
-		sandbox.ArgvFile:    &fstest.MapFile{Data: j.Argv, Mode: 0o444},
+	g, err := in.startGuest(ctx, j.MemoryBytes, j.MemoryBytes, stdout, stderr, started, nil, call)
+	if err == nil {
+		err = g.bind(j)
 	}
-	if j.Stream {
-		jobFiles[sandbox.StreamFile] = &fstest.MapFile{Mode: 0o444}
+	if err != nil {
+		return guestRun{setupErr: err}
+	}
+	return g.run(ended)
+}
+
+// guest is a module instance whose job may come later: its mounts of the
+// job's files and of the job's directories wait until bind (lateFS), and
+// its limits are set there.
+type guest struct {
+	ctx            context.Context
+	mod            api.Module
+	mem            *linearMemory
+	files          *openFiles
+	started        func()
+	job, out, work *lateFS
+	tmp            *lateFS
+	cpu            *guestCPU
+}
+
+// startGuest instantiates the module with a limit of limitBytes of linear
+// memory until bind sets the job's, and reserveBytes mapped for it (the
+// most the job's limit may be). Its job's mounts wait for bind; waiting
+// (if not nil) is called when the guest first reaches for them.
+func (in *Interpreter) startGuest(ctx context.Context, limitBytes, reserveBytes uint64, stdout, stderr io.Writer, started, waiting func(), call hostCaller) (*guest, error) {
+	g := &guest{
+		// Until bind, the open files the guest's own start needs.
+		files: &openFiles{max: startFiles},
+		mem:   &linearMemory{limit: limitBytes, reserve: reserveBytes},
+		job:   newLateFS(waiting), out: newLateFS(waiting), work: newLateFS(waiting), tmp: newLateFS(waiting),
+		started: started,
+		cpu:     &guestCPU{},
 	}
 	// Exactly these paths exist in the guest, and the directories that
 	// lead to them (guestRoot). Every file the guest opens on any of them
 	// counts against one budget.
-	files := &openFiles{max: int(min(j.OpenFiles, 1<<20))}
 	fsc := wazero.NewFSConfig()
 	var mounted []string
 	mount := func(fsys experimentalsys.FS, guestPath string) {
-		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(&countedFS{FS: fsys, q: files}, guestPath)
+		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(&countedFS{FS: fsys, q: g.files}, guestPath)
 		mounted = append(mounted, guestPath)
 	}
 	mount(newReadOnly(&sysfs.AdaptFS{FS: in.stdlib}), stdlibMount)
 	mount(newReadOnly(&sysfs.AdaptFS{FS: in.guestFiles}), sandbox.GuestFilesDir)
-	mount(newReadOnly(&sysfs.AdaptFS{FS: openWatch{FS: jobFiles, name: sandbox.ArgvFile, opened: started}}), sandbox.GuestJobDir)
+	mount(g.job, sandbox.GuestJobDir)
 	// IANA time zones, read-only, where the native guest finds them too
 	// (its /usr is the host's, read-only): zoneinfo works on both.
 	if in.zoneinfo != nil {
@@ -119,28 +147,12 @@ func (in *Interpreter) execute(ctx context.Context, j guestJob, stdout, stderr i
 	}
 	mount(newDevices(), devicesDir)
 	// The writable mounts are bounded tmpfs natively; here budgets bound them.
-	outFS, err := newBudgetDir(newConfinedDir(j.OutDir, j.FileSizeBytes), j.OutDir, sandbox.OutDirBytes, sandbox.OutDirFiles)
-	if err != nil {
-		res.setupErr = err
-		return res
-	}
-	mount(outFS, sandbox.GuestOutDir)
-	workFS, err := newBudgetDir(newConfinedDir(j.Workspace, j.FileSizeBytes), j.Workspace, j.WorkspaceBytes, j.WorkspaceFiles)
-	if err != nil {
-		res.setupErr = err
-		return res
-	}
-	mount(workFS, sandbox.GuestWorkDir)
-	tmpFS, err := newBudgetDir(newConfinedDir(j.TmpDir, j.FileSizeBytes), j.TmpDir, j.TmpBytes, j.TmpFiles)
-	if err != nil {
-		res.setupErr = err
-		return res
-	}
-	mount(tmpFS, sandbox.GuestTmpDir)
+	mount(g.out, sandbox.GuestOutDir)
+	mount(g.work, sandbox.GuestWorkDir)
+	mount(g.tmp, sandbox.GuestTmpDir)
 	mount(newReadOnly(&sysfs.AdaptFS{FS: guestRoot(mounted)}), "/")
 
-	mem := &linearMemory{limit: j.MemoryBytes}
-	runCtx := experimental.WithMemoryAllocator(ctx, mem)
+	runCtx := experimental.WithMemoryAllocator(ctx, g.mem)
 	runCtx = context.WithValue(runCtx, runKey{}, call)
 	cfg := wazero.NewModuleConfig().
 		WithName(""). // anonymous: concurrent runs share one runtime
@@ -161,19 +173,73 @@ func (in *Interpreter) execute(ctx context.Context, j guestJob, stdout, stderr i
 	}
 	mod, err := in.runtime.InstantiateModule(runCtx, in.module, cfg)
 	if err != nil {
-		res.setupErr = err
-		return res
+		return nil, err
 	}
-	cpu := &guestCPU{}
-	runCtx = context.WithValue(runCtx, cpuKey{}, cpu)
-	res.cpuNs = cpu.run(func() {
-		_, err = mod.ExportedFunction("_start").Call(runCtx)
+	g.mod, g.ctx = mod, context.WithValue(runCtx, cpuKey{}, g.cpu)
+	return g, nil
+}
+
+// startFiles bounds the files a guest holds open before its job's limit
+// applies: its own start needs a few (the stdlib, the runner's files).
+const startFiles = 64
+
+// bind gives the guest its job: the job's files and directories, its
+// memory and open-file limits. Once only; a guest waiting for its job's
+// files goes on from here. A job the mounts cannot take leaves the guest
+// unbound (the caller ends it).
+func (g *guest) bind(j guestJob) error {
+	outFS, err := newBudgetDir(newConfinedDir(j.OutDir, j.FileSizeBytes), j.OutDir, sandbox.OutDirBytes, sandbox.OutDirFiles)
+	if err != nil {
+		return err
+	}
+	workFS, err := newBudgetDir(newConfinedDir(j.Workspace, j.FileSizeBytes), j.Workspace, j.WorkspaceBytes, j.WorkspaceFiles)
+	if err != nil {
+		return err
+	}
+	tmpFS, err := newBudgetDir(newConfinedDir(j.TmpDir, j.FileSizeBytes), j.TmpDir, j.TmpBytes, j.TmpFiles)
+	if err != nil {
+		return err
+	}
+	jobFiles := fstest.MapFS{
+		j.ScriptName:        &fstest.MapFile{Data: j.Script, Mode: 0o444},
+		sandbox.PreludeFile: &fstest.MapFile{Data: j.Prelude, Mode: 0o444},
+		sandbox.ArgvFile:    &fstest.MapFile{Data: j.Argv, Mode: 0o444},
+	}
+	if j.Stream {
+		jobFiles[sandbox.StreamFile] = &fstest.MapFile{Mode: 0o444}
+	}
+	g.files.setMax(int(min(j.OpenFiles, 1<<20)))
+	g.mem.setLimit(j.MemoryBytes)
+	g.out.bind(outFS)
+	g.work.bind(workFS)
+	g.tmp.bind(tmpFS)
+	g.job.bind(newReadOnly(&sysfs.AdaptFS{FS: openWatch{FS: jobFiles, name: sandbox.ArgvFile, opened: g.started}}))
+	return nil
+}
+
+// abandon ends the wait of a guest whose job will not come: its calls on
+// the job's mounts fail.
+func (g *guest) abandon() {
+	for _, l := range []*lateFS{g.job, g.out, g.work, g.tmp} {
+		if !l.isBound() {
+			l.fail(experimentalsys.EIO)
+		}
+	}
+}
+
+// run runs _start on the calling goroutine, locked to its thread (whose
+// CPU time is the guest's), then closes the module.
+func (g *guest) run(ended func()) guestRun {
+	var res guestRun
+	var err error
+	res.cpuNs = g.cpu.run(func() {
+		_, err = g.mod.ExportedFunction("_start").Call(g.ctx)
 		if ended != nil {
 			ended()
 		}
 	})
-	_ = mod.Close(context.Background())
+	_ = g.mod.Close(context.Background())
 	res.end = endOf(err)
-	res.memoryRefused, res.peakMemory = mem.refused, mem.high
+	res.memoryRefused, res.peakMemory = g.mem.usage()
 	return res
 }

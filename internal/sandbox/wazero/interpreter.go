@@ -37,8 +37,9 @@ type Config struct {
 	DpkgStatus string
 	// Pool keeps that many child processes loaded ahead of their runs
 	// (Linux, where every guest runs in a child): a run takes one that
-	// has compiled its module and waits for a job, skipping the child's
-	// start and load (most of an empty run's time), and the pool refills
+	// has compiled its module and started its guest, which waits for a
+	// job, skipping the child's start and load and CPython's start (all
+	// but a few ms of an empty run), and the pool refills
 	// in the background. Each child serves one run; Close kills the idle
 	// ones. Zero (or less) starts each child for its run.
 	Pool int

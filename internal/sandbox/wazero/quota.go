@@ -49,6 +49,13 @@ func (q *openFiles) release() {
 	q.mu.Unlock()
 }
 
+// setMax sets the limit that opens are checked against from now on.
+func (q *openFiles) setMax(n int) {
+	q.mu.Lock()
+	q.max = n
+	q.mu.Unlock()
+}
+
 // held is how many files the guest holds open.
 func (q *openFiles) held() int {
 	q.mu.Lock()

@@ -1,0 +1,244 @@
+package wazero
+
+import (
+	"io/fs"
+
+	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
+	"github.com/tetratelabs/wazero/sys"
+)
+
+// lateFS is a mount whose file system is the job's, known only once the
+// job is (a guest started ahead of its job: startGuest). Until bind, every
+// call waits for it, so a guest that reaches for its job's files (the
+// runner opening its argv file) waits there, at the point where a native
+// pooled runner waits on its job pipe. The one exception is wazero's own
+// open of the mount's directory, which wasi-libc's start makes for every
+// preopen before main (fd_fdstat_get): it gets a lateDir. The guest runs
+// on one goroutine; bind happens on another, and the channel orders them.
+type lateFS struct {
+	bound   chan struct{}
+	fs      experimentalsys.FS    // set before bound closes
+	errno   experimentalsys.Errno // or this, for every call: no job came
+	waiting func()                // called when a call first waits (nil: none)
+}
+
+func newLateFS(waiting func()) *lateFS {
+	return &lateFS{bound: make(chan struct{}), waiting: waiting}
+}
+
+// bind gives the mount its file system; once only.
+func (l *lateFS) bind(fsys experimentalsys.FS) {
+	l.fs = fsys
+	close(l.bound)
+}
+
+// fail makes every call, waiting or to come, fail with errno; instead of
+// bind.
+func (l *lateFS) fail(errno experimentalsys.Errno) {
+	l.errno = errno
+	close(l.bound)
+}
+
+func (l *lateFS) isBound() bool {
+	select {
+	case <-l.bound:
+		return true
+	default:
+		return false
+	}
+}
+
+func (l *lateFS) wait() (experimentalsys.FS, experimentalsys.Errno) {
+	if !l.isBound() && l.waiting != nil {
+		l.waiting()
+	}
+	<-l.bound
+	return l.fs, l.errno
+}
+
+func (l *lateFS) OpenFile(path string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
+	if path == "." && flag == experimentalsys.O_RDONLY && perm == 0 && !l.isBound() {
+		return &lateDir{l: l}, 0
+	}
+	f, errno := l.wait()
+	if errno != 0 {
+		return nil, errno
+	}
+	return f.OpenFile(path, flag, perm)
+}
+
+func (l *lateFS) Lstat(path string) (sys.Stat_t, experimentalsys.Errno) {
+	f, errno := l.wait()
+	if errno != 0 {
+		return sys.Stat_t{}, errno
+	}
+	return f.Lstat(path)
+}
+
+func (l *lateFS) Stat(path string) (sys.Stat_t, experimentalsys.Errno) {
+	f, errno := l.wait()
+	if errno != 0 {
+		return sys.Stat_t{}, errno
+	}
+	return f.Stat(path)
+}
+
+func (l *lateFS) Mkdir(path string, perm fs.FileMode) experimentalsys.Errno {
+	return l.do(func(f experimentalsys.FS) experimentalsys.Errno { return f.Mkdir(path, perm) })
+}
+
+func (l *lateFS) Chmod(path string, perm fs.FileMode) experimentalsys.Errno {
+	return l.do(func(f experimentalsys.FS) experimentalsys.Errno { return f.Chmod(path, perm) })
+}
+
+func (l *lateFS) Rename(from, to string) experimentalsys.Errno {
+	return l.do(func(f experimentalsys.FS) experimentalsys.Errno { return f.Rename(from, to) })
+}
+
+func (l *lateFS) Rmdir(path string) experimentalsys.Errno {
+	return l.do(func(f experimentalsys.FS) experimentalsys.Errno { return f.Rmdir(path) })
+}
+
+func (l *lateFS) Unlink(path string) experimentalsys.Errno {
+	return l.do(func(f experimentalsys.FS) experimentalsys.Errno { return f.Unlink(path) })
+}
+
+func (l *lateFS) Link(oldPath, newPath string) experimentalsys.Errno {
+	return l.do(func(f experimentalsys.FS) experimentalsys.Errno { return f.Link(oldPath, newPath) })
+}
+
+func (l *lateFS) Symlink(oldPath, linkName string) experimentalsys.Errno {
+	return l.do(func(f experimentalsys.FS) experimentalsys.Errno { return f.Symlink(oldPath, linkName) })
+}
+
+func (l *lateFS) Readlink(path string) (string, experimentalsys.Errno) {
+	f, errno := l.wait()
+	if errno != 0 {
+		return "", errno
+	}
+	return f.Readlink(path)
+}
+
+func (l *lateFS) Utimens(path string, atim, mtim int64) experimentalsys.Errno {
+	return l.do(func(f experimentalsys.FS) experimentalsys.Errno { return f.Utimens(path, atim, mtim) })
+}
+
+func (l *lateFS) do(op func(experimentalsys.FS) experimentalsys.Errno) experimentalsys.Errno {
+	f, errno := l.wait()
+	if errno != 0 {
+		return errno
+	}
+	return op(f)
+}
+
+// lateDir is a lateFS's own directory as wazero opened it for the
+// preopen: a directory, which is all fd_fdstat_get asks of it before the
+// job; everything else opens the bound file system's directory and asks
+// it (waiting for the job first).
+type lateDir struct {
+	// Seek: ENOSYS (a guest seeks in directories it opened itself, never
+	// in a mount's own descriptor).
+	experimentalsys.UnimplementedFile
+	l     *lateFS
+	f     experimentalsys.File // once opened
+	errno experimentalsys.Errno
+}
+
+// file is the bound mount's directory, opened on first use.
+func (d *lateDir) file() (experimentalsys.File, experimentalsys.Errno) {
+	if d.f == nil && d.errno == 0 {
+		fsys, errno := d.l.wait()
+		if errno == 0 {
+			d.f, errno = fsys.OpenFile(".", experimentalsys.O_RDONLY, 0)
+		}
+		d.errno = errno
+	}
+	return d.f, d.errno
+}
+
+func (d *lateDir) Dev() (uint64, experimentalsys.Errno) {
+	f, errno := d.file()
+	if errno != 0 {
+		return 0, errno
+	}
+	return f.Dev()
+}
+
+func (d *lateDir) Ino() (sys.Inode, experimentalsys.Errno) {
+	f, errno := d.file()
+	if errno != 0 {
+		return 0, errno
+	}
+	return f.Ino()
+}
+
+func (d *lateDir) IsDir() (bool, experimentalsys.Errno) { return true, 0 }
+
+func (d *lateDir) IsAppend() bool { return false }
+
+func (d *lateDir) SetAppend(bool) experimentalsys.Errno { return experimentalsys.EISDIR }
+
+// Stat answers for a directory until the job is bound, then for the
+// bound one.
+func (d *lateDir) Stat() (sys.Stat_t, experimentalsys.Errno) {
+	if d.f == nil && !d.l.isBound() {
+		return sys.Stat_t{Mode: fs.ModeDir | 0o755, Nlink: 1}, 0
+	}
+	f, errno := d.file()
+	if errno != 0 {
+		return sys.Stat_t{}, errno
+	}
+	return f.Stat()
+}
+
+func (d *lateDir) Read([]byte) (int, experimentalsys.Errno) { return 0, experimentalsys.EISDIR }
+
+func (d *lateDir) Pread([]byte, int64) (int, experimentalsys.Errno) { return 0, experimentalsys.EISDIR }
+
+func (d *lateDir) Readdir(n int) ([]experimentalsys.Dirent, experimentalsys.Errno) {
+	f, errno := d.file()
+	if errno != 0 {
+		return nil, errno
+	}
+	return f.Readdir(n)
+}
+
+func (d *lateDir) Write([]byte) (int, experimentalsys.Errno) { return 0, experimentalsys.EISDIR }
+
+func (d *lateDir) Pwrite([]byte, int64) (int, experimentalsys.Errno) {
+	return 0, experimentalsys.EISDIR
+}
+
+func (d *lateDir) Truncate(int64) experimentalsys.Errno { return experimentalsys.EISDIR }
+
+func (d *lateDir) Sync() experimentalsys.Errno {
+	f, errno := d.file()
+	if errno != 0 {
+		return errno
+	}
+	return f.Sync()
+}
+
+func (d *lateDir) Datasync() experimentalsys.Errno {
+	f, errno := d.file()
+	if errno != 0 {
+		return errno
+	}
+	return f.Datasync()
+}
+
+func (d *lateDir) Utimens(atim, mtim int64) experimentalsys.Errno {
+	f, errno := d.file()
+	if errno != 0 {
+		return errno
+	}
+	return f.Utimens(atim, mtim)
+}
+
+// Close never waits: a guest that never got a job is closed too.
+func (d *lateDir) Close() experimentalsys.Errno {
+	if d.f == nil {
+		return 0
+	}
+	return d.f.Close()
+}
