@@ -104,6 +104,8 @@ func TestEarlyClientSendsTheSameRequest(t *testing.T) {
 	for _, args := range [][]string{
 		{"-c", "import sys; print(sys.argv)", "a", "--json"},
 		{script, "-c", "b"},
+		{"--backend", "wazero", "-c", "pass"},
+		{"--backend=native", "-c", "pass"},
 	} {
 		var got [2]serve.RunRequest
 		var outs [2]string

@@ -56,8 +56,12 @@ func runPassIn(b *testing.B, s *apysup.Supervisor) (pooled bool) {
 // ahead by the pool; and a whole `apysup run` process of the same script
 // without a server, as today; a run of `pass` through apysup serve's API
 // (apysup.Client, request to RunResult) and a whole `apysup run --server`
-// process, both against a server with a warm pool; ten rounds per
-// iteration. It reports
+// process, both against a server with a warm pool; and, for issue 17's
+// "cached empty run as a whole process", the same three on wazero: a
+// whole `apysup run --backend wazero` without a server, a run through the
+// API and a whole `apysup run --server ... --backend wazero` process
+// against the server's wazero pool (children whose interpreters started
+// ahead); ten rounds per iteration. It reports
 // medians, p90s, ratios to the bare run, and how many library samples
 // found the pool empty (they ran cold and count as they are).
 func BenchmarkWarmPool(b *testing.B) {
@@ -68,7 +72,7 @@ func BenchmarkWarmPool(b *testing.B) {
 	}
 	// apysup serve with a warm pool of its own, for the API and for
 	// `apysup run --server`.
-	_, socket, _ := startServe(b, "--pool", "2")
+	_, socket, _ := startServe(b, "--pool", "2", "--wazero-pool", "1")
 	client, err := apysup.NewClient("unix:"+socket, "")
 	if err != nil {
 		b.Fatal(err)
@@ -106,6 +110,14 @@ func BenchmarkWarmPool(b *testing.B) {
 			}
 		}},
 		{"apysup-run-server", process(self, "run", "--server", "unix:"+socket, "-c", "pass")},
+		{"apysup-run-wazero", process(self, "run", "--approve", "deny", "--backend", "wazero", script)},
+		{"server-api-wazero", func() {
+			res, err := client.Run(context.Background(), apysup.RemoteRequest{Source: "pass\n", Backend: apysup.BackendWazero})
+			if err != nil || res.Status != sandbox.StatusOK {
+				b.Fatalf("%v %+v", err, res)
+			}
+		}},
+		{"apysup-run-server-wazero", process(self, "run", "--server", "unix:"+socket, "--backend", "wazero", "-c", "pass")},
 	}
 	times := make([][]time.Duration, len(cases))
 	for b.Loop() {
@@ -132,8 +144,9 @@ func BenchmarkWarmPool(b *testing.B) {
 }
 
 // poolSettle is the pause before each timed case of BenchmarkWarmPool:
-// longer than a refill's container start on this 2-CPU machine.
-const poolSettle = 500 * time.Millisecond
+// longer than a refill's container start, or a wazero child's load and
+// its interpreter's start, on this 2-CPU machine.
+const poolSettle = 800 * time.Millisecond
 
 // BenchmarkPoolThroughput runs `pass` through one library Supervisor with
 // a warm pool, 500 runs per iteration at concurrency 8, and reports runs per

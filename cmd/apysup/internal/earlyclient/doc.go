@@ -14,8 +14,9 @@
 //
 // It takes a run only when its command line and environment are the
 // plainest form, the one whose request it can build exactly as the full
-// client does: `apysup run [--server unix:PATH] -c CODE|SCRIPT [ARGS...]`
-// with the server from the flag or APYSUP_SERVER, no other flag, no
+// client does: `apysup run [--server unix:PATH] [--backend native|wazero]
+// -c CODE|SCRIPT [ARGS...]` with the server from the flag or
+// APYSUP_SERVER, no other flag, no
 // APYSUP_* setting and no config file. Anything else (and a server it
 // cannot connect to, before anything is sent) it leaves to the full
 // client in package main, which reports it as always. The summary, the

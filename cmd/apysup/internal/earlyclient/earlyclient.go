@@ -43,11 +43,12 @@ func ConfigSearchPath() []string {
 
 // invocation is a command line the early client takes.
 type invocation struct {
-	addr   string // as given: unix:PATH
-	socket string // PATH
-	name   string // the script's name: -c or the file's base name
-	source []byte
-	args   []string
+	addr    string // as given: unix:PATH
+	socket  string // PATH
+	backend string // as --backend gave it: native, wazero or none
+	name    string // the script's name: -c or the file's base name
+	source  []byte
+	args    []string
 }
 
 // parse returns the invocation of args (os.Args) when the early client
@@ -70,6 +71,10 @@ func parse(args []string, getenv func(string) string) (*invocation, bool) {
 			inv.addr, rest = rest[1], rest[2:]
 		case strings.HasPrefix(a, "--server=") && inv.addr == "":
 			inv.addr, rest = strings.TrimPrefix(a, "--server="), rest[1:]
+		case a == "--backend" && len(rest) > 1 && inv.backend == "" && isBackend(rest[1]):
+			inv.backend, rest = rest[1], rest[2:]
+		case strings.HasPrefix(a, "--backend=") && inv.backend == "" && isBackend(strings.TrimPrefix(a, "--backend=")):
+			inv.backend, rest = strings.TrimPrefix(a, "--backend="), rest[1:]
 		case a == "-c" && len(rest) > 1:
 			if len(rest[1]) > maxScriptBytes {
 				return nil, false
@@ -108,6 +113,9 @@ func parse(args []string, getenv func(string) string) (*invocation, bool) {
 	return inv, true
 }
 
+// isBackend: anything else is the full client's usage error.
+func isBackend(name string) bool { return name == "native" || name == "wazero" }
+
 // runRequest is the body of POST /v1/runs as the full client builds it
 // from the same command line (serve.RunRequest; a test compares them).
 type runRequest struct {
@@ -115,6 +123,7 @@ type runRequest struct {
 	Args       []string `json:"args,omitempty"`
 	ScriptName string   `json:"script_name,omitempty"`
 	Parent     string   `json:"parent,omitempty"`
+	Backend    string   `json:"backend,omitempty"`
 	Approve    string   `json:"approve,omitempty"`
 }
 
@@ -122,7 +131,7 @@ type runRequest struct {
 // approval mode's (prompt on a terminal, which a server cannot do, so
 // nothing is sent; deny otherwise).
 func (inv *invocation) request(interactive bool) ([]byte, error) {
-	req := runRequest{Source: string(inv.source), Args: inv.args, ScriptName: inv.name, Parent: "main"}
+	req := runRequest{Source: string(inv.source), Args: inv.args, ScriptName: inv.name, Parent: "main", Backend: inv.backend}
 	if !interactive {
 		req.Approve = "deny"
 	}

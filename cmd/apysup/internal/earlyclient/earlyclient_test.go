@@ -48,6 +48,8 @@ func TestParse(t *testing.T) {
 		{[]string{"--server", "unix:/s", "-c", "pass"}, map[string]string{"APYSUP_SERVER": "http://x:1"}, invocation{addr: "unix:/s", socket: "/s", name: "-c", source: []byte("pass")}},
 		{[]string{"--server", "unix:/s", script, "-c", "x"}, nil, invocation{addr: "unix:/s", socket: "/s", name: "tool.py", source: []byte("print(1)\n"), args: []string{"-c", "x"}}},
 		{[]string{"--server", "unix:/s", "-c", "-x"}, map[string]string{"APYSUP_TOKEN": "t", "APYSUP_REQUIRE_ALL": "1"}, invocation{addr: "unix:/s", socket: "/s", name: "-c", source: []byte("-x")}},
+		{[]string{"--backend", "wazero", "--server", "unix:/s", "-c", "p"}, nil, invocation{addr: "unix:/s", socket: "/s", backend: "wazero", name: "-c", source: []byte("p")}},
+		{[]string{"--server", "unix:/s", "--backend=native", "-c", "p"}, nil, invocation{addr: "unix:/s", socket: "/s", backend: "native", name: "-c", source: []byte("p")}},
 	}
 	for _, tc := range take {
 		env = tc.env
@@ -65,7 +67,10 @@ func TestParse(t *testing.T) {
 		{[]string{"--server", "unix:", "-c", "pass"}, nil},              // no path
 		{[]string{"--server", "unix:/s", "--json", "-c", "pass"}, nil},  // any other flag
 		{[]string{"--server", "unix:/s", "--timeout", "1s", "-c", "p"}, nil},
-		{[]string{"--server", "unix:/s", "-c=pass"}, nil}, // not the plainest form
+		{[]string{"--server", "unix:/s", "-c=pass"}, nil},                      // not the plainest form
+		{[]string{"--server", "unix:/s", "--backend", "qemu", "-c", "p"}, nil}, // the full client's usage error
+		{[]string{"--server", "unix:/s", "--backend", "", "-c", "p"}, nil},
+		{[]string{"--server", "unix:/s", "--backend", "wazero", "--backend", "native", "-c", "p"}, nil},
 		{[]string{"--server", "unix:/s", "--server", "unix:/t", "-c", "p"}, nil},
 		{[]string{"--server", "unix:/s", "-", "a"}, nil}, // standard input: read once
 		{[]string{"--server", "unix:/s", "--", script}, nil},
