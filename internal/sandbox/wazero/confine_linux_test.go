@@ -33,6 +33,9 @@ func testChildIsConfined(t *testing.T, in *Interpreter) {
 	type seen struct {
 		status, limits string
 		ns             map[string]bool // namespace -> shared with this process
+		// unfiltered: the child's threads without the seccomp filter (the
+		// guest's thread started before the child confined itself).
+		unfiltered []string
 	}
 	got := make(chan seen, 1)
 	d := dispatcherFunc(func(ctx context.Context, frame []byte) []byte {
@@ -48,6 +51,16 @@ func testChildIsConfined(t *testing.T, in *Interpreter) {
 		}
 		if len(confined) == 1 {
 			dir := "/proc/" + strconv.Itoa(confined[0])
+			tasks, _ := os.ReadDir(dir + "/task")
+			for _, task := range tasks {
+				b, _ := os.ReadFile(dir + "/task/" + task.Name() + "/status")
+				if !strings.Contains(string(b), "Seccomp:\t2") {
+					s.unfiltered = append(s.unfiltered, task.Name())
+				}
+			}
+			if len(tasks) < 2 {
+				s.unfiltered = append(s.unfiltered, "(no threads listed)")
+			}
 			b, _ := os.ReadFile(dir + "/limits")
 			s.limits = string(b)
 			s.ns = map[string]bool{}
@@ -65,6 +78,9 @@ func testChildIsConfined(t *testing.T, in *Interpreter) {
 	s := <-got
 	if out.Status != sandbox.StatusOK {
 		t.Fatalf("status %s stderr %s", out.Status, out.Stderr)
+	}
+	if len(s.unfiltered) > 0 {
+		t.Errorf("threads of the child without the filter: %v", s.unfiltered)
 	}
 	for _, want := range []string{"NoNewPrivs:\t1", "Seccomp:\t2"} {
 		if !strings.Contains(s.status, want) {
