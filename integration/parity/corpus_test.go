@@ -108,6 +108,9 @@ var corpus = []corpusCase{
 	{script: "fd_exhausted_outcome.py", status: sandbox.StatusError, exit: 1, known: map[string]pinned{
 		"stdout": {native: "stopped: OSError EMFILE True\n", wazero: "stopped: BlockingIOError EAGAIN True\n"},
 	}},
+	{script: "fd_held_by_globals.py", known: map[string]pinned{
+		"stdout": {native: "stopped: OSError EMFILE True\n", wazero: "stopped: BlockingIOError EAGAIN True\n"},
+	}},
 	// The out directory is bounded on both backends, credited when freed.
 	{script: "out_dir_full.py", known: map[string]pinned{
 		"stdout": {native: "bytes stopped: OSError ENOSPC at 5 MiB: True\nfiles stopped: OSError ENOSPC at 63\nroom again\n", wazero: "bytes stopped: OSError EIO at 5 MiB: True\nfiles stopped: OSError EIO at 63\nroom again\n"},

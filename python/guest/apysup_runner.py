@@ -357,8 +357,16 @@ def main(argv):
         except Exception:
             sys.stderr.write(error["traceback"])
     _flush_streams()
-    _write_outcome(outcome, exit_code, error)
+    # Written at the very end (_exit_as_interpreter), once what the script
+    # left is released: a script that ends holding every descriptor it may
+    # have in its globals has them closed by then, as at the end of
+    # `python script.py`, and its outcome can still be written.
+    _outcome[:] = [(outcome, exit_code, error)]
     return exit_code
+
+
+# The outcome main leaves for _exit_as_interpreter to write.
+_outcome = []
 
 
 def _exit_as_interpreter(code):
@@ -373,7 +381,8 @@ def _exit_as_interpreter(code):
     by module), which was a large part of a pooled run, and more of a run
     under WASI. What a script cannot rely on at exit anyway (__del__ of
     objects the standard library's modules still hold, as the language
-    reference says) does not run. The same on both backends."""
+    reference says) does not run. The outcome is written last. The same on
+    both backends."""
     threading = sys.modules.get("threading")
     if threading is not None:
         try:
@@ -392,6 +401,18 @@ def _exit_as_interpreter(code):
         gc.collect()
     except BaseException:
         pass  # as the teardown: what fails there changes no exit status
+    for path, exit_code, error in _outcome:
+        try:
+            _write_outcome(path, exit_code, error)
+        except BaseException:
+            # The script spoiled it (descriptors held where nothing
+            # releases them, a directory at its name): the runner fails by
+            # itself, as an uncaught exception ends an interpreter.
+            try:
+                sys.excepthook(*sys.exc_info())
+            except BaseException:
+                pass
+            code = 1
     _flush_streams()
     os._exit(code)
 
@@ -410,4 +431,4 @@ if __name__ == "__main__":
     code = main(sys.argv[1:])
     if parsed is not None:
         _exit_as_interpreter(code)
-    sys.exit(code)
+    sys.exit(code)  # usage

@@ -127,6 +127,19 @@ try:
 except OSError as e:
     print(errno.errorcode[e.errno])
 `, "EMFILE", sandbox.Limits{OpenFiles: 32}},
+		// Held to the end in a reference cycle: released before the outcome
+		// is written, as at the end of `python script.py`.
+		{"nofile-held", `import errno
+fs = []
+def keep():
+    return fs
+try:
+    for _ in range(100):
+        fs.append(open('/dev/null'))
+    print('opened')
+except OSError as e:
+    print(errno.errorcode[e.errno])
+`, "EMFILE", sandbox.Limits{OpenFiles: 32}},
 		{"core", "import resource\nprint(resource.getrlimit(resource.RLIMIT_CORE))\n", "(0, 0)", sandbox.Limits{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

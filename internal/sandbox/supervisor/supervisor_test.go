@@ -86,6 +86,11 @@ func TestRunRefusals(t *testing.T) {
 			}
 		})
 	}
+	// A refusal after the run's directory was made removes it in the
+	// background, as every run's teardown: wait for those first.
+	if err := s.after.wait(); err != nil {
+		t.Fatal(err)
+	}
 	entries, _ := os.ReadDir(state)
 	if len(entries) != 0 {
 		t.Fatalf("left behind in the state dir: %v", entries)

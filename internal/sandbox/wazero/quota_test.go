@@ -109,9 +109,10 @@ print(datetime.datetime(2024, 7, 1, tzinfo=zoneinfo.ZoneInfo("Europe/Berlin")).u
 }
 
 // The runner writes outcome.json with the guest's own descriptors, after
-// the script, as natively: a script that still holds them all leaves no
-// outcome (the runner fails, exit 1), one that let them go has its
-// outcome written.
+// the script and its release of the script's globals, as natively: a
+// script that still holds them all where nothing releases them leaves no
+// outcome (the runner fails, exit 1); one that let them go, or held them
+// in its globals, has its outcome written.
 func TestOutcomeAfterExhaustedDescriptors(t *testing.T) {
 	exhaust := `import agent_runtime
 agent_runtime.set_result({"held": 10})
@@ -122,14 +123,16 @@ try:
 except OSError as e:
     print(len(held), type(e).__name__)
 `
-	out := run(t, exhaust+"def keep():\n    return held\n", runOpts{limits: sandbox.Limits{OpenFiles: 16}})
+	out := run(t, exhaust+"import sys\nsys.held = held\n", runOpts{limits: sandbox.Limits{OpenFiles: 16}})
 	if out.Status != sandbox.StatusError || out.ExitCode != 1 || out.GuestOutcome != nil ||
 		string(out.Stdout) != "7 BlockingIOError\n" ||
 		!strings.HasPrefix(lastLine(out.Stderr), "BlockingIOError: [Errno 6] Resource temporarily unavailable: '/run/apysup/out/outcome.json.tmp-") {
 		t.Fatalf("held: status %s exit %d outcome %s stdout %q stderr %s", out.Status, out.ExitCode, out.GuestOutcome, out.Stdout, out.Stderr)
 	}
-	out = run(t, exhaust+"for f in held:\n    f.close()\n", runOpts{limits: sandbox.Limits{OpenFiles: 16}})
-	if out.Status != sandbox.StatusOK || !strings.Contains(string(out.GuestOutcome), `"result":{"held":10}`) {
-		t.Fatalf("released: status %s outcome %s stderr %s", out.Status, out.GuestOutcome, out.Stderr)
+	for name, end := range map[string]string{"closed": "for f in held:\n    f.close()\n", "in its globals": "def keep():\n    return held\n"} {
+		out = run(t, exhaust+end, runOpts{limits: sandbox.Limits{OpenFiles: 16}})
+		if out.Status != sandbox.StatusOK || !strings.Contains(string(out.GuestOutcome), `"result":{"held":10}`) {
+			t.Fatalf("%s: status %s outcome %s stderr %s", name, out.Status, out.GuestOutcome, out.Stderr)
+		}
 	}
 }
