@@ -107,6 +107,15 @@ func TestStdoutFloodIsTruncated(t *testing.T) {
 
 func TestRlimits(t *testing.T) {
 	b := testBackend(t)
+	const nofile = `import errno
+fs = []
+try:
+    for _ in range(100):
+        fs.append(open('/dev/null'))
+    print('opened')
+except OSError as e:
+    print(errno.errorcode[e.errno])
+`
 	for _, tc := range []struct {
 		name, script, want string
 		limits             sandbox.Limits
@@ -118,28 +127,10 @@ try:
 except OSError as e:
     print(errno.errorcode[e.errno])
 `, "EFBIG", sandbox.Limits{FileSizeBytes: 1 << 20}},
-		{"nofile", `import errno
-fs = []
-try:
-    for _ in range(100):
-        fs.append(open('/dev/null'))
-    print('opened')
-except OSError as e:
-    print(errno.errorcode[e.errno])
-`, "EMFILE", sandbox.Limits{OpenFiles: 32}},
+		{"nofile", nofile, "EMFILE", sandbox.Limits{OpenFiles: 32}},
 		// Held to the end in a reference cycle: released before the outcome
 		// is written, as at the end of `python script.py`.
-		{"nofile-held", `import errno
-fs = []
-def keep():
-    return fs
-try:
-    for _ in range(100):
-        fs.append(open('/dev/null'))
-    print('opened')
-except OSError as e:
-    print(errno.errorcode[e.errno])
-`, "EMFILE", sandbox.Limits{OpenFiles: 32}},
+		{"nofile-held", nofile + "def keep():\n    return fs\n", "EMFILE", sandbox.Limits{OpenFiles: 32}},
 		{"core", "import resource\nprint(resource.getrlimit(resource.RLIMIT_CORE))\n", "(0, 0)", sandbox.Limits{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
