@@ -490,8 +490,7 @@ func childMain() int {
 	res := early
 	if res == nil {
 		if err := g.bind(j); err != nil {
-			g.abandon()
-			return setupFailed(err)
+			return setupFailed(err) // the process ends, its waiting guest with it
 		}
 		r := <-ran
 		res = &r

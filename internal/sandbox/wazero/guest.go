@@ -92,10 +92,11 @@ type hostCaller func(ctx context.Context, frame []byte, fault string) []byte
 // ctx ends the guest only where the runtime checks it (in-process runs).
 func (in *Interpreter) execute(ctx context.Context, j guestJob, stdout, stderr io.Writer, started, ended func(), call hostCaller) guestRun {
 	g, err := in.startGuest(ctx, j.MemoryBytes, j.MemoryBytes, stdout, stderr, started, nil, call)
-	if err == nil {
-		err = g.bind(j)
-	}
 	if err != nil {
+		return guestRun{setupErr: err}
+	}
+	if err := g.bind(j); err != nil {
+		_ = g.mod.Close(ctx) // never run
 		return guestRun{setupErr: err}
 	}
 	return g.run(ended)
@@ -215,16 +216,6 @@ func (g *guest) bind(j guestJob) error {
 	g.tmp.bind(tmpFS)
 	g.job.bind(newReadOnly(&sysfs.AdaptFS{FS: openWatch{FS: jobFiles, name: sandbox.ArgvFile, opened: g.started}}))
 	return nil
-}
-
-// abandon ends the wait of a guest whose job will not come: its calls on
-// the job's mounts fail.
-func (g *guest) abandon() {
-	for _, l := range []*lateFS{g.job, g.out, g.work, g.tmp} {
-		if !l.isBound() {
-			l.fail(experimentalsys.EIO)
-		}
-	}
 }
 
 // run runs _start on the calling goroutine, locked to its thread (whose

@@ -17,9 +17,8 @@ import (
 // on one goroutine; bind happens on another, and the channel orders them.
 type lateFS struct {
 	bound   chan struct{}
-	fs      experimentalsys.FS    // set before bound closes
-	errno   experimentalsys.Errno // or this, for every call: no job came
-	waiting func()                // called when a call first waits (nil: none)
+	fs      experimentalsys.FS // set before bound closes
+	waiting func()             // called when a call first waits (nil: none)
 }
 
 func newLateFS(waiting func()) *lateFS {
@@ -32,13 +31,6 @@ func (l *lateFS) bind(fsys experimentalsys.FS) {
 	close(l.bound)
 }
 
-// fail makes every call, waiting or to come, fail with errno; instead of
-// bind.
-func (l *lateFS) fail(errno experimentalsys.Errno) {
-	l.errno = errno
-	close(l.bound)
-}
-
 func (l *lateFS) isBound() bool {
 	select {
 	case <-l.bound:
@@ -48,87 +40,63 @@ func (l *lateFS) isBound() bool {
 	}
 }
 
-func (l *lateFS) wait() (experimentalsys.FS, experimentalsys.Errno) {
+func (l *lateFS) wait() experimentalsys.FS {
 	if !l.isBound() && l.waiting != nil {
 		l.waiting()
 	}
 	<-l.bound
-	return l.fs, l.errno
+	return l.fs
 }
 
 func (l *lateFS) OpenFile(path string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
 	if path == "." && flag == experimentalsys.O_RDONLY && perm == 0 && !l.isBound() {
 		return &lateDir{l: l}, 0
 	}
-	f, errno := l.wait()
-	if errno != 0 {
-		return nil, errno
-	}
-	return f.OpenFile(path, flag, perm)
+	return l.wait().OpenFile(path, flag, perm)
 }
 
 func (l *lateFS) Lstat(path string) (sys.Stat_t, experimentalsys.Errno) {
-	f, errno := l.wait()
-	if errno != 0 {
-		return sys.Stat_t{}, errno
-	}
-	return f.Lstat(path)
+	return l.wait().Lstat(path)
 }
 
 func (l *lateFS) Stat(path string) (sys.Stat_t, experimentalsys.Errno) {
-	f, errno := l.wait()
-	if errno != 0 {
-		return sys.Stat_t{}, errno
-	}
-	return f.Stat(path)
+	return l.wait().Stat(path)
 }
 
 func (l *lateFS) Mkdir(path string, perm fs.FileMode) experimentalsys.Errno {
-	return l.do(func(f experimentalsys.FS) experimentalsys.Errno { return f.Mkdir(path, perm) })
+	return l.wait().Mkdir(path, perm)
 }
 
 func (l *lateFS) Chmod(path string, perm fs.FileMode) experimentalsys.Errno {
-	return l.do(func(f experimentalsys.FS) experimentalsys.Errno { return f.Chmod(path, perm) })
+	return l.wait().Chmod(path, perm)
 }
 
 func (l *lateFS) Rename(from, to string) experimentalsys.Errno {
-	return l.do(func(f experimentalsys.FS) experimentalsys.Errno { return f.Rename(from, to) })
+	return l.wait().Rename(from, to)
 }
 
 func (l *lateFS) Rmdir(path string) experimentalsys.Errno {
-	return l.do(func(f experimentalsys.FS) experimentalsys.Errno { return f.Rmdir(path) })
+	return l.wait().Rmdir(path)
 }
 
 func (l *lateFS) Unlink(path string) experimentalsys.Errno {
-	return l.do(func(f experimentalsys.FS) experimentalsys.Errno { return f.Unlink(path) })
+	return l.wait().Unlink(path)
 }
 
 func (l *lateFS) Link(oldPath, newPath string) experimentalsys.Errno {
-	return l.do(func(f experimentalsys.FS) experimentalsys.Errno { return f.Link(oldPath, newPath) })
+	return l.wait().Link(oldPath, newPath)
 }
 
 func (l *lateFS) Symlink(oldPath, linkName string) experimentalsys.Errno {
-	return l.do(func(f experimentalsys.FS) experimentalsys.Errno { return f.Symlink(oldPath, linkName) })
+	return l.wait().Symlink(oldPath, linkName)
 }
 
 func (l *lateFS) Readlink(path string) (string, experimentalsys.Errno) {
-	f, errno := l.wait()
-	if errno != 0 {
-		return "", errno
-	}
-	return f.Readlink(path)
+	return l.wait().Readlink(path)
 }
 
 func (l *lateFS) Utimens(path string, atim, mtim int64) experimentalsys.Errno {
-	return l.do(func(f experimentalsys.FS) experimentalsys.Errno { return f.Utimens(path, atim, mtim) })
-}
-
-func (l *lateFS) do(op func(experimentalsys.FS) experimentalsys.Errno) experimentalsys.Errno {
-	f, errno := l.wait()
-	if errno != 0 {
-		return errno
-	}
-	return op(f)
+	return l.wait().Utimens(path, atim, mtim)
 }
 
 // lateDir is a lateFS's own directory as wazero opened it for the
@@ -147,11 +115,7 @@ type lateDir struct {
 // file is the bound mount's directory, opened on first use.
 func (d *lateDir) file() (experimentalsys.File, experimentalsys.Errno) {
 	if d.f == nil && d.errno == 0 {
-		fsys, errno := d.l.wait()
-		if errno == 0 {
-			d.f, errno = fsys.OpenFile(".", experimentalsys.O_RDONLY, 0)
-		}
-		d.errno = errno
+		d.f, d.errno = d.l.wait().OpenFile(".", experimentalsys.O_RDONLY, 0)
 	}
 	return d.f, d.errno
 }

@@ -124,18 +124,3 @@ print("args", sys.argv[1:], len(big) >> 20)
 		t.Errorf("the job's out directory: %v", err)
 	}
 }
-
-// TestGuestWithoutAJobEnds: a guest whose job never comes is ended by
-// abandon instead of waiting for ever.
-func TestGuestWithoutAJobEnds(t *testing.T) {
-	g, ran, _, opened := startedGuest(t)
-	g.abandon()
-	select {
-	case res := <-ran:
-		if res.end.kind == endReturned || opened.Load() {
-			t.Fatalf("an abandoned guest ran: %+v", res)
-		}
-	case <-time.After(2 * time.Minute):
-		t.Fatal("the abandoned guest did not end")
-	}
-}
