@@ -66,10 +66,11 @@ load: deps
 	# and resident memory is what this run bounds.
 	APYSUP_LOAD_RUNS=1000 $(GO) test -tags $(TAGS) -count=1 -timeout $(TEST_TIMEOUT) -run 'TestServeLoadThenKill$$' -v ./cmd/apysup
 
-# The escape suite (integration/) again, through a Supervisor with a warm
-# pool: every run it can takes a sandbox whose interpreter started ahead.
+# The escape suite (integration/) and the parity corpus again, through a
+# Supervisor with warm pools: every run that finds one ready takes a
+# sandbox or a wazero child whose interpreter started ahead.
 test-pooled: deps
-	APYSUP_TEST_POOL=1 $(GO) test -race -tags $(TAGS) -count=1 -timeout $(TEST_TIMEOUT) ./integration
+	APYSUP_TEST_POOL=1 $(GO) test -race -tags $(TAGS) -count=1 -timeout $(TEST_TIMEOUT) ./integration ./integration/parity
 
 unit: deps
 	$(GO) test -race -tags $(TAGS) -count=1 -short ./...

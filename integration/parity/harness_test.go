@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -23,8 +25,14 @@ import (
 
 func TestMain(m *testing.M) { suite.Main(m) }
 
-// The one Supervisor of the test binary (integration/internal/bothbackends).
-var suite = bothbackends.Suite{StatePrefix: "apysup-p"}
+// The one Supervisor of the test binary (integration/internal/bothbackends),
+// pooled on both backends when APYSUP_TEST_POOL says so (make test-pooled).
+var suite = bothbackends.Suite{StatePrefix: "apysup-p", Pool: testPool()}
+
+func testPool() int {
+	n, _ := strconv.Atoi(os.Getenv("APYSUP_TEST_POOL"))
+	return max(n, 0)
+}
 
 // need returns the suite's Supervisor, or stops the test when either
 // backend cannot run here: a skip locally, a failure under

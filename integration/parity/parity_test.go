@@ -44,6 +44,17 @@ func TestParity(t *testing.T) {
 		}
 	})
 	t.Log(report(verdicts))
+	// Pooled (make test-pooled): the corpus, hostile scripts included,
+	// ran in part on sandboxes and wazero children started ahead.
+	if suite.Pool > 0 {
+		if st := sup.PoolState(); st.Taken == 0 {
+			t.Errorf("no native run took a pooled sandbox: %+v", st)
+		}
+		if st := sup.WazeroPoolState(); st.Taken == 0 {
+			t.Errorf("no wazero run took a pooled child: %+v", st)
+		}
+		t.Logf("pools: native %+v, wazero %+v", sup.PoolState(), sup.WazeroPoolState())
+	}
 }
 
 // report is the table of verdicts, in corpus order.

@@ -27,6 +27,10 @@ type Suite struct {
 	// StatePrefix names the private state directory (short: socket paths
 	// must fit sun_path).
 	StatePrefix string
+	// Pool, when positive, keeps that many sandboxes per limits class
+	// and that many wazero children ahead of their runs, interpreters
+	// started (make test-pooled): runs that find one ready take it.
+	Pool int
 
 	once     sync.Once
 	sup      *supervisor.Supervisor
@@ -71,7 +75,8 @@ func (s *Suite) Need(t testing.TB) *supervisor.Supervisor {
 			s.err = os.Chmod(s.stateDir, 0o711)
 		}
 		if s.err == nil {
-			s.sup = supervisor.New(supervisor.Config{StateDir: s.stateDir})
+			s.sup = supervisor.New(supervisor.Config{StateDir: s.stateDir,
+				NativePool: s.Pool, NativePoolClasses: 8, WazeroPool: s.Pool})
 		}
 	})
 	if f := s.native; f != nil {
