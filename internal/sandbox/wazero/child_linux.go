@@ -2,6 +2,7 @@ package wazero
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"syscall"
@@ -30,9 +32,12 @@ const (
 	childArg = "apysup-wazero-child"
 	childEnv = "_APYSUP_WAZERO_CHILD"
 	// The child's descriptors, in ExtraFiles' order from 3.
-	// childZoneinfoFD is the parent's zoneinfo directory (O_PATH), when it
-	// has one (childLoad.Zoneinfo).
-	childJobFD, childResultFD, childStdoutFD, childStderrFD, childCallFD, childImageFD, childZoneinfoFD = 3, 4, 5, 6, 7, 8, 9
+	// childImageFD is the guest files' image (image.go), childWasmFD and
+	// childStdlibFD the build's python.wasm and stdlib zip as the parent
+	// opened and checked them (read-only), childZoneinfoFD the parent's
+	// zoneinfo directory (O_PATH), when it has one (childLoad.Zoneinfo).
+	childJobFD, childResultFD, childStdoutFD, childStderrFD, childCallFD = 3, 4, 5, 6, 7
+	childImageFD, childWasmFD, childStdlibFD, childZoneinfoFD            = 8, 9, 10, 11
 	// childLoadBound bounds a child's Load (its clock's first stretch,
 	// before the run's own timeout bounds the guest's start): a second of
 	// CPU, tens of seconds under the race detector on a loaded host.
@@ -190,7 +195,7 @@ func (b *Backend) runChild(ctx context.Context, clock *runClock, j guestJob, out
 func (in *Interpreter) spawnChild(memoryBytes uint64) (*child, error) {
 	load := in.childLoad
 	load.MemoryBytes = memoryBytes
-	inherited := []*os.File{in.image}
+	inherited := []*os.File{in.image, in.wasmFile, in.stdlibFile}
 	if in.zoneinfo != nil {
 		fd, err := unix.FcntlInt(uintptr(in.zoneinfo.fd), unix.F_DUPFD_CLOEXEC, 0)
 		if err != nil {
@@ -372,7 +377,7 @@ func init() {
 
 // isChild reports whether this process is a run's child: exactly the
 // arguments [argv0, childArg], the environment variable naming its parent,
-// which is still its parent, and its five descriptors open and of their
+// which is still its parent, and its eight descriptors open and of their
 // kinds. A program run with that argument by a person has none of the rest
 // and is left alone.
 func isChild() bool {
@@ -384,7 +389,8 @@ func isChild() bool {
 		return false
 	}
 	for fd, kind := range map[int]uint32{childJobFD: syscall.S_IFIFO, childResultFD: syscall.S_IFIFO,
-		childStdoutFD: syscall.S_IFIFO, childStderrFD: syscall.S_IFIFO, childCallFD: syscall.S_IFSOCK, childImageFD: syscall.S_IFREG} {
+		childStdoutFD: syscall.S_IFIFO, childStderrFD: syscall.S_IFIFO, childCallFD: syscall.S_IFSOCK,
+		childImageFD: syscall.S_IFREG, childWasmFD: syscall.S_IFREG, childStdlibFD: syscall.S_IFREG} {
 		var st syscall.Stat_t
 		if syscall.Fstat(fd, &st) != nil || st.Mode&syscall.S_IFMT != kind {
 			return false
@@ -423,15 +429,32 @@ func childMain() int {
 	if err != nil {
 		return setupFailed(fmt.Errorf("image: %w", err))
 	}
-	wasm, stdlib, guestFiles, err := decodeImage(image)
+	guestFiles, err := decodeImage(image)
 	if err != nil {
 		return setupFailed(err)
+	}
+	wasm, err := mapBuildFile(childWasmFD, load.Wasm)
+	if err != nil {
+		return setupFailed(fmt.Errorf("%s: %w", wasmFile, err))
+	}
+	zipped, err := mapBuildFile(childStdlibFD, load.Stdlib)
+	if err != nil {
+		return setupFailed(fmt.Errorf("%s: %w", stdlibFile, err))
+	}
+	stdlib, err := newStdlibTree(bytes.NewReader(zipped), int64(len(zipped)))
+	if err != nil {
+		return setupFailed(fmt.Errorf("%s: %w", stdlibFile, err))
 	}
 	var zoneinfo *hostDir
 	if load.Zoneinfo {
 		zoneinfo = &hostDir{fd: childZoneinfoFD, path: zoneinfoDir}
 	}
+	// Decoding the module and reading its machine code allocate most of
+	// what the child will ever hold, all of it live: a collection on the
+	// way would find nothing to free.
+	gcPercent := debug.SetGCPercent(-1)
 	in, err := assemble(ctx, &Build{Dir: load.BuildDir}, wasm, stdlib, guestFiles, zoneinfo, load.CompilationCacheDir, nil, false)
+	debug.SetGCPercent(gcPercent)
 	if err != nil {
 		return setupFailed(err)
 	}

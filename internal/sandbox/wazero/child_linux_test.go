@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -93,6 +95,50 @@ func TestIsChild(t *testing.T) {
 			t.Setenv(childEnv, tc.env)
 			if isChild() {
 				t.Fatal("isChild() = true")
+			}
+		})
+	}
+}
+
+// A child maps python.wasm and the stdlib zip from its parent's open
+// files only while they are the versions the parent checked at Load: a
+// build file written since (here its mtime set, which moves its ctime)
+// fails the next run's setup, naming the file, and leaves no child.
+func TestChildRefusesABuildChangedSinceLoad(t *testing.T) {
+	shared := interpreter(t)
+	for _, name := range []string{wasmFile, stdlibFile} {
+		t.Run(name, func(t *testing.T) {
+			root := t.TempDir()
+			dir := filepath.Join(root, "apysup", "wasi", filepath.Base(shared.build.Dir))
+			if err := os.CopyFS(dir, os.DirFS(shared.build.Dir)); err != nil {
+				t.Fatal(err)
+			}
+			// The shared compilation cache: the copy's machine code is
+			// already there, under the same module.
+			in, err := Load(context.Background(), Config{CacheDir: root, CompilationCacheDir: shared.childLoad.CompilationCacheDir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer in.Close(context.Background())
+			if out := run(t, "print('checked')", runOpts{in: in}); out.Status != sandbox.StatusOK || string(out.Stdout) != "checked\n" {
+				t.Fatalf("before the change: status %s stdout %q stderr %q", out.Status, out.Stdout, out.Stderr)
+			}
+			if err := os.Chtimes(filepath.Join(dir, name), time.Now(), time.Now().Add(-time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+			script := filepath.Join(t.TempDir(), "main.py")
+			if err := os.WriteFile(script, []byte("print('ran')"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, err := in.Backend(nil).Run(context.Background(), sandbox.Job{ScriptPath: script, WorkspaceDir: t.TempDir()}, sandbox.Limits{})
+			if err == nil || out.Status != sandbox.StatusSetupFailed || !strings.Contains(err.Error(), name+": changed since its parent checked it") {
+				t.Fatalf("after the change: status %s, %v", out.Status, err)
+			}
+			if len(out.Stdout) != 0 {
+				t.Fatalf("the guest ran: %q", out.Stdout)
+			}
+			if pids := children(t); len(pids) != 0 {
+				t.Fatalf("children left: %v", pids)
 			}
 		})
 	}

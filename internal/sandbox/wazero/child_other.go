@@ -21,7 +21,7 @@ func (b *Backend) runChild(context.Context, *runClock, guestJob, *sandbox.Captur
 	return guestRun{}, ending{}, errors.New("no child processes on this OS")
 }
 
-func newImage([]byte, fs.FS, fs.FS) (*os.File, error) {
+func newImage(fs.FS) (*os.File, error) {
 	return nil, errors.New("no child processes on this OS")
 }
 

@@ -27,17 +27,24 @@ import (
 const ErrorCodeChildDied = "wasm_child_died"
 
 // childLoad is what a child needs to load its Interpreter besides its
-// image: where the build is (for messages) and the compilation cache.
+// descriptors: where the build is (for messages), the compilation cache,
+// and the identities of the build files its parent checked.
 type childLoad struct {
 	BuildDir            string `json:"build_dir"`
 	CompilationCacheDir string `json:"compilation_cache_dir"`
-	Zoneinfo            bool   `json:"zoneinfo"` // the host's zoneinfo is childZoneinfoFD
+	// Wasm and Stdlib identify python.wasm and the stdlib zip, open at
+	// childWasmFD and childStdlibFD, as the parent checked them: a child
+	// maps them only if they are still those versions.
+	Wasm     fileID `json:"wasm"`
+	Stdlib   fileID `json:"stdlib"`
+	Zoneinfo bool   `json:"zoneinfo"` // the host's zoneinfo is childZoneinfoFD
 	// MemoryBytes is the guest's memory limit until its job's: the guest
 	// starts before its job (a fresh child's parent gives the job's own).
 	MemoryBytes uint64 `json:"memory_bytes"`
 }
 
-// maxLoadBytes bounds the load message: two paths, a flag and a number.
+// maxLoadBytes bounds the load message: two paths, two file identities,
+// a flag and a number.
 const maxLoadBytes = 16 << 10
 
 // writeLoad writes the load message that opens the job pipe: its length
@@ -84,6 +91,9 @@ func readLoad(r io.Reader) (childLoad, error) {
 	}
 	if load.MemoryBytes == 0 {
 		return childLoad{}, errors.New("load: no memory limit")
+	}
+	if load.Wasm.Size <= 0 || load.Stdlib.Size <= 0 {
+		return childLoad{}, errors.New("load: no build files")
 	}
 	return load, nil
 }

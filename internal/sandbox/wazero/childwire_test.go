@@ -183,7 +183,9 @@ func FuzzReadCall(f *testing.F) {
 
 func TestLoadWire(t *testing.T) {
 	var buf bytes.Buffer
-	want := childLoad{BuildDir: "/cache/apysup/wasi/k", CompilationCacheDir: "/cache/apysup/wazero", Zoneinfo: true, MemoryBytes: 64 << 20}
+	want := childLoad{BuildDir: "/cache/apysup/wasi/k", CompilationCacheDir: "/cache/apysup/wazero", Zoneinfo: true, MemoryBytes: 64 << 20,
+		Wasm:   fileID{Dev: 2049, Ino: 17, Size: 8 << 20, MtimeNs: 1, CtimeNs: 2},
+		Stdlib: fileID{Dev: 2049, Ino: 18, Size: 12 << 20, MtimeNs: 3, CtimeNs: 4}}
 	if err := writeLoad(&buf, want); err != nil {
 		t.Fatal(err)
 	}
@@ -204,6 +206,8 @@ func TestLoadWire(t *testing.T) {
 		{"trailing", "\x00\x00\x00\x2b{\"compilation_cache_dir\":\"/c\"}{\"zoneinfo\":1}"},
 		{"nul", "\x00\x00\x00\x24{\"compilation_cache_dir\":\"/c\\u0000\"}"},
 		{"no memory limit", "\x00\x00\x00\x1e{\"compilation_cache_dir\":\"/c\"}"},
+		{"no build files", "\x00\x00\x00\x2f{\"compilation_cache_dir\":\"/c\",\"memory_bytes\":1}"},
+		{"no stdlib", "\x00\x00\x00\x41{\"compilation_cache_dir\":\"/c\",\"memory_bytes\":1,\"wasm\":{\"size\":1}}"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got, err := readLoad(strings.NewReader(tc.data)); err == nil {
@@ -218,7 +222,8 @@ func TestLoadWire(t *testing.T) {
 // reading no more than its bound, or an error.
 func FuzzReadLoad(f *testing.F) {
 	var buf bytes.Buffer
-	_ = writeLoad(&buf, childLoad{BuildDir: "/b", CompilationCacheDir: "/c", Zoneinfo: true, MemoryBytes: 1 << 20})
+	_ = writeLoad(&buf, childLoad{BuildDir: "/b", CompilationCacheDir: "/c", Zoneinfo: true, MemoryBytes: 1 << 20,
+		Wasm: fileID{Ino: 1, Size: 1}, Stdlib: fileID{Ino: 2, Size: 2}})
 	f.Add(buf.Bytes())
 	f.Add([]byte("\x00\x00\x00\x02{}"))
 	f.Add([]byte("\xff\xff\xff\xff"))
@@ -235,7 +240,8 @@ func FuzzReadLoad(f *testing.F) {
 			}
 			return
 		}
-		if load.CompilationCacheDir == "" || strings.ContainsRune(load.CompilationCacheDir+load.BuildDir, 0) || load.MemoryBytes == 0 {
+		if load.CompilationCacheDir == "" || strings.ContainsRune(load.CompilationCacheDir+load.BuildDir, 0) || load.MemoryBytes == 0 ||
+			load.Wasm.Size <= 0 || load.Stdlib.Size <= 0 {
 			t.Fatalf("accepted %+v", load)
 		}
 	})

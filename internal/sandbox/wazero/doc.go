@@ -21,8 +21,9 @@
 // package's init function, before any other package's init or main: no
 // program needs a call of its own for it (apysup.Init and
 // native.MaybeInit document the same entry). The child maps its parent's
-// checked build (a sealed memfd: python.wasm, the unpacked stdlib, the
-// guest files), loads the compiled code from the disk cache as its load
+// checked build (python.wasm and the stdlib zip as its parent opened and
+// checked them, refused if written since; the guest files in a sealed
+// memfd), loads the compiled code from the disk cache as its load
 // message says, then reads its job from the same pipe (with Config.Pool,
 // children wait there loaded, ahead of their runs, each used once), writes the guest's stdout and stderr to two pipes that the
 // parent copies into the run's Capture, sends host calls over a socketpair

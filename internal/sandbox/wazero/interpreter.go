@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -90,9 +89,11 @@ type Interpreter struct {
 	childLoad childLoad
 	image     *os.File   // nil without children
 	pool      *childPool // nil without Config.Pool
-	// closeStdlib releases what serves stdlib (Load's zip file); nil in a
-	// child, whose stdlib lies in its parent's image.
-	closeStdlib io.Closer
+	// wasmFile and stdlibFile are the build's python.wasm and stdlib zip
+	// as Load opened and checked them (stdlib reads the zip's entries
+	// from stdlibFile in-process); nil in a child, which maps its
+	// parent's.
+	wasmFile, stdlibFile *os.File
 }
 
 // Load locates the WASI build (an *UnavailableError with
@@ -122,26 +123,33 @@ func Load(ctx context.Context, cfg Config) (*Interpreter, error) {
 	// the machine code compiled from it.
 	stamped := openStamps(filepath.Join(cacheDir, "verified"), build.Manifest.Key)
 	now := time.Now()
-	wasm, err := build.readStamped(wasmFile, stamped, now)
+	// Both build files stay open: a child maps them (childWasmFD,
+	// childStdlibFD), in-process runs read the stdlib's entries from its
+	// zip as they import them. wasm and zipped are their bytes when there
+	// was no stamp to vouch for them and they were hashed, nil otherwise.
+	wasmF, wasm, err := build.openStamped(wasmFile, stamped, now)
 	if err != nil {
 		return nil, err
 	}
-	zipFile, zipped, err := build.openStamped(stdlibFile, stamped, now)
+	zipF, zipped, err := build.openStamped(stdlibFile, stamped, now)
 	if err != nil {
+		wasmF.Close()
 		return nil, err
 	}
-	var stdlib *stdlibTree
-	if zipFile != nil {
-		stdlib, err = newStdlibTree(zipFile, build.Manifest.Files[stdlibFile].Size, zipFile)
-	} else {
-		stdlib, err = newStdlibTree(bytes.NewReader(zipped), int64(len(zipped)), nil)
-	}
+	in, err := load(ctx, cfg, build, stamped, cacheDir, wasmF, wasm, zipF, zipped)
 	if err != nil {
-		if zipFile != nil {
-			zipFile.Close()
-		}
-		return nil, fmt.Errorf("wazero: %s: %w", filepath.Join(build.Dir, stdlibFile), err)
+		wasmF.Close()
+		zipF.Close()
+		return nil, err
 	}
+	// Out directories of processes that died with runs under way.
+	_ = sweepTempDirs(os.TempDir())
+	stamped.save()
+	return in, nil
+}
+
+// load is the rest of Load once the build files are open and checked.
+func load(ctx context.Context, cfg Config, build *Build, stamped *stamps, cacheDir string, wasmF *os.File, wasm []byte, zipF *os.File, zipped []byte) (*Interpreter, error) {
 	guestFiles := cfg.GuestFiles
 	if guestFiles == nil {
 		guestFiles = python.GuestFiles
@@ -151,46 +159,81 @@ func Load(ctx context.Context, cfg Config) (*Interpreter, error) {
 	// code (so the disk cache is warm for its children) but never runs it;
 	// once a Load has compiled this build into the cache (the stamp says
 	// so, with the module's minimum memory, all this process needs of it),
-	// not even that. A child that finds the cache emptied since compiles
-	// for itself.
+	// not even that, and it neither reads python.wasm nor opens the
+	// stdlib's zip: its children map both. A child that finds the cache
+	// emptied since compiles for itself.
 	child := childSupported && !cfg.inProcess
 	var zoneinfo *hostDir
 	if fi, err := os.Stat(zoneinfoDir); resolvesBeneath && err == nil && fi.IsDir() {
+		var err error
 		if zoneinfo, err = openHostDir(zoneinfoDir); err != nil {
-			_ = stdlib.Close()
 			return nil, fmt.Errorf("wazero: %w", err)
+		}
+	}
+	var stdlib *stdlibTree
+	if !child {
+		var err error
+		if zipped != nil {
+			stdlib, err = newStdlibTree(bytes.NewReader(zipped), int64(len(zipped)))
+		} else {
+			stdlib, err = newStdlibTree(zipF, build.Manifest.Files[stdlibFile].Size)
+		}
+		if err != nil {
+			if zoneinfo != nil {
+				_ = zoneinfo.Close()
+			}
+			return nil, fmt.Errorf("wazero: %s: %w", filepath.Join(build.Dir, stdlibFile), err)
 		}
 	}
 	var in *Interpreter
 	if min := stamped.compiledMinMemory(); child && min > 0 {
 		in = &Interpreter{compiled: cacheWatch{dir: cacheDir, progress: cfg.Progress},
-			build: build, stdlib: stdlib, guestFiles: guestFiles, zoneinfo: zoneinfo, minMemory: min}
+			build: build, guestFiles: guestFiles, zoneinfo: zoneinfo, minMemory: min}
 	} else {
-		if in, err = assemble(ctx, build, wasm, stdlib, guestFiles, zoneinfo, cacheDir, cfg.Progress, !child); err != nil {
-			_ = stdlib.Close()
-			return nil, err
+		var err error
+		if wasm == nil {
+			if wasm, err = build.readOpened(wasmF, wasmFile, stamped); err != nil {
+				if zoneinfo != nil {
+					_ = zoneinfo.Close()
+				}
+				return nil, err
+			}
+		}
+		var fsys fs.FS
+		if stdlib != nil {
+			fsys = stdlib
+		}
+		if in, err = assemble(ctx, build, wasm, fsys, guestFiles, zoneinfo, cacheDir, cfg.Progress, !child); err != nil {
+			return nil, err // assemble closed zoneinfo
 		}
 		stamped.recordCompiled(in.minMemory)
 	}
-	in.closeStdlib = stdlib
-	if child {
-		in.child = true
-		in.childLoad = childLoad{BuildDir: build.Dir, CompilationCacheDir: cacheDir}
-		if in.image, err = newImage(wasm, stdlib, guestFiles); err != nil {
-			_ = in.Close(ctx)
-			return nil, fmt.Errorf("wazero: child image: %w", err)
-		}
-		if cfg.Pool > 0 {
-			idle := cfg.PoolIdle
-			if idle <= 0 {
-				idle = DefaultPoolIdle
-			}
-			in.pool = newChildPool(in, cfg.Pool, idle)
-		}
+	in.wasmFile, in.stdlibFile = wasmF, zipF
+	if !child {
+		return in, nil
 	}
-	// Out directories of processes that died with runs under way.
-	_ = sweepTempDirs(os.TempDir())
-	stamped.save()
+	in.child = true
+	in.childLoad = childLoad{BuildDir: build.Dir, CompilationCacheDir: cacheDir}
+	var ok bool
+	if in.childLoad.Wasm, ok = identify(wasmF); ok {
+		in.childLoad.Stdlib, ok = identify(zipF)
+	}
+	if !ok {
+		_ = in.Close(ctx)
+		return nil, errors.New("wazero: cannot identify the build's files for its children")
+	}
+	var err error
+	if in.image, err = newImage(guestFiles); err != nil {
+		_ = in.Close(ctx)
+		return nil, fmt.Errorf("wazero: child image: %w", err)
+	}
+	if cfg.Pool > 0 {
+		idle := cfg.PoolIdle
+		if idle <= 0 {
+			idle = DefaultPoolIdle
+		}
+		in.pool = newChildPool(in, cfg.Pool, idle)
+	}
 	return in, nil
 }
 
@@ -290,8 +333,11 @@ func (in *Interpreter) Close(ctx context.Context) error {
 			err = cerr
 		}
 	}
-	if in.closeStdlib != nil {
-		if cerr := in.closeStdlib.Close(); err == nil {
+	for _, f := range []*os.File{in.wasmFile, in.stdlibFile} {
+		if f == nil {
+			continue
+		}
+		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
 	}

@@ -152,16 +152,24 @@ func (b *Build) ReadFile(name string) ([]byte, error) {
 // very file read (stamp.go), and stamps a file it hashed.
 func (b *Build) readStamped(name string, st *stamps, now time.Time) ([]byte, error) {
 	f, data, err := b.openStamped(name, st, now)
-	if f == nil {
-		return data, err
+	if err != nil {
+		return nil, err
 	}
 	defer f.Close()
+	if data != nil {
+		return data, nil
+	}
+	return b.readOpened(f, name, st)
+}
+
+// readOpened reads the build output f, which openStamped opened on a
+// stamp's word: a file changed since is hashed after all.
+func (b *Build) readOpened(f *os.File, name string, st *stamps) ([]byte, error) {
 	want := b.Manifest.Files[name]
-	data = make([]byte, want.Size)
+	data := make([]byte, want.Size)
 	if _, err := f.ReadAt(data, 0); err != nil {
 		return nil, missing(f.Name() + ": " + err.Error())
 	}
-	// Changed while read: what was read is hashed after all.
 	if id, ok := identify(f); !ok || !st.verified(name, want.SHA256, id) {
 		if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != want.SHA256 {
 			return nil, missing(f.Name() + " does not match manifest.json")
@@ -170,45 +178,48 @@ func (b *Build) readStamped(name string, st *stamps, now time.Time) ([]byte, err
 	return data, nil
 }
 
-// openStamped opens one build output, checked against the manifest: when
-// st vouches for the file opened, the open file, nothing read yet (the
-// caller closes it); otherwise its bytes, read and hashed (and stamped).
-func (b *Build) openStamped(name string, st *stamps, now time.Time) (*os.File, []byte, error) {
+// openStamped opens one build output, checked against the manifest, and
+// returns it open: when st vouches for the file opened, nothing read yet
+// (data nil); otherwise with its bytes, read and hashed (and stamped). The
+// caller closes f.
+func (b *Build) openStamped(name string, st *stamps, now time.Time) (f *os.File, data []byte, err error) {
 	want, ok := b.Manifest.Files[name]
 	if !ok {
 		return nil, nil, missing("manifest.json lists no " + name)
 	}
 	file := filepath.Join(b.Dir, name)
-	f, err := os.Open(file)
-	if err != nil {
+	if f, err = os.Open(file); err != nil {
 		return nil, nil, missing(err.Error())
 	}
 	before, known := identify(f)
 	if known && before.Size == want.Size && st.verified(name, want.SHA256, before) {
 		return f, nil, nil
 	}
-	defer f.Close()
+	fail := func(why string) (*os.File, []byte, error) {
+		f.Close()
+		return nil, nil, missing(why)
+	}
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, nil, missing(err.Error())
+		return fail(err.Error())
 	}
 	if fi.Size() != want.Size {
-		return nil, nil, missing(file + " does not match manifest.json")
+		return fail(file + " does not match manifest.json")
 	}
-	data := make([]byte, want.Size)
+	data = make([]byte, want.Size)
 	if _, err := io.ReadFull(f, data); err != nil {
-		return nil, nil, missing(file + ": " + err.Error())
+		return fail(file + ": " + err.Error())
 	}
 	sum := sha256.Sum256(data)
 	if hex.EncodeToString(sum[:]) != want.SHA256 {
-		return nil, nil, missing(file + " does not match manifest.json")
+		return fail(file + " does not match manifest.json")
 	}
 	// The identity after the read, equal to the one before: the bytes
 	// hashed are that one version's.
 	if after, _ := identify(f); known && after == before {
 		st.record(name, want.SHA256, before, now)
 	}
-	return nil, data, nil
+	return f, data, nil
 }
 
 func missing(why string) error {

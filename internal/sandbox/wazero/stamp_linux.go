@@ -9,8 +9,13 @@ import (
 // identify is the identity of the open file f (fstat: the file read, not
 // whatever the path names now); ok is false when it cannot be had.
 func identify(f *os.File) (id fileID, ok bool) {
+	return identifyFD(int(f.Fd()))
+}
+
+// identifyFD is identify of the descriptor fd.
+func identifyFD(fd int) (id fileID, ok bool) {
 	var st unix.Stat_t
-	if unix.Fstat(int(f.Fd()), &st) != nil {
+	if unix.Fstat(fd, &st) != nil {
 		return fileID{}, false
 	}
 	return fileID{

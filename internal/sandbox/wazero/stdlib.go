@@ -24,22 +24,22 @@ import (
 // dozen of its 600 modules, and a process no longer reads (and pages in)
 // 12 MB to serve them. zip is the zip file Load opened and checked (its
 // stamp vouches for that very file, stamp.go; the file stays open, so a
-// build replaced by rename does not change under it) or, when Load had to
-// hash it, the bytes it hashed. No entry's CRC is checked: the whole zip
-// was checked.
+// build replaced by rename does not change under it), the bytes Load
+// hashed when it had to, or, in a child, its mapping of its parent's
+// open file (mapBuildFile). No entry's CRC is checked: the whole zip was
+// checked.
 type stdlibTree struct {
 	names fstest.MapFS // every directory and file: modes, and listings
 	files map[string]*zip.File
 	zip   io.ReaderAt
 	size  int64
-	close func() error
 }
 
 var _ fs.StatFS = (*stdlibTree)(nil)
 
-// newStdlibTree reads the zip's central directory from zip (size bytes);
-// closer, if not nil, is closed with the tree.
-func newStdlibTree(zipped io.ReaderAt, size int64, closer io.Closer) (*stdlibTree, error) {
+// newStdlibTree reads the zip's central directory from zipped (size
+// bytes), which must stay readable as long as the tree is used.
+func newStdlibTree(zipped io.ReaderAt, size int64) (*stdlibTree, error) {
 	zr, err := zip.NewReader(zipped, size)
 	if err != nil {
 		return nil, err
@@ -48,10 +48,6 @@ func newStdlibTree(zipped io.ReaderAt, size int64, closer io.Closer) (*stdlibTre
 		names: fstest.MapFS{"python3.11/lib-dynload": &fstest.MapFile{Mode: fs.ModeDir | 0o555}},
 		files: map[string]*zip.File{},
 		zip:   zipped,
-		close: func() error { return nil },
-	}
-	if closer != nil {
-		t.close = closer.Close
 	}
 	for _, f := range zr.File {
 		if f.FileInfo().IsDir() {
@@ -97,18 +93,6 @@ func (t *stdlibTree) Stat(name string) (fs.FileInfo, error) {
 		return stdlibInfo{path.Base(name), int64(f.UncompressedSize64)}, nil
 	}
 	return t.names.Stat(name)
-}
-
-// Close closes the zip file; reads after it fail.
-func (t *stdlibTree) Close() error {
-	if t == nil {
-		return nil
-	}
-	err := t.close()
-	if errors.Is(err, fs.ErrClosed) {
-		return nil
-	}
-	return err
 }
 
 type stdlibEntry struct {

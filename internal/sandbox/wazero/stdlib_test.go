@@ -33,7 +33,7 @@ func zipOf(t *testing.T, method uint16, files map[string]string) []byte {
 
 func treeOf(t *testing.T, zipped []byte) (*stdlibTree, error) {
 	t.Helper()
-	return newStdlibTree(bytes.NewReader(zipped), int64(len(zipped)), nil)
+	return newStdlibTree(bytes.NewReader(zipped), int64(len(zipped)))
 }
 
 // The tree serves each stored entry's bytes in place, under python3.11/,
@@ -79,7 +79,7 @@ func TestStdlibTree(t *testing.T) {
 }
 
 // Served from an open zip file, the tree reads nothing until the guest
-// does, and nothing once it is closed.
+// does, and nothing once the file is closed.
 func TestStdlibTreeFromFile(t *testing.T) {
 	zipped := zipOf(t, zip.Store, map[string]string{"os.pyc": "os code"})
 	name := filepath.Join(t.TempDir(), "stdlib.zip")
@@ -90,17 +90,17 @@ func TestStdlibTreeFromFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tree, err := newStdlibTree(f, int64(len(zipped)), f)
+	tree, err := newStdlibTree(f, int64(len(zipped)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got, err := fs.ReadFile(tree, "python3.11/os.pyc"); err != nil || string(got) != "os code" {
 		t.Fatalf("%q %v", got, err)
 	}
-	if err := tree.Close(); err != nil {
+	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := fs.ReadFile(tree, "python3.11/os.pyc"); err == nil {
-		t.Fatalf("read %q after Close", got)
+		t.Fatalf("read %q after the file's Close", got)
 	}
 }
