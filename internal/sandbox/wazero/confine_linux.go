@@ -33,7 +33,8 @@ const childOwnFiles = 64
 //     strace on the package's tests; every other call fails with EPERM:
 //     no socket, no exec, no ptrace, no mount or namespace, no new
 //     descriptors but files (openat, openat2, pipe2 and eventfd2 for the
-//     runtime's poller).
+//     runtime's poller), no signal and no limit for any process but this
+//     one (installFilter).
 //
 // The parent adds new network, IPC and UTS namespaces where it may create
 // them (childCloneflags).
@@ -76,32 +77,24 @@ var childSyscalls = []uintptr{
 }
 
 // installFilter loads a seccomp filter allowing exactly calls, on the
-// native architecture only, into every thread of the process.
+// native architecture only, into every thread of the process. Two of them
+// name a process, and are allowed only on this one: tgkill (the Go
+// runtime's preemption signals to its own threads) only with this
+// process's pid as its thread group, prlimit64 (setrlimit's spelling)
+// only with pid 0 or this process's. A child whose guest escaped wasm
+// runs as the supervisor's user, root in most deployments, which may
+// signal or re-limit any process.
 func installFilter(calls []uintptr) error {
 	if auditArch == 0 {
 		return errors.New("no seccomp filter for " + runtime.GOARCH)
 	}
-	const (
-		ldW  = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
-		jeqK = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
-		retK = unix.BPF_RET | unix.BPF_K
-	)
-	n := len(calls)
-	prog := []unix.SockFilter{
-		{Code: ldW, K: 4}, // seccomp_data.arch
-		{Code: jeqK, K: auditArch, Jt: 1},
-		{Code: retK, K: unix.SECCOMP_RET_KILL_PROCESS},
-		{Code: ldW, K: 0}, // seccomp_data.nr
-	}
-	for i, nr := range calls {
-		// Matched: jump over the remaining tests and the refusal.
-		prog = append(prog, unix.SockFilter{Code: jeqK, K: uint32(nr), Jt: uint8(n - i)})
-	}
-	prog = append(prog,
-		unix.SockFilter{Code: retK, K: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)},
-		unix.SockFilter{Code: retK, K: unix.SECCOMP_RET_ALLOW})
-	if n > 254 {
-		return errors.New("seccomp: too many calls for one jump")
+	self := uint32(os.Getpid())
+	prog, err := filterProgram(calls, []argRule{
+		{nr: unix.SYS_TGKILL, arg0: []uint32{self}},
+		{nr: unix.SYS_PRLIMIT64, arg0: []uint32{0, self}},
+	})
+	if err != nil {
+		return err
 	}
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	_, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog)))
@@ -110,6 +103,87 @@ func installFilter(calls []uintptr) error {
 		return fmt.Errorf("seccomp: %w", errno)
 	}
 	return nil
+}
+
+// argRule allows the call nr only when its first argument (its low 32
+// bits: a pid_t) is one of arg0.
+type argRule struct {
+	nr   uintptr
+	arg0 []uint32
+}
+
+// filterProgram is the classic BPF program of installFilter: the
+// architecture checked (any other kills the process), each rule's call
+// with its first argument checked, then every other call of calls
+// allowed; everything else fails with EPERM.
+func filterProgram(calls []uintptr, rules []argRule) ([]unix.SockFilter, error) {
+	const (
+		ldW  = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+		jeqK = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+		retK = unix.BPF_RET | unix.BPF_K
+		// Offsets in struct seccomp_data.
+		nrOff, archOff, arg0Off = 0, 4, 16
+	)
+	// Jumps to the two returns at the end are resolved once the program's
+	// length is known: a placeholder's Jt or Jf says which.
+	const toAllow, toDeny = 0xff, 0xfe
+	prog := []unix.SockFilter{
+		{Code: ldW, K: archOff},
+		{Code: jeqK, K: auditArch, Jt: 1},
+		{Code: retK, K: unix.SECCOMP_RET_KILL_PROCESS},
+		{Code: ldW, K: nrOff},
+	}
+	ruled := map[uintptr]bool{}
+	for _, r := range rules {
+		ruled[r.nr] = true
+		// Not this call: skip its block (the argument's load, its values
+		// and the reload of the number).
+		prog = append(prog, unix.SockFilter{Code: jeqK, K: uint32(r.nr), Jf: uint8(len(r.arg0) + 2)},
+			unix.SockFilter{Code: ldW, K: arg0Off})
+		for i, v := range r.arg0 {
+			f := unix.SockFilter{Code: jeqK, K: v, Jt: toAllow}
+			if i == len(r.arg0)-1 {
+				f.Jf = toDeny
+			}
+			prog = append(prog, f)
+		}
+		prog = append(prog, unix.SockFilter{Code: ldW, K: nrOff})
+	}
+	for _, nr := range calls {
+		if !ruled[nr] {
+			prog = append(prog, unix.SockFilter{Code: jeqK, K: uint32(nr), Jt: toAllow})
+		}
+	}
+	deny := len(prog)
+	prog = append(prog,
+		unix.SockFilter{Code: retK, K: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)},
+		unix.SockFilter{Code: retK, K: unix.SECCOMP_RET_ALLOW})
+	resolve := func(at int, j uint8) (uint8, error) {
+		target := -1
+		switch j {
+		case toAllow:
+			target = deny + 1
+		case toDeny:
+			target = deny
+		default:
+			return j, nil
+		}
+		off := target - at - 1
+		if off > 255 {
+			return 0, errors.New("seccomp: too many calls for one jump")
+		}
+		return uint8(off), nil
+	}
+	for i := range prog[:deny] {
+		var err error
+		if prog[i].Jt, err = resolve(i, prog[i].Jt); err != nil {
+			return nil, err
+		}
+		if prog[i].Jf, err = resolve(i, prog[i].Jf); err != nil {
+			return nil, err
+		}
+	}
+	return prog, nil
 }
 
 // childCloneflags are the namespaces a child starts in: new network, IPC

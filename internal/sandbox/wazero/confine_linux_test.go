@@ -120,6 +120,14 @@ func TestChildFilterRefuses(t *testing.T) {
 			f.Close()
 		}
 		fmt.Printf("socket %v, unix %v, exec %v, ptrace %v, open %v\n", serr, uerr, eerr, perr, oerr)
+		// Signal 0 and a read of a limit: harmless, but refused for any
+		// process but this one (its parent here), allowed for itself.
+		var lim unix.Rlimit
+		parent, self := os.Getppid(), os.Getpid()
+		fmt.Printf("tgkill other %v, self %v; prlimit other %v, self %v, own pid %v\n",
+			unix.Tgkill(parent, parent, 0), unix.Tgkill(self, unix.Gettid(), 0),
+			unix.Prlimit(parent, unix.RLIMIT_NOFILE, nil, &lim), unix.Prlimit(0, unix.RLIMIT_NOFILE, nil, &lim),
+			unix.Prlimit(self, unix.RLIMIT_NOFILE, nil, &lim))
 		os.Exit(0)
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestChildFilterRefuses$", "-test.count=1")
@@ -128,7 +136,8 @@ func TestChildFilterRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	want := "socket operation not permitted, unix operation not permitted, exec operation not permitted, ptrace operation not permitted, open <nil>\n"
+	want := "socket operation not permitted, unix operation not permitted, exec operation not permitted, ptrace operation not permitted, open <nil>\n" +
+		"tgkill other operation not permitted, self <nil>; prlimit other operation not permitted, self <nil>, own pid <nil>\n"
 	if string(out) != want {
 		t.Fatalf("got %q, want %q", out, want)
 	}
