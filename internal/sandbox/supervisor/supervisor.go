@@ -257,7 +257,7 @@ func (s *Supervisor) Run(ctx context.Context, req Request) (*Result, error) {
 	if req.Backend == BackendNative {
 		out, err = s.runNative(ctx, b, runID, req, job, runDir, &undo)
 	} else {
-		out, err = s.runWazero(ctx, b, job, runDir, req.Limits)
+		out, err = s.runWazero(ctx, b, job, runDir, req.Limits, &undo)
 	}
 	b.Close()
 	if out == nil {
@@ -342,10 +342,12 @@ func (s *Supervisor) wazeroInterpreter(ctx context.Context) (*wazero.Interpreter
 	return in, nil
 }
 
-// runWazero runs the job in-process. The backend makes the guest's out
-// directory in runDir, so that a supervisor that dies mid-run leaves
-// nothing the next one's sweep of run directories does not remove.
-func (s *Supervisor) runWazero(ctx context.Context, b *broker.Broker, job sandbox.Job, runDir string, limits sandbox.Limits) (*sandbox.Outcome, error) {
+// runWazero runs the job on the wazero backend. The backend makes the
+// guest's scratch directories (out, tmp) in runDir, so that a supervisor
+// that dies mid-run leaves nothing the next one's sweep of run directories
+// does not remove; they are unmounted and removed with the run's other
+// teardown, after the result.
+func (s *Supervisor) runWazero(ctx context.Context, b *broker.Broker, job sandbox.Job, runDir string, limits sandbox.Limits, undo *teardown) (*sandbox.Outcome, error) {
 	job.RunDir = runDir
 	in, err := s.wazeroInterpreter(ctx)
 	if err != nil {
@@ -355,7 +357,9 @@ func (s *Supervisor) runWazero(ctx context.Context, b *broker.Broker, job sandbo
 		}
 		return failedOutcome(sandbox.StatusSetupFailed, native.CodeSetupFailed), err
 	}
-	return in.Backend(b).Run(ctx, job, limits)
+	out, remove, err := in.Backend(b).RunLeavingScratch(ctx, job, limits)
+	undo.add(func() error { remove(); return nil }) // after the result, before the run directory's removal
+	return out, err
 }
 
 // fill copies the backend's outcome into the result and reads the guest's

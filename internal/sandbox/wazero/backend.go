@@ -79,6 +79,27 @@ func (b *Backend) Name() string { return Name }
 // (invalid_job), a host-side failure one with StatusSetupFailed; both come
 // with the error that caused them.
 func (b *Backend) Run(ctx context.Context, job sandbox.Job, limits sandbox.Limits) (*sandbox.Outcome, error) {
+	out, remove, err := b.RunLeavingScratch(ctx, job, limits)
+	remove()
+	return out, err
+}
+
+// RunLeavingScratch is Run but for its last step, which remove takes: the
+// run's scratch directories (the guest's out and tmp directories, each a
+// tmpfs where this process may mount) are unmounted and removed when the
+// caller calls remove, once, after the result is out. Unmounting waits for
+// the kernel's RCU grace periods: on the 2-CPU VM, 4 ms of a pooled run's
+// 23 ms through the API (perf trace of the server, one umount2 of two).
+// Nothing of the Outcome depends on them; a process that dies before
+// remove leaves them to the next Load's sweep (sweepTempDirs) or, under a
+// RunDir, to its owner's.
+func (b *Backend) RunLeavingScratch(ctx context.Context, job sandbox.Job, limits sandbox.Limits) (*sandbox.Outcome, func(), error) {
+	remove := func() {}
+	out, err := b.run(ctx, job, limits, &remove)
+	return out, remove, err
+}
+
+func (b *Backend) run(ctx context.Context, job sandbox.Job, limits sandbox.Limits, removeScratch *func()) (*sandbox.Outcome, error) {
 	began := time.Now()
 	out := &sandbox.Outcome{ExitCode: noExitStatus}
 	fail := func(status sandbox.Status, code string, err error) (*sandbox.Outcome, error) {
@@ -123,11 +144,11 @@ func (b *Backend) Run(ctx context.Context, job sandbox.Job, limits sandbox.Limit
 		out.Status = sandbox.StatusMemoryLimit
 		return out, nil
 	}
-	scratch, removeScratch, err := makeScratchDirs(job.RunDir, limits.TmpBytes, limits.TmpFiles())
+	scratch, remove, err := makeScratchDirs(job.RunDir, limits.TmpBytes, limits.TmpFiles())
 	if err != nil {
 		return setupFailed(err)
 	}
-	defer removeScratch()
+	*removeScratch = remove
 
 	j := guestJob{
 		Script: script, ScriptName: scriptName, Prelude: job.Prelude, Argv: argv,
