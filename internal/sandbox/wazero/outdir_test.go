@@ -169,6 +169,36 @@ func TestOutDirInRunDir(t *testing.T) {
 	}
 }
 
+// RunLeavingScratch leaves the scratch directories (and their mounts) for
+// its caller's remove, after the Outcome is complete; remove takes them.
+func TestRunLeavingScratch(t *testing.T) {
+	in := interpreter(t)
+	runDir := t.TempDir()
+	script := filepath.Join(t.TempDir(), "main.py")
+	if err := os.WriteFile(script, []byte("open('/run/apysup/out/kept', 'w').write('x')\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, remove, err := in.Backend(nil).RunLeavingScratch(context.Background(),
+		sandbox.Job{ScriptPath: script, WorkspaceDir: t.TempDir(), RunDir: runDir}, sandbox.Limits{})
+	if err != nil || out.Status != sandbox.StatusOK || out.GuestOutcome == nil {
+		t.Fatalf("status %s outcome %s %v stderr %s", out.Status, out.GuestOutcome, err, out.Stderr)
+	}
+	ents, _ := os.ReadDir(runDir)
+	if len(ents) != 1 || !strings.HasPrefix(ents[0].Name(), runDirPrefix) {
+		t.Fatalf("run dir before remove: %v", ents)
+	}
+	if b, err := os.ReadFile(filepath.Join(runDir, ents[0].Name(), tempOutName, "kept")); err != nil || string(b) != "x" {
+		t.Fatalf("the out directory before remove: %q %v", b, err)
+	}
+	remove()
+	if ents, _ := os.ReadDir(runDir); len(ents) != 0 {
+		t.Fatalf("left in the run dir: %v", ents)
+	}
+	if left, err := mountinfo.GetMounts(mountinfo.PrefixFilter(runDir)); err != nil || len(left) != 0 {
+		t.Fatalf("mounts left: %v %v", left, err)
+	}
+}
+
 // Without one it is made in a locked directory of its own under TMPDIR,
 // removed with the run.
 func TestStandaloneOutDir(t *testing.T) {
