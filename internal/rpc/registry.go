@@ -320,3 +320,19 @@ func (c *Channel) invoke(ctx context.Context, frame []byte) (response *broker.Re
 	}()
 	return c.cfg.Dispatcher.Call(dctx, frame)
 }
+
+// Responder answers each call frame with d's response in its Completed
+// envelope, nil when d has none: the wazero backend's host calls
+// (wazero.Dispatcher). A nil d gives a nil Responder: no channel.
+func Responder(d broker.Dispatcher) func(ctx context.Context, frame []byte) []byte {
+	if d == nil {
+		return nil
+	}
+	return func(ctx context.Context, frame []byte) []byte {
+		response := d.Call(ctx, frame)
+		if response == nil {
+			return nil
+		}
+		return Completed(response.AppendJSON(nil), false)
+	}
+}

@@ -357,7 +357,7 @@ func (s *Supervisor) runWazero(ctx context.Context, b *broker.Broker, job sandbo
 		}
 		return failedOutcome(sandbox.StatusSetupFailed, native.CodeSetupFailed), err
 	}
-	out, remove, err := in.Backend(b).RunLeavingScratch(ctx, job, limits)
+	out, remove, err := in.Backend(rpc.Responder(b)).RunLeavingScratch(ctx, job, limits)
 	undo.add(func() error { remove(); return nil }) // after the result, before the run directory's removal
 	return out, err
 }

@@ -13,7 +13,6 @@ import (
 
 	wsys "github.com/tetratelabs/wazero/sys"
 
-	"github.com/apysup/apysup/broker"
 	"github.com/apysup/apysup/internal/sandbox"
 )
 
@@ -57,7 +56,7 @@ var guestEnv = [][2]string{
 // Dispatcher (the run's Broker). It implements sandbox.Backend.
 type Backend struct {
 	in         *Interpreter
-	dispatcher broker.Dispatcher
+	dispatcher Dispatcher
 }
 
 var _ sandbox.Backend = (*Backend)(nil)
@@ -65,7 +64,7 @@ var _ sandbox.Backend = (*Backend)(nil)
 // Backend returns a sandbox.Backend whose guests' host calls go to d. A nil
 // d answers every call as the native bridge does without a channel
 // (channel_unavailable), for runs whose Plan grants nothing.
-func (in *Interpreter) Backend(d broker.Dispatcher) *Backend {
+func (in *Interpreter) Backend(d Dispatcher) *Backend {
 	return &Backend{in: in, dispatcher: d}
 }
 

@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-
-	"github.com/apysup/apysup/broker"
 )
 
 // The wire between a run and its child process (child_linux.go): the load
@@ -186,7 +184,7 @@ func parseReport(data []byte, memoryLimit uint64) (childReport, error) {
 // Host calls on the socketpair. Up: a fault byte (faultCodes' index),
 // the frame's length (4 bytes, big-endian) and the frame. Down: the
 // envelope's length and the envelope, length 0 for no envelope to deliver.
-var faultCodes = [...]string{"", broker.CodeFrameTooLarge, broker.CodeFrameEmpty, broker.CodeFrameMalformed}
+var faultCodes = [...]string{"", codeFrameTooLarge, codeFrameEmpty, codeFrameMalformed}
 
 // callBufferBytes is the buffer each end reads the socket through: a call
 // or an answer of this size or less, its length and itself written at once,

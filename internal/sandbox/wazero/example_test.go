@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/apysup/apysup/broker"
+	"github.com/apysup/apysup/internal/rpc"
 	"github.com/apysup/apysup/internal/sandbox"
 	"github.com/apysup/apysup/internal/sandbox/wazero"
 )
@@ -25,7 +26,7 @@ func Example() {
 	}
 	defer in.Close(ctx)
 
-	out, err := in.Backend(refuseAll{}).Run(ctx, sandbox.Job{
+	out, err := in.Backend(rpc.Responder(refuseAll{})).Run(ctx, sandbox.Job{
 		ScriptPath:   "/path/to/script.py",
 		Prelude:      []byte("import agent_runtime\nagent_runtime._bind(None)\n"),
 		WorkspaceDir: "/path/to/workspace",

@@ -6,10 +6,33 @@ import (
 	"encoding/json"
 
 	"github.com/tetratelabs/wazero/api"
-
-	"github.com/apysup/apysup/broker"
-	"github.com/apysup/apysup/internal/rpc"
 )
+
+// Dispatcher answers a run's host calls: the transport envelope of the
+// call frame's answer (rpc.Responder makes one from a broker.Dispatcher:
+// {"status":"completed","broker_response":...}), nil when there is none.
+// A function, not broker.Dispatcher, so that this package does not depend
+// on package broker: a child process becomes one in this package's init
+// function, and every package this one imports is initialised before it
+// (broker's pull in the JSON Schema compiler's, 8 ms of every child's
+// start).
+type Dispatcher func(ctx context.Context, frame []byte) []byte
+
+// The Broker's codes and messages for a frame the guest could not hand
+// over whole (broker.CodeFrameTooLarge and the rest; a test checks that
+// they are the same).
+const (
+	codeFrameTooLarge      = "frame_too_large"
+	codeFrameEmpty         = "frame_empty"
+	codeFrameMalformed     = "frame_malformed"
+	codeChannelUnavailable = "channel_unavailable"
+)
+
+var frameMessages = map[string]string{
+	codeFrameTooLarge:  "the call frame is larger than 1 MiB",
+	codeFrameEmpty:     "the call frame is empty",
+	codeFrameMalformed: "the call frame is not strict JSON of the form {call_id, capability, arguments}",
+}
 
 const (
 	hostModule   = "agent_runtime_v1"
@@ -40,7 +63,7 @@ func hostCall(ctx context.Context, mod api.Module, stack []uint64) {
 
 // exchange reads the frame out of guest memory and returns the response
 // envelope (respond).
-func exchange(ctx context.Context, d broker.Dispatcher, mem api.Memory, ptr, n uint32) []byte {
+func exchange(ctx context.Context, d Dispatcher, mem api.Memory, ptr, n uint32) []byte {
 	frame, fault := readFrame(mem, ptr, n)
 	return respond(ctx, d, frame, fault)
 }
@@ -49,14 +72,14 @@ func exchange(ctx context.Context, d broker.Dispatcher, mem api.Memory, ptr, n u
 // code for why there is none to copy.
 func readFrame(mem api.Memory, ptr, n uint32) (frame []byte, fault string) {
 	if n > MaxMessageBytes {
-		return nil, broker.CodeFrameTooLarge
+		return nil, codeFrameTooLarge
 	}
 	if n == 0 {
-		return nil, broker.CodeFrameEmpty
+		return nil, codeFrameEmpty
 	}
 	view, ok := mem.Read(ptr, n)
 	if !ok {
-		return nil, broker.CodeFrameMalformed
+		return nil, codeFrameMalformed
 	}
 	// A copy: the Broker may keep the frame, and guest memory moves on grow.
 	return bytes.Clone(view), ""
@@ -68,24 +91,20 @@ func readFrame(mem api.Memory, ptr, n uint32) (frame []byte, fault string) {
 // codes and messages, and no dispatcher means what it means natively: no
 // channel. A frame from a child process is checked again here: the child
 // is no more trusted than its guest.
-func respond(ctx context.Context, d broker.Dispatcher, frame []byte, fault string) []byte {
+func respond(ctx context.Context, d Dispatcher, frame []byte, fault string) []byte {
 	if d == nil {
-		return rejected("channel_unavailable", "the capability channel is not configured")
+		return rejected(codeChannelUnavailable, "the capability channel is not configured")
 	}
 	switch {
 	case fault == "" && len(frame) > MaxMessageBytes:
-		fault = broker.CodeFrameTooLarge
+		fault = codeFrameTooLarge
 	case fault == "" && len(frame) == 0:
-		fault = broker.CodeFrameEmpty
+		fault = codeFrameEmpty
 	}
 	if fault != "" {
-		return rejected(fault, broker.Message(fault))
+		return rejected(fault, frameMessages[fault])
 	}
-	response := d.Call(ctx, frame)
-	if response == nil {
-		return nil
-	}
-	return rpc.Completed(response.AppendJSON(nil), false)
+	return d(ctx, frame)
 }
 
 // deliver writes the envelope into the guest's response buffer, or answers

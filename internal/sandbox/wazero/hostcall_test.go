@@ -10,6 +10,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/apysup/apysup/broker"
+	"github.com/apysup/apysup/internal/rpc"
 )
 
 // fakeMemory is guest memory for exercising the host side of host_call
@@ -64,7 +65,7 @@ func TestExchange(t *testing.T) {
 					return answer
 				})
 			}
-			env := exchange(context.Background(), d, tc.mem, tc.ptr, tc.n)
+			env := exchange(context.Background(), rpc.Responder(d), tc.mem, tc.ptr, tc.n)
 			if !json.Valid(env) || !strings.Contains(string(env), tc.want) {
 				t.Fatalf("envelope %s, want it to contain %s", env, tc.want)
 			}
@@ -125,7 +126,7 @@ func FuzzHostCall(f *testing.F) {
 			dispatched = frame
 			return answer
 		})
-		env := exchange(context.Background(), d, mem, ptr, n)
+		env := exchange(context.Background(), rpc.Responder(d), mem, ptr, n)
 		if dispatched == nil && !json.Valid(env) {
 			t.Fatalf("refusal %q is not JSON", env)
 		}
@@ -151,4 +152,19 @@ func (f dispatcherFunc) Call(ctx context.Context, frame []byte) *broker.Response
 		return nil
 	}
 	return &r
+}
+
+// The codes and messages of a frame refused before the Broker sees it are
+// the Broker's own (this package keeps copies: it does not import broker).
+func TestFrameCodesAreTheBrokers(t *testing.T) {
+	for code, want := range map[string]string{
+		codeFrameTooLarge: broker.CodeFrameTooLarge, codeFrameEmpty: broker.CodeFrameEmpty, codeFrameMalformed: broker.CodeFrameMalformed,
+	} {
+		if code != want || frameMessages[code] != broker.Message(want) {
+			t.Errorf("%s %q, the Broker's %s %q", code, frameMessages[code], want, broker.Message(want))
+		}
+	}
+	if len(frameMessages) != 3 {
+		t.Errorf("messages for %d codes", len(frameMessages))
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/apysup/apysup/broker"
+	"github.com/apysup/apysup/internal/rpc"
 	"github.com/apysup/apysup/internal/sandbox"
 	"github.com/apysup/apysup/internal/testenv"
 )
@@ -65,7 +66,7 @@ func run(t testing.TB, script string, o runOpts) *sandbox.Outcome {
 	if o.ctx == nil {
 		o.ctx = context.Background()
 	}
-	out, err := in.Backend(o.d).Run(o.ctx, sandbox.Job{
+	out, err := in.Backend(rpc.Responder(o.d)).Run(o.ctx, sandbox.Job{
 		ScriptPath:   path,
 		Args:         o.args,
 		Prelude:      []byte("import agent_runtime\nagent_runtime._bind(None)\n"),
