@@ -42,6 +42,10 @@ const (
 	ArgvFile    = ".argv"        // script, then args, each NUL-terminated (--argv)
 	StreamFile  = ".stream"      // present when the job has an Output: the runner line-buffers
 	OutcomeFile = "outcome.json" // in GuestOutDir
+	// EndedFile, in GuestOutDir, is the native runner's report of its end:
+	// its exit status in decimal, written last (python/guest/apysup_runner.py,
+	// ENDED).
+	EndedFile = "ended"
 )
 
 // RunnerArgv is the guest's command line on both backends. It names no

@@ -26,6 +26,14 @@ job, and the runner waits here, having imported nothing of the job, until
 the host hands it over (its run directory and workspace are mounted in by
 then). Both descriptors are closed before the prelude and the script run.
 
+With --ready-fd (the native backend), the runner's last act before its
+exit is to close its standard descriptors and write its exit status, in
+decimal, to a file named "ended" beside the outcome: the host takes that
+for the exit it announces and ends the run at once, where the kernel takes
+milliseconds to tear the interpreter's process down (and its pid namespace
+after it) before the host would see it end. It is the guest's word, as its
+exit status is: a script that writes it ends its own run.
+
 The runner is an ordinary process, never the init of its pid namespace:
 the native sandbox's pid 1 is the supervisor binary's small init, which
 forwards signals, reaps orphans and reports a script killed by a signal
@@ -48,6 +56,7 @@ if _HERE not in sys.path:
 
 
 TRACEBACK_BYTES = 16 << 10
+ENDED = "ended"  # the end's report, beside the outcome (sandbox.EndedFile)
 MESSAGE_BYTES = 4 << 10
 USAGE = (
     "usage: apysup_runner.py --prelude PRELUDE --outcome OUTCOME "
@@ -108,9 +117,15 @@ def _before_job():
     compile("def _f(a, *b, **c):\n    return a.b(*b, **c)\n", "<apysup>", "exec")
 
 
+# The runner's own pid, set when it reports its end (_report_end): with
+# --ready-fd only.
+_reporter = []
+
+
 def _receive_job(job, ready):
     """Says ready, then reads the job from the descriptor to its end."""
     if ready is not None:
+        _reporter.append(os.getpid())
         try:
             os.write(ready, b"R")
         except OSError:
@@ -414,7 +429,32 @@ def _exit_as_interpreter(code):
                 pass
             code = 1
     _flush_streams()
+    _report_end(code)
     os._exit(code)
+
+
+def _report_end(code):
+    """Tells the host that the runner exits with code (the module's
+    docstring), its standard descriptors closed first, so that the host's
+    ends of them see no more output. Only the runner's own process
+    reports: a child the script forked that returns through here ends as
+    it did before."""
+    if not _reporter or _reporter[0] != os.getpid() or not _outcome:
+        return
+    for fd in (0, 1, 2):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    path = os.path.join(os.path.dirname(_outcome[0][0]), ENDED)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        try:
+            os.write(fd, b"%d" % (code & 0xFF))
+        finally:
+            os.close(fd)
+    except OSError:
+        pass  # the host then learns the exit from the kernel
 
 
 def _flush_streams():

@@ -33,18 +33,20 @@ static void guest_init_fail(const char *what, int err)
 	_exit(2);
 }
 
-// Descriptors above stderr are the command's (the job and ready pipes):
-// the init keeps none open, so that the host sees their ends close with
-// the command.
-static void close_from_3(void)
+// Every descriptor is the command's: the standard ones and the job and
+// ready pipes. Once the command runs the init keeps none open (it writes
+// nothing there), so that the host sees their ends close with the command:
+// when the runner reports its end, its output's pipes end as soon as it
+// closed them, whether or not pid 1 has died yet.
+static void close_all(void)
 {
-	if (syscall(SYS_close_range, 3U, ~0U, 0U) == 0)
+	if (syscall(SYS_close_range, 0U, ~0U, 0U) == 0)
 		return;
 	struct rlimit rl;
 	int n = 1024;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 1 << 20)
 		n = (int)rl.rlim_cur;
-	for (int fd = 3; fd < n; fd++)
+	for (int fd = 0; fd < n; fd++)
 		close(fd);
 }
 
@@ -96,7 +98,7 @@ __attribute__((constructor)) static void apysup_guest_init(int argc, char **argv
 		dprintf(2, "apysup guest init: exec %s: %s\n", argv[4], strerror(errno));
 		_exit(127);
 	}
-	close_from_3();
+	close_all();
 
 	sigemptyset(&wanted);
 	sigaddset(&wanted, SIGCHLD);
