@@ -598,13 +598,17 @@ func (s *Sandbox) Wait(ctx context.Context) (*sandbox.Outcome, error) {
 		}
 	}
 	signaled := sig != 0
-	oom := s.oomKilled(sig == syscall.SIGKILL && !timedOut && !canceled)
+	// The OOM counter matters only to a non-zero ending (below): a run
+	// that exited 0 is not read for it (one cgroup file less on the
+	// result's path, 0.2-0.6 ms on cgroup v1 here).
+	oom := out.ExitCode != 0 && s.oomKilled(sig == syscall.SIGKILL && !timedOut && !canceled)
 	out.Usage = s.usage()
 	var err error
 	// The status comes from host evidence only (docs/security.md): the
 	// host's own decisions (cancel, timer), the cgroup's OOM counter and
 	// CPU time. Everything the guest controls (pid 1's exit status or
-	// signal: a guest can write /proc/1/mem; the runner's outcome file) is
+	// signal: a guest can write /proc/1/mem; the runner's outcome file
+	// and its report of its end) is
 	// evidence about the guest, which makes a run ok or error, never
 	// timeout, memory_limit or killed.
 	switch {
@@ -615,7 +619,7 @@ func (s *Sandbox) Wait(ctx context.Context) (*sandbox.Outcome, error) {
 		err = fmt.Errorf("native: run canceled: %w", ctx.Err())
 	case timedOut:
 		out.Status, out.ExitCode = sandbox.StatusTimeout, -1
-	case oom && out.ExitCode != 0:
+	case oom:
 		out.Status = sandbox.StatusMemoryLimit
 	case signaled && s.cpuBackstopReached(sig, out.Usage):
 		out.Status, out.ExitCode = sandbox.StatusTimeout, -1
