@@ -184,6 +184,33 @@ _, status = os.waitpid(pid, 0)
 print("parent", os.waitstatus_to_exitcode(status), os.path.exists("/run/apysup/out/ended"))
 sys.exit(4)
 `, sandbox.StatusError, 4, "parent 5 False\n"},
+		// Not a regular file: refused without blocking the host's read.
+		{"a fifo", `
+import os, sys
+os.mkfifo("/run/apysup/out/ended")
+fd = os.open("/run/apysup/out/ended", os.O_RDWR)
+os.write(fd, b"0")
+os.close(fd)
+print("after")
+sys.exit(6)
+`, sandbox.StatusError, 6, "after\n"},
+		// A link is never followed: writes through it are the target's.
+		{"a link", `
+import os, sys
+os.symlink("/run/apysup/out/target", "/run/apysup/out/ended")
+with open("/run/apysup/out/ended", "w") as f:
+    f.write("0")
+print("after")
+sys.exit(9)
+`, sandbox.StatusError, 9, "after\n"},
+		// Past inotify's queue (16,384 events): the report may be lost in
+		// the overflow, never the run.
+		{"an event flood", `
+for _ in range(40000):
+    with open("/run/apysup/out/x", "w") as f:
+        f.write("1")
+print("after")
+`, sandbox.StatusOK, 0, "after\n"},
 		// The runner reports with its descriptors closed; a process the
 		// script left holds stdout until the host kills the sandbox.
 		{"output held by a process left behind", `
