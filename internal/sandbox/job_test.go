@@ -1,11 +1,15 @@
 package sandbox
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/apysup/apysup/python"
 )
 
 func TestScriptNameAndArgv(t *testing.T) {
@@ -72,5 +76,17 @@ func TestRunnerArgv(t *testing.T) {
 	if argv[0] != GuestPython || !slices.Contains(argv, GuestRunner) || !slices.Contains(argv, GuestJobDir+"/"+ArgvFile) ||
 		slices.Contains(argv, "--") {
 		t.Errorf("argv %q", argv)
+	}
+}
+
+// The runner writes its end's report under the name the native backend
+// watches for.
+func TestRunnerNamesEndedFile(t *testing.T) {
+	src, err := fs.ReadFile(python.GuestFiles, python.Runner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "\nENDED = \"" + EndedFile + "\""; !strings.Contains(string(src), want) {
+		t.Fatalf("%s does not define %s", python.Runner, strings.TrimSpace(want))
 	}
 }

@@ -557,6 +557,49 @@ class RunnerArguments(unittest.TestCase):
             with open(os.path.join(d, "left-open")) as f:
                 self.assertEqual(f.read(), "buffered")
 
+    def test_ready_descriptor_reports_the_end(self):
+        # With --ready-fd the runner says "R" on it, and its last act is to
+        # close its standard descriptors and write its exit status to
+        # "ended" beside the outcome; a child the script forked that ends
+        # through the runner does not report; without --ready-fd nothing
+        # is written.
+        import subprocess
+        with tempfile.TemporaryDirectory() as d:
+            script = os.path.join(d, "s.py")
+            with open(script, "w") as f:
+                f.write("import os, sys\n"
+                        "if os.fork() == 0:\n"
+                        "    sys.exit(3)\n"
+                        "os.wait()\n"
+                        "print('x', os.path.exists(%r))\n"
+                        "sys.exit(300)\n" % os.path.join(d, runner.ENDED))
+            prelude = os.path.join(d, "p.py")
+            open(prelude, "w").close()
+            for ready in (True, False):
+                with self.subTest(ready=ready):
+                    ended = os.path.join(d, runner.ENDED)
+                    if os.path.exists(ended):
+                        os.remove(ended)
+                    job_r, job_w = os.pipe()
+                    os.write(job_w, script.encode() + b"\0")
+                    os.close(job_w)
+                    ready_r, ready_w = os.pipe()
+                    argv = ["--job-fd", str(job_r)] + (["--ready-fd", str(ready_w)] if ready else [])
+                    cmd = [sys.executable, "-I", "-S", runner.__file__, "--prelude", prelude,
+                           "--outcome", os.path.join(d, "o.json"), "--workdir", d] + argv
+                    out = subprocess.run(cmd, pass_fds=(job_r, ready_w), capture_output=True, text=True)
+                    os.close(job_r)
+                    os.close(ready_w)
+                    said = os.read(ready_r, 16)
+                    os.close(ready_r)
+                    self.assertEqual((out.returncode, out.stdout), (300 & 0xFF, "x False\n"), out.stderr)
+                    self.assertEqual(said, b"R" if ready else b"")
+                    if ready:
+                        with open(ended) as f:
+                            self.assertEqual(f.read(), "44")
+                    else:
+                        self.assertFalse(os.path.exists(ended))
+
     def test_outcome_encoding(self):
         doc = {"exit_code": 1, "result_set": False,
                "error": {"type": "ValueError", "message": 'q"\\\n\x00\x1f\x7f\u2028\ud800é\U0001f600',
