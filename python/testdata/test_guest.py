@@ -488,6 +488,22 @@ class RunnerArguments(unittest.TestCase):
         with self.assertRaises(ValueError):
             runner._script_argv((job_r, None))
 
+    @staticmethod
+    def _run_job(d, script, prelude, argv, fds=()):
+        """Runs the runner on script's job, written to a pipe given as
+        argv[1] (--job-fd FD or --argv /dev/fd/FD: FD is filled in)."""
+        import subprocess
+        job_r, job_w = os.pipe()
+        os.write(job_w, script.encode() + b"\0")
+        os.close(job_w)
+        argv = [a.replace("JOB", str(job_r)) for a in argv]
+        cmd = [sys.executable, "-I", "-S", runner.__file__, "--prelude", prelude,
+               "--outcome", os.path.join(d, "o.json"), "--workdir", d] + argv
+        try:
+            return subprocess.run(cmd, pass_fds=(job_r,) + tuple(fds), capture_output=True, text=True)
+        finally:
+            os.close(job_r)
+
     def test_job_descriptor_run_exits_as_the_interpreter_does(self):
         # The runner skips the interpreter's teardown, not what a script
         # sees of its exit: threads joined, atexit, streams flushed, and the
@@ -531,14 +547,8 @@ class RunnerArguments(unittest.TestCase):
                     for name in ("left-open", "held", "teardown"):
                         if os.path.exists(os.path.join(d, name)):
                             os.remove(os.path.join(d, name))
-                    job_r, job_w = os.pipe()
-                    os.write(job_w, script.encode() + b"\0")
-                    os.close(job_w)
-                    argv = ["--job-fd", str(job_r)] if mode == "--job-fd" else ["--argv", "/dev/fd/%d" % job_r]
-                    cmd = [sys.executable, "-I", "-S", runner.__file__, "--prelude", prelude,
-                           "--outcome", os.path.join(d, "o.json"), "--workdir", d] + argv
-                    out = subprocess.run(cmd, pass_fds=(job_r,), capture_output=True, text=True)
-                    os.close(job_r)
+                    argv = ["--job-fd", "JOB"] if mode == "--job-fd" else ["--argv", "/dev/fd/JOB"]
+                    out = self._run_job(d, script, prelude, argv)
                     self.assertEqual((out.returncode, out.stdout), (7, expected), out.stderr)
                     with open(os.path.join(d, "o.json")) as f:
                         self.assertEqual(json.load(f)["exit_code"], 7)
@@ -563,7 +573,6 @@ class RunnerArguments(unittest.TestCase):
         # "ended" beside the outcome; a child the script forked that ends
         # through the runner does not report; without --ready-fd nothing
         # is written.
-        import subprocess
         with tempfile.TemporaryDirectory() as d:
             script = os.path.join(d, "s.py")
             with open(script, "w") as f:
@@ -580,15 +589,9 @@ class RunnerArguments(unittest.TestCase):
                     ended = os.path.join(d, runner.ENDED)
                     if os.path.exists(ended):
                         os.remove(ended)
-                    job_r, job_w = os.pipe()
-                    os.write(job_w, script.encode() + b"\0")
-                    os.close(job_w)
                     ready_r, ready_w = os.pipe()
-                    argv = ["--job-fd", str(job_r)] + (["--ready-fd", str(ready_w)] if ready else [])
-                    cmd = [sys.executable, "-I", "-S", runner.__file__, "--prelude", prelude,
-                           "--outcome", os.path.join(d, "o.json"), "--workdir", d] + argv
-                    out = subprocess.run(cmd, pass_fds=(job_r, ready_w), capture_output=True, text=True)
-                    os.close(job_r)
+                    argv = ["--job-fd", "JOB"] + (["--ready-fd", str(ready_w)] if ready else [])
+                    out = self._run_job(d, script, prelude, argv, (ready_w,))
                     os.close(ready_w)
                     said = os.read(ready_r, 16)
                     os.close(ready_r)
