@@ -489,10 +489,22 @@ class RunnerArguments(unittest.TestCase):
             runner._script_argv((job_r, None))
 
     @staticmethod
-    def _run_job(d, script, prelude, argv, fds=()):
-        """Runs the runner on script's job, written to a pipe given as
-        argv[1] (--job-fd FD or --argv /dev/fd/FD: FD is filled in)."""
+    def _write_job(d, source):
+        """Writes source as d/s.py and an empty prelude d/p.py; returns the
+        script's path."""
+        script = os.path.join(d, "s.py")
+        with open(script, "w") as f:
+            f.write(source)
+        open(os.path.join(d, "p.py"), "w").close()
+        return script
+
+    @staticmethod
+    def _run_job(d, script, argv, fds=()):
+        """Runs the runner on script's job (prelude d/p.py, outcome
+        d/o.json), the job written to a pipe named in argv by JOB
+        (--job-fd JOB or --argv /dev/fd/JOB)."""
         import subprocess
+        prelude = os.path.join(d, "p.py")
         job_r, job_w = os.pipe()
         os.write(job_w, script.encode() + b"\0")
         os.close(job_w)
@@ -511,36 +523,32 @@ class RunnerArguments(unittest.TestCase):
         # them (an open file flushed, __del__, a generator's finally).
         import subprocess
         with tempfile.TemporaryDirectory() as d:
-            script = os.path.join(d, "s.py")
-            with open(script, "w") as f:
-                f.write("import atexit, sys, threading, time, types\n"
-                        "atexit.register(lambda: print('atexit'))\n"
-                        "threading.Thread(target=lambda: (time.sleep(0.2), print('thread'))).start()\n"
-                        "sys.stdout.write('unflushed')\n"
-                        "sys.path.insert(0, %r)\n"
-                        "import helper\n"
-                        "left_open = open(%r, 'w')\n"
-                        "left_open.write('buffered')\n"
-                        "class Late:\n"
-                        "    def __del__(self, marker=%r, write=open):\n"
-                        "        write(marker, 'w').close()\n"
-                        "class Mine:\n"
-                        "    def __del__(self):\n"
-                        "        print('del')\n"
-                        "def gen():\n"
-                        "    try:\n"
-                        "        yield\n"
-                        "    finally:\n"
-                        "        print('finally')\n"
-                        "suspended = gen(); next(suspended)\n"
-                        "mine = Mine()\n"
-                        "other = sys.modules['late'] = types.ModuleType('late')\n"
-                        "other.late = Late()\n"
-                        "sys.exit(7)\n" % (d, os.path.join(d, "left-open"), os.path.join(d, "teardown")))
+            script = self._write_job(d, "import atexit, sys, threading, time, types\n"
+                                        "atexit.register(lambda: print('atexit'))\n"
+                                        "threading.Thread(target=lambda: (time.sleep(0.2), print('thread'))).start()\n"
+                                        "sys.stdout.write('unflushed')\n"
+                                        "sys.path.insert(0, %r)\n"
+                                        "import helper\n"
+                                        "left_open = open(%r, 'w')\n"
+                                        "left_open.write('buffered')\n"
+                                        "class Late:\n"
+                                        "    def __del__(self, marker=%r, write=open):\n"
+                                        "        write(marker, 'w').close()\n"
+                                        "class Mine:\n"
+                                        "    def __del__(self):\n"
+                                        "        print('del')\n"
+                                        "def gen():\n"
+                                        "    try:\n"
+                                        "        yield\n"
+                                        "    finally:\n"
+                                        "        print('finally')\n"
+                                        "suspended = gen(); next(suspended)\n"
+                                        "mine = Mine()\n"
+                                        "other = sys.modules['late'] = types.ModuleType('late')\n"
+                                        "other.late = Late()\n"
+                                        "sys.exit(7)\n" % (d, os.path.join(d, "left-open"), os.path.join(d, "teardown")))
             with open(os.path.join(d, "helper.py"), "w") as f:
                 f.write("held = open(%r, 'w')\nheld.write('held by a module')\n" % os.path.join(d, "held"))
-            prelude = os.path.join(d, "p.py")
-            open(prelude, "w").close()
             expected = "unflushedthread\natexit\nfinally\ndel\n"
             for mode in ("--job-fd", "--argv"):
                 with self.subTest(mode=mode):
@@ -548,7 +556,7 @@ class RunnerArguments(unittest.TestCase):
                         if os.path.exists(os.path.join(d, name)):
                             os.remove(os.path.join(d, name))
                     argv = ["--job-fd", "JOB"] if mode == "--job-fd" else ["--argv", "/dev/fd/JOB"]
-                    out = self._run_job(d, script, prelude, argv)
+                    out = self._run_job(d, script, argv)
                     self.assertEqual((out.returncode, out.stdout), (7, expected), out.stderr)
                     with open(os.path.join(d, "o.json")) as f:
                         self.assertEqual(json.load(f)["exit_code"], 7)
@@ -574,16 +582,12 @@ class RunnerArguments(unittest.TestCase):
         # through the runner does not report; without --ready-fd nothing
         # is written.
         with tempfile.TemporaryDirectory() as d:
-            script = os.path.join(d, "s.py")
-            with open(script, "w") as f:
-                f.write("import os, sys\n"
-                        "if os.fork() == 0:\n"
-                        "    sys.exit(3)\n"
-                        "os.wait()\n"
-                        "print('x', os.path.exists(%r))\n"
-                        "sys.exit(300)\n" % os.path.join(d, runner.ENDED))
-            prelude = os.path.join(d, "p.py")
-            open(prelude, "w").close()
+            script = self._write_job(d, "import os, sys\n"
+                                        "if os.fork() == 0:\n"
+                                        "    sys.exit(3)\n"
+                                        "os.wait()\n"
+                                        "print('x', os.path.exists(%r))\n"
+                                        "sys.exit(300)\n" % os.path.join(d, runner.ENDED))
             for ready in (True, False):
                 with self.subTest(ready=ready):
                     ended = os.path.join(d, runner.ENDED)
@@ -591,7 +595,7 @@ class RunnerArguments(unittest.TestCase):
                         os.remove(ended)
                     ready_r, ready_w = os.pipe()
                     argv = ["--job-fd", "JOB"] + (["--ready-fd", str(ready_w)] if ready else [])
-                    out = self._run_job(d, script, prelude, argv, (ready_w,))
+                    out = self._run_job(d, script, argv, (ready_w,))
                     os.close(ready_w)
                     said = os.read(ready_r, 16)
                     os.close(ready_r)

@@ -50,14 +50,11 @@ func mapImage(fd int) ([]byte, error) {
 
 // mapBuildFile maps the build file open at fd read-only, for the process's
 // whole life, if it is still the version its parent checked (want, the
-// identity the parent's stamp or hash vouched for): a file written since
-// has another ctime, and is refused.
+// identity the parent's stamp or hash vouched for; readLoad refuses an
+// empty one): a file written since has another ctime, and is refused.
 func mapBuildFile(fd int, want fileID) ([]byte, error) {
 	if id, ok := identifyFD(fd); !ok || id != want {
 		return nil, errors.New("changed since its parent checked it")
-	}
-	if want.Size <= 0 {
-		return nil, errors.New("empty")
 	}
 	return unix.Mmap(fd, 0, int(want.Size), unix.PROT_READ, unix.MAP_PRIVATE)
 }
