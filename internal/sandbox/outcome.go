@@ -29,6 +29,15 @@ const (
 // MaxGuestOutcome bytes is no outcome; tooLarge reports a regular file
 // over the bound.
 func ReadOutcomeFile(path string) (data []byte, tooLarge bool) {
+	return ReadGuestFile(path, MaxGuestOutcome)
+}
+
+// ReadGuestFile reads a file of a directory the guest writes (its out
+// directory): a non-empty regular file of at most max bytes, not followed
+// through a link, never blocking on a FIFO; nil for anything else, with
+// tooLarge for a regular file over max. The native runner's report of its
+// end is read the same way (native.endWatch).
+func ReadGuestFile(path string, max int) (data []byte, tooLarge bool) {
 	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, false
@@ -38,11 +47,11 @@ func ReadOutcomeFile(path string) (data []byte, tooLarge bool) {
 	if err != nil || !fi.Mode().IsRegular() {
 		return nil, false
 	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxGuestOutcome+1))
+	b, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
 	if err != nil || len(b) == 0 {
 		return nil, false
 	}
-	if len(b) > MaxGuestOutcome {
+	if len(b) > max {
 		return nil, true
 	}
 	return b, false

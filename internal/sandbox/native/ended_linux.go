@@ -3,7 +3,6 @@ package native
 import (
 	"bytes"
 	"encoding/binary"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -62,7 +61,8 @@ func (w *endWatch) read(path string) {
 		if !namesEnded(buf[:n]) {
 			continue
 		}
-		if code, ok := parseEnded(readEnded(path)); ok {
+		data, _ := sandbox.ReadGuestFile(path, maxEnded)
+		if code, ok := parseEnded(data); ok {
 			w.code <- code
 		}
 		return
@@ -96,26 +96,8 @@ func namesEnded(b []byte) bool {
 	return false
 }
 
-// maxEnded bounds what is read of the report: "255" and a little room.
-const maxEnded = 8
-
-// readEnded reads the report's file: a regular file, not followed through
-// a link, at most maxEnded+1 bytes; nil for anything else.
-func readEnded(path string) []byte {
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxEnded+1))
-	if err != nil {
-		return nil
-	}
-	return b
-}
+// maxEnded bounds what is read of the report: "255".
+const maxEnded = 3
 
 // parseEnded is the report's exit status: decimal digits, no sign, no
 // leading zero, no space, 0 to 255.
