@@ -94,6 +94,23 @@ func TestWorkspaceTrapsStayInside(t *testing.T) {
 		}
 		// The tree itself must be gone: TestMain's final check.
 	})
+
+	t.Run("names", func(t *testing.T) {
+		t.Parallel()
+		export := filepath.Join(t.TempDir(), "export")
+		res := run(t, supervisor.Request{ScriptPath: script, Args: []string{"names", secret}, ExportDir: export})
+		if res.Status != sandbox.StatusOK {
+			t.Fatalf("guest: %s", summary(res))
+		}
+		parseMarkers(t, res).expect(t, nil, "names")
+		w := res.Workspace
+		if w == nil || !w.Verify() || w.Disposition != "discarded" || w.ErrorCode != sandbox.CodeWorkspaceUnexportable || w.FinalTreeSHA256 != "" {
+			t.Fatalf("workspace receipt %+v: want the snapshot refused (%s) and no final digest", w, sandbox.CodeWorkspaceUnexportable)
+		}
+		if _, err := os.Lstat(export); !os.IsNotExist(err) {
+			t.Errorf("export target exists after a refused export: %v", err)
+		}
+	})
 }
 
 // TestExportKeepsModes: what a guest makes group- or world-writable is

@@ -184,6 +184,9 @@ var corpus = []corpusCase{
 	{script: "gap_errno.py", known: map[string]pinned{
 		"stdout": {native: "ENOENT 2 EACCES 13 EEXIST 17 EROFS 30\nOSError(2) FileNotFoundError OSError(13) PermissionError\nstrerror(2) No such file or directory\nmkdir . FileExistsError True\n", wazero: "ENOENT 44 EACCES 2 EEXIST 20 EROFS 69\nOSError(2) PermissionError OSError(13) ConnectionAbortedError\nstrerror(2) Permission denied\nmkdir . FileExistsError True\n"},
 	}},
+	{script: "gap_names_not_utf8.py", known: map[string]pinned{
+		"stdout": {native: "b'\\xff' made True\n'caf\\udce9' made True\n'café' made True\n", wazero: "b'\\xff' PermissionError EPERM\n'caf\\udce9' PermissionError EPERM\n'café' made True\n"},
+	}},
 	{script: "gap_outside_mounts.py", known: map[string]pinned{
 		"stdout": {native: "/etc/parity-nope OSError 30\n/usr/lib/parity-nope OSError 30\n/opt/apysup/parity-nope OSError 30\n/run/apysup/job/parity-nope OSError 30\n/parity-nope OSError 30\n", wazero: "/etc/parity-nope FileNotFoundError 44\n/usr/lib/parity-nope OSError 69\n/opt/apysup/parity-nope OSError 69\n/run/apysup/job/parity-nope OSError 69\n/parity-nope OSError 69\n"},
 	}},

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
@@ -82,7 +83,9 @@ func Snapshot(dir string) (Tree, error) {
 // SnapshotWithin is Snapshot with explicit bounds: it stops with
 // workspace_too_large before hashing more than maxBytes of file contents
 // (apparent sizes, so a sparse file cannot make the host hash gigabytes of
-// holes) or listing more than maxEntries entries.
+// holes) or listing more than maxEntries entries, and with
+// workspace_unexportable at a name that is not UTF-8 (no entry could name
+// it exactly).
 func SnapshotWithin(dir string, maxBytes int64, maxEntries int) (Tree, error) {
 	var t Tree
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
@@ -101,6 +104,13 @@ func SnapshotWithin(dir string, maxBytes int64, maxEntries int) (Tree, error) {
 			return &WorkspaceError{Code: CodeWorkspaceTooLarge, Detail: fmt.Sprintf("more than %d entries", maxEntries)}
 		}
 		rel, _ := filepath.Rel(dir, path)
+		// Entry paths are JSON strings: a name that is not UTF-8 would be
+		// written with U+FFFD in place of its bytes, and two different
+		// trees would share one digest. The guest can make such a name
+		// natively; the tree cannot be named, so it is not exported.
+		if !utf8.ValidString(d.Name()) {
+			return &WorkspaceError{Code: CodeWorkspaceUnexportable, Detail: "a name that is not valid UTF-8"}
+		}
 		info, err := d.Info()
 		if err != nil {
 			return err
@@ -150,8 +160,9 @@ func fileDigest(path string) (string, error) {
 }
 
 // CopyTree copies a host directory into dst (which must exist): regular
-// files and directories only. Anything else is refused, so a workspace
-// never starts with a link out of it. Each copy gets exactly the
+// files and directories only, named in UTF-8. Anything else is refused, so
+// a workspace never starts with a link out of it, nor with a name its
+// snapshot could not record. Each copy gets exactly the
 // permission bits of its source (no set-ID or sticky bit), whatever the
 // process's umask: seeding and export both reproduce the modes a snapshot
 // records. A directory gets its mode after its contents, so that a
@@ -169,6 +180,9 @@ func CopyTree(src, dst string) error {
 		rel, _ := filepath.Rel(src, path)
 		if rel == "." {
 			return nil
+		}
+		if !utf8.ValidString(d.Name()) {
+			return &WorkspaceError{Code: CodeWorkspaceInputInvalid, Detail: "a workspace path is not UTF-8"}
 		}
 		info, err := d.Info()
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -201,5 +202,37 @@ func TestSnapshotDeeperThanPathMax(t *testing.T) {
 	_, err = Snapshot(dir)
 	if codeOf(err) != CodeWorkspaceTooLarge || len(err.Error()) > 200 {
 		t.Fatalf("snapshot: %v", err)
+	}
+}
+
+// TestSnapshotRefusesNamesNotUTF8: an entry's path is a JSON string, in
+// which every invalid byte would become U+FFFD, so two trees that differ
+// only there would share a digest. Such a name is refused, at the top or
+// deeper, by the snapshot (unexportable) and by a seed's copy (invalid
+// input); any UTF-8 name is kept exactly.
+func TestSnapshotRefusesNamesNotUTF8(t *testing.T) {
+	for _, name := range []string{"\xff", "sub/\xfe", "caf\xe9", "\xed\xa0\x80"} {
+		dir := t.TempDir()
+		writeTree(t, dir, map[string]string{"sub/ok": "1", name: "same"})
+		if _, err := Snapshot(dir); codeOf(err) != CodeWorkspaceUnexportable || strings.Contains(err.Error(), name) {
+			t.Errorf("snapshot with %q: %v", name, err)
+		}
+		if err := CopyTree(dir, t.TempDir()); codeOf(err) != CodeWorkspaceInputInvalid {
+			t.Errorf("copy of %q: %v", name, err)
+		}
+	}
+	a, b := t.TempDir(), t.TempDir()
+	writeTree(t, a, map[string]string{"café": "same"})
+	writeTree(t, b, map[string]string{"cafe\u0301": "same"})
+	ta, err := Snapshot(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := Snapshot(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ta.Entries[0].Path != "café" || ta.Digest() == tb.Digest() {
+		t.Errorf("UTF-8 names: %+v %+v", ta.Entries, tb.Entries)
 	}
 }

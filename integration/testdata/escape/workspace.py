@@ -3,7 +3,9 @@
 # argv: MODE SECRET_PATH. MODE links: symlinks to the host's secret (absolute
 # and relative), a FIFO, and outcome.json as a symlink to the secret;
 # MODE setuid: a set-user-ID and set-group-ID file and a plain one, to be
-# exported; MODE deep: a tree deeper than PATH_MAX.
+# exported; MODE deep: a tree deeper than PATH_MAX; MODE names: names that
+# are not UTF-8 (JSON would write each as U+FFFD, so these two would digest
+# alike), in a directory and at the top.
 import stat
 
 mode, secret = sys.argv[1], sys.argv[2]
@@ -32,3 +34,9 @@ elif mode == "deep":
     with open("deep", "w") as f:
         f.write("x")
     control("deep", lambda: None)
+elif mode == "names":
+    os.mkdir("d")
+    for name in (b"\xff", b"\xfe", b"d/\xff"):
+        with open(name, "wb") as f:
+            f.write(b"same")
+    control("names", lambda: None)
