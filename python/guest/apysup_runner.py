@@ -261,6 +261,30 @@ def _write_outcome(path, exit_code, error):
     os.replace(tmp, path)
 
 
+def _check_utf8(source, path):
+    """Refuse a script that declares no encoding and is not UTF-8 with the
+    error `python path` gives: its file tokenizer names the first byte that
+    is not UTF-8 and its line, where compile() of the same bytes says
+    "(unicode error) 'utf-8' codec can't decode ..." about the first string
+    literal that holds one."""
+    try:
+        source.decode("utf-8")
+        return
+    except UnicodeDecodeError as e:
+        bad = e.start
+    if source.startswith(b"\xef\xbb\xbf"):
+        return  # a BOM declares UTF-8: compile() reports it as python does
+    import tokenize  # only for a script that is not UTF-8
+    for i, line in enumerate(source.split(b"\n", 2)[:2]):
+        if tokenize.cookie_re.match(line.decode("latin-1")):
+            return  # an encoding declared: compile() decodes as python does
+        if i == 0 and not tokenize.blank_re.match(line):
+            break
+    raise SyntaxError("Non-UTF-8 code starting with '\\x%02x' in file %s on line %d, but no encoding declared; "
+                      "see https://peps.python.org/pep-0263/ for details"
+                      % (source[bad], path, source.count(b"\n", 0, bad) + 1))
+
+
 def _run_main(path, installed):
     """Run the file at path as `python path` does: compiled from source, in
     a fresh module named __main__ (sys.modules["__main__"] while it runs)
@@ -269,6 +293,7 @@ def _run_main(path, installed):
     assignments or imports rebind them as they would any global)."""
     with open(path, "rb") as f:
         source = f.read()
+    _check_utf8(source, path)
     code = compile(source, path, "exec", dont_inherit=True)
     module = type(sys)("__main__")
     module.__file__ = path

@@ -633,6 +633,27 @@ class RunnerArguments(unittest.TestCase):
             self.assertEqual(seen, ("__main__", path, True, None, None))
             self.assertIs(sys.modules["__main__"], main)
 
+    def test_script_not_utf8_refused_as_python_does(self):
+        # `python path` names the first byte that is not UTF-8 and its line
+        # when no encoding is declared; compile() of the same bytes did not.
+        import subprocess
+        refused = {"literal.py": b'print("caf\xe9")\n', "comment.py": b'x = 1\n# caf\xe9\ny = "\xff"\n',
+                   "surrogate.py": b'"\xed\xa0\x80"\n', "late_cookie.py": b'#!/x\n\n# coding: latin-1\nx = "\xe9"\n'}
+        accepted = {"cookie.py": b'# coding: latin-1\nprint("caf\xe9")\n', "second_line.py": b'#!/x\n# coding: latin-1\nx = "\xe9"\n',
+                    "utf8.py": "print('café')\n".encode(), "bom.py": b'\xef\xbb\xbfx = 1\n'}
+        with tempfile.TemporaryDirectory() as d:
+            for name, body in list(refused.items()) + list(accepted.items()):
+                path = os.path.join(d, name)
+                with open(path, "wb") as f:
+                    f.write(body)
+                bare = subprocess.run([sys.executable, "-I", "-S", path], capture_output=True, text=True)
+                if name in accepted:
+                    self.assertIsNone(runner._check_utf8(body, path), name)
+                    continue
+                with self.assertRaises(SyntaxError) as cm:
+                    runner._check_utf8(body, path)
+                self.assertEqual("SyntaxError: %s\n" % cm.exception, bare.stderr, name)
+
     def test_installs_globals_in_main(self):
         # The Plan's globals are the script's own globals, nobody else's:
         # callable without an import, listed by globals(), rebindable.
