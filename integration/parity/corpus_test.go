@@ -30,6 +30,7 @@ var corpus = []corpusCase{
 	{script: "fs_missing_paths.py"},
 	{script: "fs_set_blocking.py"},
 	{script: "fs_read_only.py"},
+	{script: "fs_path_resolution.py"},
 	{script: "fs_access.py", known: map[string]pinned{ // X_OK: WASI has no permission bits
 		"stdout": {native: accessOut("", "", "None"),
 			wazero: accessOut("'f', ", ", '/opt/apysup/apysup_runner.py', '/dev/null'", "./f")},
@@ -42,6 +43,7 @@ var corpus = []corpusCase{
 	{script: "std_compression.py"},
 	{script: "compute.py"},
 	{script: "recursion.py"},
+	{script: "nesting_depths.py"},
 	{script: "output.py"},
 	{script: "sleep.py"},
 	{script: "zoneinfo_tz.py"},

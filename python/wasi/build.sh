@@ -325,8 +325,13 @@ grep -q '^#define WITH_PYMALLOC 1' "$wasi_build/pyconfig.h" || die "configure di
 # definitions win over wasi-libc's archive members.
 log "apysup_libm"
 $wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_libm.c" -o "$work/apysup_libm.o"
+# Path resolution as Linux's (_apysup_paths.c): every path function of
+# wasi-libc looks its path up through the wrapped function.
+log "apysup_paths"
+$wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_paths.c" -o "$work/apysup_paths.o"
 # Replaces configure's own LDFLAGS_NODIST for WASI (a 512 KiB stack).
-step wasi-make make -C "$wasi_build" -j"$jobs" LDFLAGS_NODIST="$WASI_LDFLAGS_NODIST $work/apysup_libm.o"
+step wasi-make make -C "$wasi_build" -j"$jobs" \
+	LDFLAGS_NODIST="$WASI_LDFLAGS_NODIST $work/apysup_libm.o $work/apysup_paths.o -Wl,--wrap=__wasilibc_find_relpath_alloc,--wrap=rename,--wrap=link"
 
 # --- output --------------------------------------------------------------------
 

@@ -89,11 +89,14 @@ func (d *confinedDir) Stat(path string) (wsys.Stat_t, experimentalsys.Errno) {
 	return d.FS.Stat(path)
 }
 
+// Mkdir answers with the host's errno: wazero's own turns ENOTDIR (a file
+// where the path needs a directory) into ENOENT, where the native guest's
+// kernel answers ENOTDIR.
 func (d *confinedDir) Mkdir(path string, perm fs.FileMode) experimentalsys.Errno {
 	if errno := d.check(path, false); errno != 0 {
 		return errno
 	}
-	return d.FS.Mkdir(path, guestDirMode)
+	return experimentalsys.UnwrapOSError(os.Mkdir(filepath.Join(d.root, path), guestDirMode))
 }
 
 // Modes of what a guest creates, as natively (0666 and 0777 under umask 022).

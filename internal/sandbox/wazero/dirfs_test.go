@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
+	"github.com/tetratelabs/wazero/experimental/sysfs"
 )
 
 func TestConfinedDirRefusesSymlinks(t *testing.T) {
@@ -125,5 +126,53 @@ func TestQuotaCountsOpenFiles(t *testing.T) {
 	c.Close()
 	if q.held() != 0 {
 		t.Fatalf("%d held after closing everything", q.held())
+	}
+}
+
+// TestErrnosAsLinux: a mount answers a change with the errno the native
+// guest's kernel gives for the same tree: wazero's own Mkdir turned
+// ENOTDIR into ENOENT, and a read-only mount answered EROFS before it
+// looked the path up.
+func TestErrnosAsLinux(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "f"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(root, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d := newConfinedDir(root, 1<<20)
+	ro := newReadOnly(sysfs.DirFS(root))
+	for name, c := range map[string]struct{ got, want experimentalsys.Errno }{
+		"mkdir under a file":         {d.Mkdir("f/x", 0o755), experimentalsys.ENOTDIR},
+		"mkdir deeper under a file":  {d.Mkdir("f/x/y", 0o755), experimentalsys.ENOTDIR},
+		"mkdir in a missing dir":     {d.Mkdir("nope/x", 0o755), experimentalsys.ENOENT},
+		"mkdir that exists":          {d.Mkdir("d", 0o755), experimentalsys.EEXIST},
+		"ro mkdir that exists":       {ro.Mkdir("d", 0o755), experimentalsys.EEXIST},
+		"ro mkdir new":               {ro.Mkdir("n", 0o755), experimentalsys.EROFS},
+		"ro mkdir in a missing dir":  {ro.Mkdir("nope/x", 0o755), experimentalsys.ENOENT},
+		"ro mkdir under a file":      {ro.Mkdir("f/x", 0o755), experimentalsys.ENOTDIR},
+		"ro rmdir":                   {ro.Rmdir("d"), experimentalsys.EROFS},
+		"ro rmdir in a missing dir":  {ro.Rmdir("nope/x"), experimentalsys.ENOENT},
+		"ro unlink missing":          {ro.Unlink("nope"), experimentalsys.EROFS},
+		"ro unlink in a missing dir": {ro.Unlink("nope/x"), experimentalsys.ENOENT},
+		"ro rename":                  {ro.Rename("f", "g"), experimentalsys.EROFS},
+		"ro rename from nowhere":     {ro.Rename("nope/x", "g"), experimentalsys.ENOENT},
+		"ro rename to nowhere":       {ro.Rename("f", "nope/g"), experimentalsys.ENOENT},
+		"ro link":                    {ro.Link("f", "g"), experimentalsys.EROFS},
+		"ro link of nothing":         {ro.Link("nope", "g"), experimentalsys.ENOENT},
+		"ro symlink":                 {ro.Symlink("f", "g"), experimentalsys.EROFS},
+		"ro symlink under a file":    {ro.Symlink("f", "f/g"), experimentalsys.ENOTDIR},
+		"ro chmod":                   {ro.Chmod("f", 0o600), experimentalsys.EROFS},
+		"ro chmod missing":           {ro.Chmod("nope", 0o600), experimentalsys.ENOENT},
+		"ro utimens":                 {ro.Utimens("f", 0, 0), experimentalsys.EROFS},
+		"ro utimens missing":         {ro.Utimens("nope", 0, 0), experimentalsys.ENOENT},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: %v, want %v", name, c.got, c.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, "n")); !os.IsNotExist(err) {
+		t.Errorf("the read-only mount made a directory: %v", err)
 	}
 }

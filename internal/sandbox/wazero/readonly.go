@@ -18,8 +18,11 @@ import (
 //     one (without O_CREAT, ENOENT as ever);
 //   - an existing file with O_TRUNC: EROFS; without it: EACCES.
 //
-// Every other change (mkdir, unlink, rename, chmod, utimes, ...) is EROFS,
-// as sysfs.ReadFS answers.
+// Every other change is EROFS once its path resolves as far as the native
+// guest's kernel resolves it first (a missing directory on the way is
+// ENOENT, a file there ENOTDIR): the whole path for chmod and utimes, its
+// directory for mkdir, rmdir, unlink, rename, link and symlink; mkdir of a
+// name that exists is EEXIST.
 type readOnly struct{ experimentalsys.FS }
 
 // newReadOnly wraps fsys (a mount that never changes) as a read-only mount.
@@ -38,14 +41,7 @@ func (r readOnly) OpenFile(name string, flag experimentalsys.Oflag, perm fs.File
 	case errno == experimentalsys.ENOENT && flag&experimentalsys.O_CREAT != 0:
 		// As open(2) resolves the parent first: a missing parent is
 		// ENOENT, a file there ENOTDIR; only in a directory is it EROFS.
-		parent, perrno := r.FS.Stat(path.Dir(name))
-		switch {
-		case perrno != 0:
-			return nil, perrno
-		case !parent.Mode.IsDir():
-			return nil, experimentalsys.ENOTDIR
-		}
-		return nil, experimentalsys.EROFS
+		return nil, refused(r.dirResolves(name))
 	case errno != 0:
 		return nil, errno
 	case st.Mode.IsDir() && writes:
@@ -58,4 +54,66 @@ func (r readOnly) OpenFile(name string, flag experimentalsys.Oflag, perm fs.File
 		return nil, experimentalsys.EACCES
 	}
 	return r.FS.OpenFile(name, flag&^experimentalsys.O_CREAT, perm) // O_CREAT of an existing file, read only
+}
+
+// resolves answers as the kernel does while it looks name up: 0 if name
+// exists, else the lookup's errno.
+func (r readOnly) resolves(name string) experimentalsys.Errno {
+	_, errno := r.FS.Stat(name)
+	return errno
+}
+
+// dirResolves answers as the kernel does while it looks up the directory
+// of name: 0 if it is a directory, else ENOTDIR or the lookup's errno.
+func (r readOnly) dirResolves(name string) experimentalsys.Errno {
+	st, errno := r.FS.Stat(path.Dir(name))
+	switch {
+	case errno != 0:
+		return errno
+	case !st.Mode.IsDir():
+		return experimentalsys.ENOTDIR
+	}
+	return 0
+}
+
+// refused is EROFS, or the first errno of the lookups before it.
+func refused(lookups ...experimentalsys.Errno) experimentalsys.Errno {
+	for _, errno := range lookups {
+		if errno != 0 {
+			return errno
+		}
+	}
+	return experimentalsys.EROFS
+}
+
+func (r readOnly) Mkdir(name string, perm fs.FileMode) experimentalsys.Errno {
+	errno := r.dirResolves(name)
+	if errno == 0 && r.resolves(name) == 0 {
+		return experimentalsys.EEXIST
+	}
+	return refused(errno)
+}
+
+func (r readOnly) Rmdir(name string) experimentalsys.Errno { return refused(r.dirResolves(name)) }
+
+func (r readOnly) Unlink(name string) experimentalsys.Errno { return refused(r.dirResolves(name)) }
+
+func (r readOnly) Rename(from, to string) experimentalsys.Errno {
+	return refused(r.dirResolves(from), r.dirResolves(to))
+}
+
+func (r readOnly) Link(oldName, newName string) experimentalsys.Errno {
+	return refused(r.resolves(oldName), r.dirResolves(newName))
+}
+
+func (r readOnly) Symlink(oldName, linkName string) experimentalsys.Errno {
+	return refused(r.dirResolves(linkName))
+}
+
+func (r readOnly) Chmod(name string, perm fs.FileMode) experimentalsys.Errno {
+	return refused(r.resolves(name))
+}
+
+func (r readOnly) Utimens(name string, atim, mtim int64) experimentalsys.Errno {
+	return refused(r.resolves(name))
 }

@@ -1,0 +1,205 @@
+/*
+ * Path resolution as the native guest's kernel does it, where wasi-libc
+ * and wazero resolve a path lexically. build.sh links this object with
+ * -Wl,--wrap=__wasilibc_find_relpath_alloc.
+ *
+ * Every path function of wasi-libc (open, and opendir through it, stat,
+ * lstat, access, mkdir, rmdir, unlink, rename, link, symlink, readlink,
+ * utime, scandir, chdir) finds its preopened directory and the path
+ * relative to it through __wasilibc_find_relpath_alloc, which joins the
+ * path to the emulated working directory. Two answers differed from
+ * Linux's, and are mended here:
+ *
+ *  - An empty path named the working directory, so os.stat("") succeeded
+ *    and os.makedirs(os.path.dirname("name"), exist_ok=True) passed, where
+ *    Linux answers ENOENT and the same script fails natively.
+ *  - wazero cleans a path lexically before the host resolves it, so "f/.",
+ *    "f/.." and "f/./x" named f or its directory when f is a file, where
+ *    Linux answers ENOTDIR (and ENOENT when f does not exist): a name that
+ *    a "." or ".." component follows must be a directory. Such a name is
+ *    looked up once more, with the WASI call stat(2) itself uses.
+ *  - wasi-libc joins a relative path to the working directory and keeps
+ *    its ".." components, and wazero refuses one that climbs above the
+ *    mount it starts in (EPERM): "../workspace/f" from /workspace, or
+ *    "/tmp/../workspace/f", failed, and os.chdir("d/..") left os.getcwd()
+ *    at "/workspace/d/..". Once every name before a "." or ".." is known
+ *    to be a directory, the path is made absolute and its dots resolved
+ *    here, as the kernel would (the writable mounts hold no symlinks).
+ *
+ * The callers turn a failed lookup into ENOTCAPABLE, so a path that must
+ * fail is not refused here: it is replaced by one the host refuses for
+ * every operation with Linux's errno. A name that is not a directory
+ * becomes "NAME/x" (the host answers ENOTDIR, or why NAME did not
+ * resolve); an empty path becomes EMPTY_STANDIN, in a directory of the
+ * read-only root that does not exist (ENOENT, whatever the operation).
+ * The guest's exception still names the path it gave: CPython builds it
+ * from its own argument.
+ *
+ * rename and link are wrapped too (-Wl,--wrap=rename,--wrap=link): wazero
+ * answers ENOSYS for two paths on different mounts, where Linux answers
+ * EXDEV (shutil.move copies on any OSError; a script that tests errno
+ * sees EXDEV on both backends), and an empty path, whose stand-in lies on
+ * another mount than the other path, is ENOENT before either is looked
+ * up.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wasi/api.h>
+
+int __real___wasilibc_find_relpath_alloc(const char *path, const char **abs_prefix, char **relative_buf,
+                                         size_t *relative_buf_len, int can_realloc);
+
+/* The buffer of the lookups made here: wasi-libc's callers keep their
+ * relative paths in buffers of their own (rename holds two at once), which
+ * a lookup of ours must not overwrite. */
+static char *check_buf;
+static size_t check_buf_len;
+
+static int is_dot(const char *c, size_t n) {
+	return (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.');
+}
+
+#define EMPTY_STANDIN "/.apysup-empty-path/x"
+
+extern char *__wasilibc_cwd; /* wasi-libc's working directory, absolute, no dots */
+
+/* next_component returns the component of a path that starts at or after
+ * *p (past any slashes), sets *n to its length (0 at the path's end) and
+ * moves *p past it. */
+static const char *next_component(const char **p, size_t *n) {
+	while (**p == '/')
+		(*p)++;
+	const char *start = *p;
+	while (**p != '\0' && **p != '/')
+		(*p)++;
+	*n = (size_t)(*p - start);
+	return start;
+}
+
+/* append_resolved appends the components of path to out (of length *len,
+ * absolute, without dots), dropping "." and taking ".." as its parent. */
+static void append_resolved(char *out, size_t *len, const char *path) {
+	size_t n;
+	for (const char *c = next_component(&path, &n); n != 0; c = next_component(&path, &n)) {
+		if (n == 1 && c[0] == '.')
+			continue;
+		if (is_dot(c, n)) { /* ".." */
+			while (*len > 0 && out[*len - 1] != '/')
+				(*len)--;
+			if (*len > 0)
+				(*len)--; /* the slash */
+			continue;
+		}
+		out[(*len)++] = '/';
+		memcpy(out + *len, c, n);
+		*len += n;
+	}
+	out[*len] = '\0';
+}
+
+/* resolved returns the first n bytes of path made absolute with their
+ * dots resolved (a trailing slash kept), followed by suffix, in memory the
+ * caller frees, or NULL. */
+static char *resolved(const char *path, size_t n, const char *suffix) {
+	char *copy = strndup(path, n);
+	if (copy == NULL)
+		return NULL;
+	const char *cwd = copy[0] == '/' ? "" : __wasilibc_cwd;
+	char *out = malloc(strlen(cwd) + n + strlen(suffix) + 3);
+	if (out == NULL) {
+		free(copy);
+		return NULL;
+	}
+	size_t len = 0;
+	append_resolved(out, &len, cwd);
+	append_resolved(out, &len, copy);
+	if (len == 0 || (n > 0 && copy[n - 1] == '/'))
+		out[len++] = '/';
+	strcpy(out + len, suffix);
+	free(copy);
+	return out;
+}
+
+/* dir_at returns 0 if the first len bytes of path name a directory (a
+ * symlink to one counts), else -1. */
+static int dir_at(const char *path, size_t len) {
+	char *prefix = resolved(path, len, "");
+	if (prefix == NULL)
+		return -1;
+	const char *abs;
+	int fd = __real___wasilibc_find_relpath_alloc(prefix, &abs, &check_buf, &check_buf_len, 1);
+	free(prefix);
+	if (fd == -1)
+		return -1;
+	__wasi_filestat_t st;
+	if (__wasi_path_filestat_get(fd, __WASI_LOOKUPFLAGS_SYMLINK_FOLLOW, check_buf, &st) != 0)
+		return -1;
+	return st.filetype == __WASI_FILETYPE_DIRECTORY ? 0 : -1;
+}
+
+/* failing_prefix returns the length of the first name of path that a "."
+ * or ".." component follows and that is not a directory, or 0; *dots is
+ * set if path has a "." or ".." component. */
+static size_t failing_prefix(const char *path, int *dots) {
+	size_t name_end = 0; /* just past the last component, if it was a name */
+	const char *p = path;
+	size_t n;
+	*dots = 0;
+	for (const char *c = next_component(&p, &n); n != 0; c = next_component(&p, &n)) {
+		if (!is_dot(c, n)) {
+			name_end = (size_t)(p - path);
+			continue;
+		}
+		*dots = 1;
+		if (name_end != 0 && dir_at(path, name_end) != 0)
+			return name_end;
+		name_end = 0;
+	}
+	return 0;
+}
+
+int __wrap___wasilibc_find_relpath_alloc(const char *path, const char **abs_prefix, char **relative_buf,
+                                         size_t *relative_buf_len, int can_realloc) {
+	if (path[0] == '\0')
+		path = EMPTY_STANDIN;
+	int dots = 0;
+	size_t bad = strchr(path, '.') != NULL ? failing_prefix(path, &dots) : 0;
+	if (!dots)
+		return __real___wasilibc_find_relpath_alloc(path, abs_prefix, relative_buf, relative_buf_len, can_realloc);
+	char *instead = bad != 0 ? resolved(path, bad, "/x") : resolved(path, strlen(path), "");
+	if (instead == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	int fd = __real___wasilibc_find_relpath_alloc(instead, abs_prefix, relative_buf, relative_buf_len, can_realloc);
+	free(instead);
+	return fd;
+}
+
+int __real_rename(const char *old, const char *new);
+int __real_link(const char *old, const char *new);
+
+/* across_mounts is ret, with wazero's ENOSYS for two mounts made Linux's
+ * EXDEV. */
+static int across_mounts(int ret) {
+	if (ret == -1 && errno == ENOSYS)
+		errno = EXDEV;
+	return ret;
+}
+
+int __wrap_rename(const char *old, const char *new) {
+	if (old[0] == '\0' || new[0] == '\0') {
+		errno = ENOENT;
+		return -1;
+	}
+	return across_mounts(__real_rename(old, new));
+}
+
+int __wrap_link(const char *old, const char *new) {
+	if (old[0] == '\0' || new[0] == '\0') {
+		errno = ENOENT;
+		return -1;
+	}
+	return across_mounts(__real_link(old, new));
+}
