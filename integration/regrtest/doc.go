@@ -17,7 +17,7 @@
 // The test package (test.support and the chosen modules) is copied into
 // each run's workspace, so that every side imports the same files whether
 // or not the sandbox sees /usr/lib/python3.11/test (the WASI build's stdlib
-// is a pyc-only zip without it). APYSUP_REGRTEST_TESTSUITE names another
+// zip leaves it out). APYSUP_REGRTEST_TESTSUITE names another
 // directory holding the testsuite (an unpacked .deb) on a host where the
 // package is not installed.
 package regrtest

@@ -13,7 +13,8 @@
 #                                    `make deps` installs it)
 #
 # Output: ${XDG_CACHE_HOME:-$HOME/.cache}/apysup/wasi/<key>/ with python.wasm
-# (stripped), python311.zip (pyc-only stdlib) and manifest.json. The key is the
+# (stripped), python311.zip (the stdlib: sources, and their bytecode in
+# __pycache__, as Debian installs it) and manifest.json. The key is the
 # sha256 of every input file in this directory (this script, which pins the
 # source versions, flags and module list; the C files; mkstdlib.py;
 # patches/<source package>/*.patch, applied to that package's source):

@@ -1,13 +1,17 @@
-"""Write the WASI guest's standard library as a pyc-only, stored zip.
+"""Write the WASI guest's standard library as a stored zip laid out as the
+native guest's: each module's source and, beside it, its bytecode in
+__pycache__.
 
 Run by the native build python (the same CPython source, so the same bytecode
 magic): mkstdlib.py LIB_DIR SYSCONFIGDATA_DIR OUT_ZIP.
 
 The zip is deterministic: entries sorted, fixed timestamps, unchecked
-hash-based pycs (no source in the zip to check against), code objects named
-as the native guest names them (/usr/lib/python3.11/...) so tracebacks read
-the same on both backends. Entries are stored, not deflated: the guest reads
-them faster than it can inflate them.
+hash-based pycs (the import system loads them without reading the source),
+code objects named as the native guest names them
+(/usr/lib/python3.11/...). The sources are there for what reads them
+natively: a traceback's and a warning's source lines (linecache),
+inspect.getsource, a module's __file__ ending in .py. Entries are stored,
+not deflated: the guest reads them faster than it can inflate them.
 """
 
 import importlib.util
@@ -53,20 +57,30 @@ def pyc(path, rel):
     )
 
 
+def cached(rel):
+    """The bytecode's name beside the source rel, as the import system
+    looks for it (importlib.util.cache_from_source, without optimisation)."""
+    head, tail = os.path.split(rel)
+    return os.path.join(head, "__pycache__", tail[:-3] + "." + sys.implementation.cache_tag + ".pyc")
+
+
 def main():
     lib_dir, sysconfig_dir, out = sys.argv[1:4]
     entries = {}
-    for path, rel in sources(lib_dir):
-        entries[rel[:-3] + ".pyc"] = pyc(path, rel)
+    found = list(sources(lib_dir))
     for name in os.listdir(sysconfig_dir):
         if name.startswith("_sysconfigdata_") and name.endswith(".py"):
-            entries[name[:-3] + ".pyc"] = pyc(os.path.join(sysconfig_dir, name), name)
+            found.append((os.path.join(sysconfig_dir, name), name))
+    for path, rel in found:
+        with open(path, "rb") as f:
+            entries[rel] = f.read()
+        entries[cached(rel)] = pyc(path, rel)
     with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as zf:
         for name in sorted(entries):
             info = zipfile.ZipInfo(name, EPOCH)
             info.external_attr = 0o644 << 16
             zf.writestr(info, entries[name])
-    print(f"{len(entries)} modules")
+    print(f"{len(found)} modules")
 
 
 if __name__ == "__main__":

@@ -48,7 +48,7 @@ print("/", pathlib.Path("/").is_dir(), "/usr", pathlib.Path("/usr").is_dir())
 func TestSetBlockingOnFile(t *testing.T) {
 	wantLines(t, guestLines(t, `import os
 open("f", "w").write("data")
-for path, flags in (("f", os.O_RDONLY), ("/usr/lib/python3.11/os.pyc", os.O_RDONLY), (".", os.O_RDONLY)):
+for path, flags in (("f", os.O_RDONLY), ("/usr/lib/python3.11/os.py", os.O_RDONLY), (".", os.O_RDONLY)):
     fd = os.open(path, flags)
     os.set_blocking(fd, False)
     a = os.get_blocking(fd)
@@ -57,7 +57,7 @@ for path, flags in (("f", os.O_RDONLY), ("/usr/lib/python3.11/os.pyc", os.O_RDON
 fd = os.open("f", os.O_RDONLY)
 os.set_blocking(fd, False)
 print(os.read(fd, 10))
-`), "f False True", "/usr/lib/python3.11/os.pyc False True", ". False True", "b'data'")
+`), "f False True", "/usr/lib/python3.11/os.py False True", ". False True", "b'data'")
 }
 
 // The read-only mounts refuse a write at open(2), with the native guest's

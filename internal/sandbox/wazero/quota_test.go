@@ -18,7 +18,7 @@ open("/tmp/probe", "wb").close()
 for name, path, flags in [
     ("zoneinfo", "/usr/share/zoneinfo/UTC", os.O_RDONLY),
     ("zoneinfo dir", "/usr/share/zoneinfo/right", os.O_RDONLY | os.O_DIRECTORY),
-    ("stdlib", "/usr/lib/python3.11/os.pyc", os.O_RDONLY),
+    ("stdlib", "/usr/lib/python3.11/os.py", os.O_RDONLY),
     ("guest files", "/opt/apysup/agent_runtime.py", os.O_RDONLY),
     ("job", "/run/apysup/job/main.py", os.O_RDONLY),
     ("out", "/run/apysup/out/probe", os.O_RDONLY),

@@ -12,10 +12,13 @@ import (
 	"time"
 )
 
-// stdlibTree is the pyc-only stdlib zip as the tree the guest sees at
-// /usr/lib: python3.11/<module>.pyc, as natively (where the .py files
-// are), and an empty python3.11/lib-dynload, whose absence CPython's getpath
-// reports on stderr. A directory, not the zip itself: zipimport parses the
+// stdlibTree is the stdlib zip as the tree the guest sees at /usr/lib, laid
+// out as natively: python3.11/<module>.py with its bytecode in
+// python3.11/__pycache__/<module>.cpython-311.pyc (unchecked hash-based
+// pycs, so an import reads the bytecode and only stats the source; the
+// sources serve tracebacks, warnings and inspect), and an empty
+// python3.11/lib-dynload, whose absence CPython's getpath reports on
+// stderr. A directory, not the zip itself: zipimport parses the
 // whole zip directory in Python at every start, a quarter of an empty run;
 // FileFinder lists only the directories an import touches.
 //
@@ -54,7 +57,7 @@ func newStdlibTree(zipped io.ReaderAt, size int64) (*stdlibTree, error) {
 			continue
 		}
 		name := path.Join("python3.11", f.Name)
-		if !fs.ValidPath(f.Name) || !strings.HasSuffix(name, ".pyc") {
+		if !fs.ValidPath(f.Name) || !stdlibName(f.Name) {
 			return nil, fmt.Errorf("unexpected entry %q", f.Name)
 		}
 		if f.Method != zip.Store || f.CompressedSize64 != f.UncompressedSize64 {
@@ -65,6 +68,16 @@ func newStdlibTree(zipped io.ReaderAt, size int64) (*stdlibTree, error) {
 	}
 	t.size = size
 	return t, nil
+}
+
+// stdlibName reports whether name is what mkstdlib.py writes: a module's
+// source, or its bytecode in the __pycache__ beside it.
+func stdlibName(name string) bool {
+	dir, file := path.Split(name)
+	if path.Base(dir) == "__pycache__" {
+		return strings.HasSuffix(file, ".cpython-311.pyc")
+	}
+	return strings.HasSuffix(file, ".py")
 }
 
 // Open implements fs.FS: a file reads its section of the zip; a directory

@@ -40,7 +40,8 @@ func treeOf(t *testing.T, zipped []byte) (*stdlibTree, error) {
 // with the empty lib-dynload CPython looks for; anything else in the zip
 // is refused rather than served.
 func TestStdlibTree(t *testing.T) {
-	files := map[string]string{"os.pyc": "os code", "json/__init__.pyc": "json code", "json/decoder.pyc": ""}
+	files := map[string]string{"os.py": "import sys", "__pycache__/os.cpython-311.pyc": "os code",
+		"json/__init__.py": "", "json/__pycache__/__init__.cpython-311.pyc": "json code", "json/decoder.py": ""}
 	tree, err := treeOf(t, zipOf(t, zip.Store, files))
 	if err != nil {
 		t.Fatal(err)
@@ -55,22 +56,24 @@ func TestStdlibTree(t *testing.T) {
 			t.Errorf("%s: stat %v %v", name, fi, err)
 		}
 	}
-	for _, dir := range []string{"python3.11/lib-dynload", "python3.11/json"} {
+	for _, dir := range []string{"python3.11/lib-dynload", "python3.11/json", "python3.11/json/__pycache__"} {
 		if fi, err := fs.Stat(tree, dir); err != nil || !fi.IsDir() {
 			t.Errorf("%s: %v %v", dir, fi, err)
 		}
 	}
-	if names, err := fs.Glob(tree, "python3.11/json/*"); err != nil || strings.Join(names, " ") != "python3.11/json/__init__.pyc python3.11/json/decoder.pyc" {
+	if names, err := fs.Glob(tree, "python3.11/json/*"); err != nil || strings.Join(names, " ") != "python3.11/json/__init__.py python3.11/json/__pycache__ python3.11/json/decoder.py" {
 		t.Errorf("listing: %v %v", names, err)
 	}
 	if _, err := tree.Open("python3.11/absent.pyc"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("absent: %v", err)
 	}
 	for name, zipped := range map[string][]byte{
-		"compressed": zipOf(t, zip.Deflate, map[string]string{"os.pyc": "os code"}),
-		"source":     zipOf(t, zip.Store, map[string]string{"os.py": "import sys"}),
-		"escape":     zipOf(t, zip.Store, map[string]string{"../x.pyc": ""}),
-		"not a zip":  []byte("PK"),
+		"compressed":      zipOf(t, zip.Deflate, map[string]string{"os.py": "import sys"}),
+		"pyc beside":      zipOf(t, zip.Store, map[string]string{"os.pyc": "os code"}),
+		"other cache tag": zipOf(t, zip.Store, map[string]string{"__pycache__/os.pypy-73.pyc": "os code"}),
+		"neither":         zipOf(t, zip.Store, map[string]string{"os.so": ""}),
+		"escape":          zipOf(t, zip.Store, map[string]string{"../x.py": ""}),
+		"not a zip":       []byte("PK"),
 	} {
 		if _, err := treeOf(t, zipped); err == nil {
 			t.Errorf("%s: accepted", name)
@@ -81,7 +84,7 @@ func TestStdlibTree(t *testing.T) {
 // Served from an open zip file, the tree reads nothing until the guest
 // does, and nothing once the file is closed.
 func TestStdlibTreeFromFile(t *testing.T) {
-	zipped := zipOf(t, zip.Store, map[string]string{"os.pyc": "os code"})
+	zipped := zipOf(t, zip.Store, map[string]string{"os.py": "os code"})
 	name := filepath.Join(t.TempDir(), "stdlib.zip")
 	if err := os.WriteFile(name, zipped, 0o444); err != nil {
 		t.Fatal(err)
@@ -94,13 +97,13 @@ func TestStdlibTreeFromFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := fs.ReadFile(tree, "python3.11/os.pyc"); err != nil || string(got) != "os code" {
+	if got, err := fs.ReadFile(tree, "python3.11/os.py"); err != nil || string(got) != "os code" {
 		t.Fatalf("%q %v", got, err)
 	}
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := fs.ReadFile(tree, "python3.11/os.pyc"); err == nil {
+	if got, err := fs.ReadFile(tree, "python3.11/os.py"); err == nil {
 		t.Fatalf("read %q after the file's Close", got)
 	}
 }
