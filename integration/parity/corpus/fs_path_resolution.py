@@ -47,5 +47,6 @@ for fn, args in ((os.mkdir, ("/usr/lib/python3.11",)), (os.mkdir, ("/usr/lib/nop
                  (os.unlink, ("/usr/lib/nope/x",)), (os.unlink, ("/opt/apysup/apysup_runner.py",)), (os.unlink, ("/opt/apysup/nope",)),
                  (os.rename, ("/opt/apysup/apysup_runner.py", "/opt/apysup/r")), (os.rename, ("/usr/lib/nope/x", "/usr/lib/y")),
                  (os.utime, ("/usr/lib/nope",)), (os.utime, ("/opt/apysup/apysup_runner.py",)),
-                 (os.chmod, ("/usr/lib/nope", 0o644))):
+                 (os.chmod, ("/usr/lib/nope", 0o644)),
+                 (os.rmdir, ("/workspace",)), (os.rmdir, ("/tmp",)), (os.rmdir, ("/run/apysup/out",)), (os.rmdir, ("/workspace/",))):
     attempt(f"{fn.__name__} {args!r}", fn, *args)

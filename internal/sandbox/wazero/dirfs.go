@@ -122,7 +122,13 @@ func (d *confinedDir) Rename(from, to string) experimentalsys.Errno {
 	return d.FS.Rename(from, to)
 }
 
+// Rmdir of the mount's own directory is EROFS, as natively (the mount's
+// parent is the read-only root): the host directory behind the mount is
+// never removed, even when it is empty and not a mount point.
 func (d *confinedDir) Rmdir(path string) experimentalsys.Errno {
+	if rel := strings.Trim(path, "/"); rel == "" || rel == "." {
+		return experimentalsys.EROFS
+	}
 	if errno := d.check(path, false); errno != 0 {
 		return errno
 	}

@@ -175,4 +175,15 @@ func TestErrnosAsLinux(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "n")); !os.IsNotExist(err) {
 		t.Errorf("the read-only mount made a directory: %v", err)
 	}
+	// The mount's own directory is never removed, even when empty.
+	empty := t.TempDir()
+	e := newConfinedDir(empty, 1<<20)
+	for _, p := range []string{".", "./", ""} {
+		if errno := e.Rmdir(p); errno != experimentalsys.EROFS {
+			t.Errorf("rmdir %q of the mount: %v, want EROFS", p, errno)
+		}
+	}
+	if fi, err := os.Stat(empty); err != nil || !fi.IsDir() {
+		t.Fatalf("the mount's directory is gone: %v", err)
+	}
 }
