@@ -147,6 +147,16 @@ func TestPreludeOfEmptyPlan(t *testing.T) {
 	if err != nil || strings.Contains(string(pr.Prelude), "del _m") {
 		t.Fatalf("%v\n%s", err, pr.Prelude)
 	}
+	// Without Python projections no helper is written: the runner compiles
+	// the prelude on every run's path.
+	for _, helper := range []string{"def _module", "def _callable", "def _function", "import types"} {
+		if strings.Contains(string(pr.Prelude), helper) {
+			t.Fatalf("%q in the empty Plan's prelude:\n%s", helper, pr.Prelude)
+		}
+	}
+	if !strings.Contains(string(pr.Prelude), "_main_globals = {}") {
+		t.Fatalf("no _main_globals:\n%s", pr.Prelude)
+	}
 }
 
 // The prelude against the real guest runtime (python.GuestFiles) and a fake

@@ -110,11 +110,21 @@ def _before_job():
     process sets the compiler up, about 2 ms that the prelude's compile
     would otherwise pay. Done before the job is read, so a guest started
     ahead of its job (either backend's pool) has done it when the job
-    comes; nothing of a job exists in the sandbox yet."""
+    comes; nothing of a job exists in the sandbox yet.
+
+    Then every object that exists is moved out of the collector's reach
+    (gc.freeze): the interpreter's, the standard library's and the
+    runner's own, none of which a job can make garbage of its own. The
+    collector then walks only what the job makes: the collection at exit
+    (_exit_as_interpreter) took 0.6-1.3 ms of a pooled run of `pass`
+    natively, walking about 6,500 objects, and each full collection
+    while a script runs walked them too."""
+    import gc
     import types  # noqa: F401
     import agent_runtime  # noqa: F401
 
     compile("def _f(a, *b, **c):\n    return a.b(*b, **c)\n", "<apysup>", "exec")
+    gc.freeze()
 
 
 # The runner's own pid, set when it reports its end (_report_end): with
@@ -384,6 +394,10 @@ def main(argv):
         _modules_before_job.update(sys.modules)
         exec(code, namespace)
         sys.argv = list(script_argv)
+        # The command that runs the script as the runner does, the same on
+        # both backends: not the runner's own command line (its descriptor
+        # numbers, its --argv file), which differs between them.
+        sys.orig_argv = [sys.executable, "-I", "-S"] + sys.argv
         _run_main(script_argv[0], namespace.get("_main_globals", {}))
     except SystemExit as exc:
         exit_code = _exit_status(exc.code)

@@ -575,6 +575,26 @@ class RunnerArguments(unittest.TestCase):
             with open(os.path.join(d, "left-open")) as f:
                 self.assertEqual(f.read(), "buffered")
 
+    def test_collector_walks_only_the_jobs_objects(self):
+        # Before the job the runner freezes what exists (gc.freeze): the
+        # collector then walks only the job's objects, and a cycle the
+        # script leaves is still collected at exit, its __del__ run.
+        # sys.orig_argv is the command that runs the script as the runner
+        # does, on either form of the job.
+        with tempfile.TemporaryDirectory() as d:
+            script = self._write_job(d, "import gc, sys\n"
+                                        "print(gc.get_freeze_count() > 1000, len(gc.get_objects()) < 200)\n"
+                                        "print(sys.orig_argv == [sys.executable, '-I', '-S'] + sys.argv)\n"
+                                        "class Cycle:\n"
+                                        "    def __del__(self):\n"
+                                        "        print('collected')\n"
+                                        "c = Cycle(); c.me = c\n"
+                                        "del c\n")
+            for argv in (["--job-fd", "JOB"], ["--argv", "/dev/fd/JOB"]):
+                with self.subTest(argv=argv[0]):
+                    out = self._run_job(d, script, argv)
+                    self.assertEqual((out.returncode, out.stdout), (0, "True True\nTrue\ncollected\n"), out.stderr)
+
     def test_ready_descriptor_reports_the_end(self):
         # With --ready-fd the runner says "R" on it, and its last act is to
         # close its standard descriptors and write its exit status to
