@@ -73,10 +73,16 @@ func (j Job) ScriptName() (string, error) {
 // MaxScriptBytes bounds the script file a job names.
 const MaxScriptBytes = 4 << 20
 
-// ReadScript reads the job's script: a regular file (a symlink to one is
-// followed) of at most MaxScriptBytes, never a FIFO or a device that would
-// block or never end.
+// ReadScript reads the job's script: Source, or else a regular file (a
+// symlink to one is followed) of at most MaxScriptBytes, never a FIFO or a
+// device that would block or never end.
 func (j Job) ReadScript() ([]byte, error) {
+	if j.Source != nil {
+		if len(j.Source) > MaxScriptBytes {
+			return nil, fmt.Errorf("the script is larger than %d bytes", MaxScriptBytes)
+		}
+		return j.Source, nil
+	}
 	f, err := os.OpenFile(j.ScriptPath, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
@@ -130,8 +136,13 @@ const (
 type Job struct {
 	// ScriptPath is the host file holding the user's script. It is copied
 	// into the job directory and appears as GuestJobDir/<base name>.
+	// With Source set it only names the script: its base name is used,
+	// nothing is read from it.
 	ScriptPath string
-	Args       []string
+	// Source, when not nil, is the script's text, held by the caller (a
+	// service's request): no file is written or read for it.
+	Source []byte
+	Args   []string
 	// Prelude is the generated Python prelude (plan.Presentation).
 	Prelude []byte
 	// WorkspaceDir is a host directory owned by this run, mounted read-write

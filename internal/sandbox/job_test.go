@@ -67,6 +67,18 @@ func TestReadScript(t *testing.T) {
 			t.Errorf("%s accepted", p)
 		}
 	}
+	// A script held in memory: nothing is read from the path, which only
+	// names it; the size bound holds.
+	held := Job{ScriptPath: "calc.py", Source: []byte("print(2)\n")}
+	if b, err := held.ReadScript(); err != nil || string(b) != "print(2)\n" {
+		t.Errorf("Source: %q %v", b, err)
+	}
+	if name, err := held.ScriptName(); err != nil || name != "calc.py" {
+		t.Errorf("ScriptName with Source: %q %v", name, err)
+	}
+	if _, err := (Job{ScriptPath: path, Source: make([]byte, MaxScriptBytes+1)}).ReadScript(); err == nil {
+		t.Error("an oversized Source accepted")
+	}
 }
 
 // The command line names the runner's files and no script, so that a

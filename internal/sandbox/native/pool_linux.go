@@ -6,8 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/opencontainers/runc/libcontainer"
-
 	"github.com/apysup/apysup/internal/sandbox"
 )
 
@@ -332,7 +330,7 @@ func (p *Pool) Take(limits sandbox.Limits) *Sandbox {
 			return nil
 		}
 		// A pooled runner can die while it waits (killed from outside).
-		if st, err := got.container.Status(); err == nil && st == libcontainer.Running {
+		if got.waitsForJob() {
 			p.mu.Lock()
 			p.stats.Pooled++
 			p.mu.Unlock()

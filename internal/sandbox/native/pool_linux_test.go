@@ -3,6 +3,7 @@ package native
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -292,17 +293,22 @@ func TestPoolReportsAndRetriesFailures(t *testing.T) {
 	}
 }
 
-// pooledInitPid is the init pid of the oldest ready sandbox of limits' class.
-func pooledInitPid(t *testing.T, p *Pool, limits sandbox.Limits) int {
+// pooledSandbox is the oldest ready sandbox of limits' class.
+func pooledSandbox(t *testing.T, p *Pool, limits sandbox.Limits) *Sandbox {
 	t.Helper()
 	key, err := classOf(limits)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p.mu.Lock()
-	s := p.classes[key].ready[0].s
-	p.mu.Unlock()
-	st, err := s.container.State()
+	defer p.mu.Unlock()
+	return p.classes[key].ready[0].s
+}
+
+// pooledInitPid is the init pid of the oldest ready sandbox of limits' class.
+func pooledInitPid(t *testing.T, p *Pool, limits sandbox.Limits) int {
+	t.Helper()
+	st, err := pooledSandbox(t, p, limits).container.State()
 	if err != nil || st.InitProcessPid <= 0 {
 		t.Fatalf("no init pid: %v", err)
 	}
@@ -391,5 +397,52 @@ func waitUntil(t *testing.T, cond func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatal("condition not reached in 30 s")
 		}
+	}
+}
+
+// waitsForJob is the job pipe's reader, present or gone.
+func TestWaitsForJob(t *testing.T) {
+	if (&Sandbox{}).waitsForJob() {
+		t.Error("a sandbox without a job pipe waits")
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	s := &Sandbox{jobW: w}
+	if !s.waitsForJob() {
+		t.Error("the reader is there")
+	}
+	r.Close()
+	if s.waitsForJob() {
+		t.Error("the reader is gone")
+	}
+}
+
+// A pooled runner killed alone (its pid 1 then ends too) is discarded.
+func TestPoolDiscardsDeadRunner(t *testing.T) {
+	_, p := newTestPool(t, sandbox.Limits{}, 1)
+	s := pooledSandbox(t, p, sandbox.Limits{})
+	pid := pooledInitPid(t, p, sandbox.Limits{})
+	children, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	var runner int
+	if _, serr := fmt.Sscan(string(children), &runner); err != nil || serr != nil || runner <= 0 {
+		t.Fatalf("no runner under pid 1: %q %v %v", children, err, serr)
+	}
+	if err := syscall.Kill(runner, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); s.waitsForJob(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the killed runner still waits for its job")
+		}
+	}
+	out := runIn(t, p, newJob(t, "print('ran')\n"), sandbox.Limits{})
+	if out.Status != sandbox.StatusOK || string(out.Stdout) != "ran\n" {
+		t.Fatalf("status %s stdout %q stderr %q", out.Status, out.Stdout, out.Stderr)
+	}
+	if st := p.Stats(); st.Discarded != 1 || st.Cold != 1 {
+		t.Errorf("stats %+v", st)
 	}
 }

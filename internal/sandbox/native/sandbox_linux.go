@@ -279,6 +279,30 @@ func (s *Sandbox) jobPipes() (jobR, readyW *os.File, err error) {
 	return jobR, readyW, nil
 }
 
+// waitsForJob says whether the runner of a started sandbox still waits for
+// its job: the job pipe still has its reader. Only the runner holds the
+// pipe's read end (pid 1 keeps no descriptor after its fork), so once the
+// runner is dead, or pid 1 and with it the whole pid namespace, the pipe
+// has no reader and polls as an error. One poll(2), where the container's
+// Status read pid 1's /proc entry and the freezer's state on every pooled
+// run's path.
+func (s *Sandbox) waitsForJob() bool {
+	if s.jobW == nil {
+		return false
+	}
+	rc, err := s.jobW.SyscallConn()
+	if err != nil {
+		return false
+	}
+	alive := false
+	_ = rc.Control(func(fd uintptr) {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
+		n, err := unix.Poll(fds, 0)
+		alive = err == nil && (n == 0 || fds[0].Revents&(unix.POLLERR|unix.POLLHUP|unix.POLLNVAL) == 0)
+	})
+	return alive
+}
+
 // WaitReady waits until the runner of a started sandbox waits for its job,
 // at most d. It fails when the runner died or did not get there in time.
 func (s *Sandbox) WaitReady(d time.Duration) error {

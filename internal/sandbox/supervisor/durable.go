@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"os"
 
 	"github.com/apysup/apysup/broker"
 	"github.com/apysup/apysup/internal/canonjson"
@@ -42,7 +41,7 @@ func KeyedRunID(key string) string {
 // surface. Limits, the workspace and approvals are not part of it: a
 // retry may be given more time.
 func fingerprint(req Request) (journal.Fingerprint, error) {
-	script, err := os.ReadFile(req.ScriptPath)
+	script, err := sandbox.Job{ScriptPath: req.ScriptPath, Source: req.Source}.ReadScript()
 	if err != nil {
 		return journal.Fingerprint{}, err
 	}

@@ -127,7 +127,10 @@ type Request struct {
 	Backend       string // native or wazero
 	BackendSource string // flag, env, config or default
 
+	// ScriptPath is the script's file on the host, or with Source only its
+	// name (the base name is the guest's file name).
 	ScriptPath    string
+	Source        []byte // the script's text, when the caller holds it; nil: read ScriptPath
 	Args          []string
 	WorkspaceSeed string // a host directory copied into the workspace; optional
 	ExportDir     string // publish the final workspace here (if the run is ok); optional
@@ -251,7 +254,7 @@ func (s *Supervisor) Run(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return refuse(sandbox.StatusRefused, codeOfWorkspace(err, sandbox.CodeWorkspaceInputInvalid), err)
 	}
-	job := sandbox.Job{ScriptPath: req.ScriptPath, Args: req.Args, Prelude: pres.Prelude, WorkspaceDir: workspace, Output: req.Output}
+	job := sandbox.Job{ScriptPath: req.ScriptPath, Source: req.Source, Args: req.Args, Prelude: pres.Prelude, WorkspaceDir: workspace, Output: req.Output}
 
 	var out *sandbox.Outcome
 	if req.Backend == BackendNative {
