@@ -176,7 +176,7 @@ func (b *Backend) run(ctx context.Context, job sandbox.Job, limits sandbox.Limit
 	var res guestRun
 	var how ending
 	if b.in.child {
-		res, how, err = b.runChild(ctx, clock, j, output, out)
+		res, how, err = b.runChild(ctx, clock, j, output, out, removeScratch)
 	} else {
 		res, how = b.runHere(ctx, clock, j, output, out)
 	}

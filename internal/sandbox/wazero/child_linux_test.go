@@ -143,3 +143,74 @@ func TestChildRefusesABuildChangedSinceLoad(t *testing.T) {
 		})
 	}
 }
+
+// The result does not wait for the child's exit: once its report and
+// streams have ended the run is over, the output whole, its CPU time
+// bounded by the kernel's count; the caller's teardown (remove) waits for
+// the reap, and leaves no child.
+func TestResultBeforeTheChildsExit(t *testing.T) {
+	in := interpreter(t)
+	dir := t.TempDir()
+	script := filepath.Join(dir, "main.py")
+	const src = "import sys\nsys.stdout.write('o' * 200000)\nsys.stderr.write('e' * 100000)\nx = sum(range(10**6))\nsys.exit(3)\n"
+	if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	workspace := filepath.Join(dir, "workspace")
+	if err := os.Mkdir(workspace, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	alive := 0 // results returned before the child was reaped
+	for range 5 {
+		out, remove, err := in.Backend(nil).RunLeavingScratch(context.Background(), sandbox.Job{
+			ScriptPath: script, Prelude: []byte("pass\n"), WorkspaceDir: workspace, RunDir: t.TempDir(),
+		}, sandbox.Limits{})
+		if err != nil || out.Status != sandbox.StatusError || out.ExitCode != 3 {
+			t.Fatalf("%v: status %s exit %d stderr %.200q", err, out.Status, out.ExitCode, out.Stderr)
+		}
+		if len(out.Stdout) != 200000 || len(out.Stderr) != 100000 {
+			t.Errorf("stdout %d bytes, stderr %d", len(out.Stdout), len(out.Stderr))
+		}
+		if out.Usage.CPUTimeNs <= 0 {
+			t.Errorf("cpu %d ns", out.Usage.CPUTimeNs)
+		}
+		// Any child process, a dying one included (its command line is
+		// empty once its memory is gone).
+		if len(testenv.Children("")) > 0 {
+			alive++
+		}
+		remove()
+		if pids := children(t); len(pids) != 0 {
+			t.Fatalf("children after remove: %v", pids)
+		}
+	}
+	// The child's exit takes milliseconds (the runtime's and the guest's
+	// memory unmapped): a result that waited for it would never see it.
+	if alive == 0 {
+		t.Error("every result waited for its child's reap")
+	}
+}
+
+// utime and stime are read after the command name, whatever it holds,
+// each rounded up to the tick.
+func TestParseStatCPU(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		want time.Duration
+		ok   bool
+	}{
+		{"42 (apysup) S 1 42 42 0 -1 4194560 100 0 0 0 250 30 0 0 20 0 8 0 100 0 0", 2820 * time.Millisecond, true},
+		{"42 (a) 1 2 3 (b) S 1 42 42 0 -1 0 0 0 0 0 7 0 0 0 20 0 1 0 1 0 0", 90 * time.Millisecond, true},
+		{"42 (x) S 1 42", 0, false},
+		{"42 x S 1 42 42 0 -1 0 0 0 0 0 1 1", 0, false},
+		{"42 (x) S 1 42 42 0 -1 0 0 0 0 0 -1 1", 0, false},
+	} {
+		got, ok := parseStatCPU([]byte(c.line))
+		if got != c.want || ok != c.ok {
+			t.Errorf("%q: %v %v, want %v %v", c.line, got, ok, c.want, c.ok)
+		}
+	}
+	if d, ok := processCPU(os.Getpid()); !ok || d <= 0 {
+		t.Errorf("this process: %v %v", d, ok)
+	}
+}

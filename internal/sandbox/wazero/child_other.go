@@ -17,7 +17,7 @@ import (
 // close-on-context-done.
 const childSupported = false
 
-func (b *Backend) runChild(context.Context, *runClock, guestJob, *sandbox.Capture, *sandbox.Outcome) (guestRun, ending, error) {
+func (b *Backend) runChild(context.Context, *runClock, guestJob, *sandbox.Capture, *sandbox.Outcome, *func()) (guestRun, ending, error) {
 	return guestRun{}, ending{}, errors.New("no child processes on this OS")
 }
 
