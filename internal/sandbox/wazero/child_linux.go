@@ -431,7 +431,7 @@ func parseStatCPU(data []byte) (time.Duration, bool) {
 	const tick = 10 * time.Millisecond // USER_HZ
 	var total time.Duration
 	for _, f := range fields[11:13] { // utime, stime
-		n, err := strconv.ParseUint(f, 10, 64)
+		n, err := strconv.ParseUint(f, 10, 40) // 348 years of ticks: no overflow below
 		if err != nil {
 			return 0, false
 		}

@@ -204,6 +204,7 @@ func TestParseStatCPU(t *testing.T) {
 		{"42 (x) S 1 42", 0, false},
 		{"42 x S 1 42 42 0 -1 0 0 0 0 0 1 1", 0, false},
 		{"42 (x) S 1 42 42 0 -1 0 0 0 0 0 -1 1", 0, false},
+		{"42 (x) S 1 42 42 0 -1 0 0 0 0 0 922337203685477580 1", 0, false},
 	} {
 		got, ok := parseStatCPU([]byte(c.line))
 		if got != c.want || ok != c.ok {
@@ -213,4 +214,27 @@ func TestParseStatCPU(t *testing.T) {
 	if d, ok := processCPU(os.Getpid()); !ok || d <= 0 {
 		t.Errorf("this process: %v %v", d, ok)
 	}
+}
+
+// The command name in /proc/PID/stat is the child's to set: whatever it
+// holds, parseStatCPU never panics, and what it reads is two whole
+// ticks at least (each field rounded up) and a multiple of the tick.
+func FuzzParseStatCPU(f *testing.F) {
+	f.Add([]byte("42 (apysup) S 1 42 42 0 -1 4194560 100 0 0 0 250 30 0 0 20 0 8 0 100 0 0"))
+	f.Add([]byte("42 (a) b) S 1 2 3 4 5 6 7 8 9 10 11 12 13"))
+	f.Add([]byte(") ) )"))
+	f.Add([]byte("1 (x) S 1 1 1 0 -1 0 0 0 0 0 18446744073709551615 922337203685477580"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d, ok := parseStatCPU(data)
+		if !ok {
+			if d != 0 {
+				t.Fatalf("%v without ok", d)
+			}
+			return
+		}
+		const tick = 10 * time.Millisecond
+		if d < 2*tick || d%tick != 0 {
+			t.Fatalf("%v from %q", d, data)
+		}
+	})
 }
