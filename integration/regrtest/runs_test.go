@@ -89,7 +89,13 @@ func buildSeed(dir string, modules []string) error {
 			return err
 		}
 		for _, dep := range siblingImport.FindAllStringSubmatch(string(src), -1) {
-			if dep[1] != m {
+			if dep[1] == m {
+				continue
+			}
+			// A sibling may be a package (test.test_importlib).
+			if info, err := os.Stat(filepath.Join(suite, dep[1])); err == nil && info.IsDir() {
+				wanted = append(wanted, dep[1])
+			} else {
 				wanted = append(wanted, dep[1]+".py")
 			}
 		}

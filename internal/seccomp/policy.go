@@ -19,8 +19,8 @@ import (
 // (memfd_create, pidfd_open, splice, inotify, timerfd, setuid and friends,
 // sync, ...) are left out: a guest calling them gets PermissionError.
 // Alternative spellings of an allowed call are allowed with it (creat,
-// utime, utimes, futimesat, fork, time on x86_64; preadv2, pwritev2,
-// recvmmsg, sendmmsg), since refusing one spelling of an allowed operation
+// utime, utimes, futimesat, fork, time on x86_64; execveat, preadv2,
+// pwritev2, recvmmsg, sendmmsg), since refusing one spelling of an allowed operation
 // protects nothing and breaks the program that picked it.
 //
 // Names in `names` exist on x86_64 and arm64; `amd64` holds x86_64's legacy
@@ -105,7 +105,8 @@ var allowedPrctls = []allowedValue{
 func policyRules() []rule {
 	rules := []rule{
 		// Process lifecycle.
-		allow("execve: subprocess and multiprocessing run python itself", "execve"),
+		allow("execve: subprocess and multiprocessing run python itself; execveat is its spelling for a descriptor (os.execve(fd, ...) is fexecve(3), which glibc makes with AT_EMPTY_PATH), under the same permission and noexec checks",
+			"execve", "execveat"),
 		allow("ending a thread or a process", "exit", "exit_group"),
 		allow("reaping children: os.waitpid, subprocess, multiprocessing", "wait4", "waitid"),
 		{

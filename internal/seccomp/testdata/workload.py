@@ -301,6 +301,18 @@ def processes():
         os._exit(7)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 7
+    # os.execve of a descriptor is fexecve(3): glibc calls execveat with
+    # AT_EMPTY_PATH.
+    fd = os.open(sys.executable, os.O_RDONLY)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.execve(fd, CHILD + ["raise SystemExit(5)"], os.environ)
+        finally:
+            os._exit(9)
+    os.close(fd)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 5, status
 
 
 def _square(x):
