@@ -70,7 +70,13 @@ func TestHostIsInvisible(t *testing.T) {
 		t.Errorf("the host process the guest tried to kill is gone: %v", err)
 	}
 	want := map[string]string{"kill:all": "ESRCH", "setpriority:host": "ESRCH|EPERM",
-		"ipc:host-shm": "EPERM|ENOENT"} // SysV calls are not on the allowlist; the namespace has none anyway
+		"ipc:host-shm": "EPERM|ENOENT", // SysV calls are not on the allowlist; the namespace has none anyway
+		// A priority can be lowered (the controls below), not raised:
+		// glibc's nice reports setpriority's EACCES as EPERM; CPython's
+		// setrlimit raises ValueError for EPERM.
+		"nice:raise": "EPERM", "setpriority:raise": "EACCES", "setpriority:user": "EACCES",
+		"sched_setscheduler:fifo": "EPERM", "sched_setscheduler:rr": "EPERM", "sched_setparam:rt": "EINVAL|EPERM",
+		"setrlimit:rtprio": "ValueError", "setrlimit:nice": "ValueError"}
 	for _, p := range []string{"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
 		"/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/proc/interrupts"} {
 		want["masked:"+p] = "empty"
@@ -88,7 +94,13 @@ func TestHostIsInvisible(t *testing.T) {
 		want["open:"+p] = "ENOENT"
 	}
 	m := parseMarkers(t, res)
-	m.expect(t, want, "read:/dev/urandom", "write:/dev/null")
+	m.expect(t, want, "read:/dev/urandom", "write:/dev/null", "nice:lower", "sched_setaffinity:own",
+		"sched_setscheduler:batch")
+	var schedLimits [][2]uint64
+	m.infoAs(t, "sched_rlimits", &schedLimits)
+	if !slices.Equal(schedLimits, [][2]uint64{{0, 0}, {0, 0}}) {
+		t.Errorf("RLIMIT_NICE and RLIMIT_RTPRIO in the guest: %v, want (0, 0) each", schedLimits)
+	}
 
 	// Processes.
 	var procs map[string]string

@@ -18,6 +18,9 @@ import (
 // as thin wrappers and neither the stdlib nor those tools use
 // (memfd_create, pidfd_open, splice, inotify, timerfd, setuid and friends,
 // sync, ...) are left out: a guest calling them gets PermissionError.
+// Scheduling calls on the guest's own processes are allowed although the
+// stdlib does not make them: scripts call os.nice to step aside, and with
+// no capability and the sandbox's rlimits they can only lower a priority.
 // Alternative spellings of an allowed call are allowed with it (creat,
 // utime, utimes, futimesat, fork, time on x86_64; execveat, preadv2,
 // pwritev2, recvmmsg, sendmmsg), since refusing one spelling of an allowed operation
@@ -126,6 +129,13 @@ func policyRules() []rule {
 		allow("resource limits and usage: resource, os.times; raising a hard limit still needs a capability",
 			"prlimit64", "getrlimit", "setrlimit", "getrusage", "times"),
 		allow("os.sched_getaffinity, os.cpu_count, lock spinning", "sched_getaffinity", "sched_yield"),
+		allow("scheduling of the guest's own processes: os.nice, os.getpriority and setpriority, os.sched_* "+
+			"(os.posix_spawn's setscheduler), of pids its namespace shows; without CAP_SYS_NICE and with "+
+			"RLIMIT_NICE and RLIMIT_RTPRIO 0 (the sandbox sets both) a priority can only be lowered and no "+
+			"real-time or deadline policy taken, and an affinity only narrowed within the cgroup's CPUs",
+			"getpriority", "setpriority", "sched_getscheduler", "sched_setscheduler", "sched_getparam",
+			"sched_setparam", "sched_get_priority_max", "sched_get_priority_min", "sched_rr_get_interval",
+			"sched_setaffinity"),
 		allow("os.uname, platform, glibc's qsort (sysinfo), os.umask", "uname", "sysinfo", "umask"),
 		allow("user and group ids (read-only)",
 			"getuid", "geteuid", "getgid", "getegid", "getgroups", "getresuid", "getresgid"),

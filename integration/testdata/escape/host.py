@@ -47,6 +47,24 @@ os.waitpid(child, 0)
 attempt("kill:all", os.kill, -1, signal.SIGKILL)
 attempt("setpriority:host", os.setpriority, os.PRIO_PROCESS, host_pids[0], 19)
 
+# Scheduling: the guest may step aside, never push in. RLIMIT_NICE and
+# RLIMIT_RTPRIO are 0 whatever the supervisor's are, and there is no
+# CAP_SYS_NICE: no negative nice, no real-time policy (which the cgroup's
+# CPU quota would not bound).
+import resource  # noqa: E402
+info("sched_rlimits", [resource.getrlimit(resource.RLIMIT_NICE), resource.getrlimit(resource.RLIMIT_RTPRIO)])
+control("nice:lower", os.nice, 1)
+control("sched_setaffinity:own", os.sched_setaffinity, 0, os.sched_getaffinity(0))
+control("sched_setscheduler:batch", os.sched_setscheduler, 0, os.SCHED_BATCH, os.sched_param(0))
+attempt("nice:raise", os.nice, -5)
+attempt("setpriority:raise", os.setpriority, os.PRIO_PROCESS, 0, -20)
+attempt("setpriority:user", os.setpriority, os.PRIO_USER, 0, -20)
+attempt("sched_setscheduler:fifo", os.sched_setscheduler, 0, os.SCHED_FIFO, os.sched_param(1))
+attempt("sched_setscheduler:rr", os.sched_setscheduler, 0, os.SCHED_RR, os.sched_param(99))
+attempt("sched_setparam:rt", os.sched_setparam, 0, os.sched_param(1))
+attempt("setrlimit:rtprio", resource.setrlimit, resource.RLIMIT_RTPRIO, (1, 1))
+attempt("setrlimit:nice", resource.setrlimit, resource.RLIMIT_NICE, (40, 40))
+
 
 
 def shmget(key):

@@ -112,6 +112,12 @@ func containerConfig(root *rootfs, src mountSources, ids IDPair, cgroupPath stri
 			{Type: unix.RLIMIT_CPU, Soft: cpuSeconds, Hard: cpuSeconds + 1},
 			{Type: unix.RLIMIT_NOFILE, Hard: limits.OpenFiles, Soft: limits.OpenFiles},
 			{Type: unix.RLIMIT_FSIZE, Hard: uint64(limits.FileSizeBytes), Soft: uint64(limits.FileSizeBytes)},
+			// Whatever the supervisor's own: the guest may lower its
+			// processes' priority (os.nice, os.setpriority,
+			// os.sched_setscheduler are allowed), never raise it or take a
+			// real-time policy, which the cgroup's CPU quota would not bound.
+			{Type: unix.RLIMIT_NICE, Hard: 0, Soft: 0},
+			{Type: unix.RLIMIT_RTPRIO, Hard: 0, Soft: 0},
 		},
 		Cgroups: &cgroups.Cgroup{
 			Path: cgroupPath,
