@@ -147,7 +147,7 @@ func TestTimeout(t *testing.T) {
 }
 
 // TestFillingIsBounded: /tmp fills up (bytes and inodes) with ENOSPC seen
-// by the guest, a workspace file stops at RLIMIT_FSIZE with EFBIG, and
+// by the guest, /dev/shm too (bytes, with /tmp's caps), a workspace file stops at RLIMIT_FSIZE with EFBIG, and
 // /tmp is usable again once the guest frees it.
 func TestFillingIsBounded(t *testing.T) {
 	t.Parallel()
@@ -158,7 +158,7 @@ func TestFillingIsBounded(t *testing.T) {
 		t.Fatalf("guest: %s", summary(res))
 	}
 	m := parseMarkers(t, res)
-	m.expect(t, map[string]string{"tmp:bytes": "ENOSPC", "tmp:inodes": "ENOSPC", "workspace:fsize": "EFBIG",
+	m.expect(t, map[string]string{"tmp:bytes": "ENOSPC", "tmp:inodes": "ENOSPC", "shm:bytes": "ENOSPC", "workspace:fsize": "EFBIG",
 		"rlimit:RLIMIT_FSIZE": "ValueError", "rlimit:RLIMIT_NOFILE": "ValueError", "rlimit:RLIMIT_CORE": "ValueError"},
 		"tmp:usable-again")
 	var filled, files, big int64
@@ -170,6 +170,13 @@ func TestFillingIsBounded(t *testing.T) {
 	t.Logf("/tmp: %+v; filled %d bytes, %d files; workspace file stopped at %d", statfs, filled, files, big)
 	if statfs.Bytes != tmpBytes || filled > tmpBytes {
 		t.Errorf("/tmp holds %d bytes (filled %d), want a %d-byte cap", statfs.Bytes, filled, tmpBytes)
+	}
+	var shmFilled int64
+	var shmStatfs struct{ Bytes, Inodes int64 }
+	m.infoAs(t, "shm_filled", &shmFilled)
+	m.infoAs(t, "shm_statvfs", &shmStatfs)
+	if shmStatfs != statfs || shmFilled > tmpBytes {
+		t.Errorf("/dev/shm: %+v (filled %d bytes), want /tmp's caps %+v", shmStatfs, shmFilled, statfs)
 	}
 	if files >= statfs.Inodes || files < 100 {
 		t.Errorf("%d files in /tmp with %d inodes", files, statfs.Inodes)

@@ -61,6 +61,7 @@ func TestWritesOutsideWorkspaceAndTmpFail(t *testing.T) {
 		switch {
 		case p == "/workspace" || strings.HasPrefix(p, "/workspace/"),
 			p == "/tmp" || strings.HasPrefix(p, "/tmp/"),
+			p == "/dev/shm", // POSIX shared memory and semaphores: a tmpfs like /tmp (documented)
 			p == sandbox.GuestOutDir,                    // the runner's outcome.json (documented)
 			p == sandbox.GuestRunDir+"/"+rpc.SocketName, // the channel: W_OK on a socket is connect
 			guestDevices[p] != "":
@@ -68,7 +69,7 @@ func TestWritesOutsideWorkspaceAndTmpFail(t *testing.T) {
 			t.Errorf("the guest can write %s", p)
 		}
 	}
-	for _, p := range []string{"/workspace", "/tmp", "/workspace/apysup-escape-probe"} {
+	for _, p := range []string{"/workspace", "/tmp", "/dev/shm", "/workspace/apysup-escape-probe"} {
 		if !slices.Contains(writable, p) {
 			t.Errorf("the writable walk missed %s (found %v)", p, writable)
 		}

@@ -162,7 +162,7 @@ var corpus = []corpusCase{
 		"stdout": {native: sqliteOut("wal", "3", "True"), wazero: sqliteOut("delete", "0", "False")},
 	}},
 	{script: "gap_multiprocessing.py", known: map[string]pinned{
-		"stdout": {native: "cpu_count: True\nmultiprocessing failed: FileNotFoundError [Errno 2] No such file or directory\n", wazero: "cpu_count: True\nmultiprocessing failed: ModuleNotFoundError No module named '_multiprocessing'\n"},
+		"stdout": {native: "cpu_count: True\npool fork [1, 2]\npool spawn [1, 2]\npool forkserver [1, 2]\nqueue: {'a': 1}\nvalue: 6\nshared_memory: b'abc'\nexecutor: [4, 5]\n", wazero: "cpu_count: True\nmultiprocessing failed: ModuleNotFoundError No module named '_multiprocessing'\n"},
 	}},
 	{script: "gap_posix_modules.py", known: map[string]pinned{
 		"stderr_last": {native: "  __import__(name)", wazero: ""},

@@ -12,7 +12,7 @@ type Limits struct {
 	MemoryBytes   int64         // cgroup memory limit (native) / linear memory cap (wazero)
 	Pids          int64         // cgroup pids limit (native only)
 	CPUs          float64       // cgroup CPU quota in cores (native only)
-	TmpBytes      int64         // bytes /tmp holds: a tmpfs natively, a budget under wazero
+	TmpBytes      int64         // bytes /tmp holds: a tmpfs natively (and /dev/shm another), a budget under wazero
 	OutputBytes   int           // cap for stdout and for stderr, each
 	OpenFiles     uint64        // RLIMIT_NOFILE
 	FileSizeBytes int64         // RLIMIT_FSIZE

@@ -32,6 +32,25 @@ info("tmp_files", len(made))
 for i in made:
     os.unlink("/tmp/f%d" % i)
 
+# /dev/shm (POSIX shared memory, multiprocessing's semaphores) is a tmpfs
+# of its own with /tmp's caps.
+shm = os.statvfs("/dev/shm")
+info("shm_statvfs", {"bytes": shm.f_blocks * shm.f_frsize, "inodes": shm.f_files})
+
+
+def fill_shm():
+    chunk = b"x" * (1 << 20)
+    with open("/dev/shm/fill", "wb") as f:
+        for _ in range(4096):
+            f.write(chunk)
+            f.flush()
+    return "wrote 4 GiB"
+
+
+attempt("shm:bytes", fill_shm)
+info("shm_filled", os.stat("/dev/shm/fill").st_size)
+os.unlink("/dev/shm/fill")
+
 
 def big_workspace_file():
     chunk = b"x" * (1 << 20)

@@ -74,6 +74,13 @@ func containerConfig(root *rootfs, src mountSources, ids IDPair, cgroupPath stri
 		&configs.Mount{Source: "tmpfs", Destination: "/tmp", Device: "tmpfs",
 			Flags: unix.MS_NOSUID | unix.MS_NODEV,
 			Data:  fmt.Sprintf("mode=1777,size=%d,nr_inodes=%d", limits.TmpBytes, limits.TmpFiles())},
+		// POSIX shared memory and semaphores (sem_open, shm_open) live in
+		// /dev/shm: multiprocessing's locks, queues and pools need it.
+		// A tmpfs of its own with /tmp's caps, noexec as Docker's; its
+		// pages count against the run's memory limit like /tmp's.
+		&configs.Mount{Source: "tmpfs", Destination: "/dev/shm", Device: "tmpfs",
+			Flags: unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC,
+			Data:  fmt.Sprintf("mode=1777,size=%d,nr_inodes=%d", limits.TmpBytes, limits.TmpFiles())},
 		&configs.Mount{Source: src.workspace, Destination: sandbox.GuestWorkDir, Device: "bind", Flags: bindRW},
 	)
 	pids := limits.Pids
