@@ -61,7 +61,7 @@ func TestWritesOutsideWorkspaceAndTmpFail(t *testing.T) {
 		switch {
 		case p == "/workspace" || strings.HasPrefix(p, "/workspace/"),
 			p == "/tmp" || strings.HasPrefix(p, "/tmp/"),
-			p == "/dev/shm", // POSIX shared memory and semaphores: a tmpfs like /tmp (documented)
+			p == "/dev/shm",                             // POSIX shared memory and semaphores: a tmpfs like /tmp (documented)
 			p == sandbox.GuestOutDir,                    // the runner's outcome.json (documented)
 			p == sandbox.GuestRunDir+"/"+rpc.SocketName, // the channel: W_OK on a socket is connect
 			guestDevices[p] != "":
