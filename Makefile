@@ -32,6 +32,10 @@ deps:
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 	@SUDO="$(SUDO)" mk/python-revision.sh
+	@# The module graph's go.mod files, not only those the build loads:
+	@# tests that build a program against this checkout do so offline
+	@# (internal/testenv.BuildProgram) and need every requirement's.
+	@$(GO) list -m all > /dev/null
 
 # `apysup version` reports the commit (and a release tag, if any) it was built from.
 COMMIT   := $(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo +modified)

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -446,9 +447,16 @@ func (c *child) wasKilled() bool {
 	return c.killed
 }
 
+// testHookBeforeReap, set by a test before it starts a child, runs in the
+// keeper before it waits for that child: a test holds the reap back with it.
+var testHookBeforeReap atomic.Pointer[func()]
+
 // wait waits for the child to exit, marks it reaped before the kernel
 // can give its pid to another process (a zombie keeps it), then reaps it.
 func (c *child) wait() (*os.ProcessState, error) {
+	if hook := testHookBeforeReap.Load(); hook != nil {
+		(*hook)()
+	}
 	for {
 		var info unix.Siginfo
 		err := unix.Waitid(unix.P_PID, c.cmd.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil)

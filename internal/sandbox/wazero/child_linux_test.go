@@ -147,7 +147,8 @@ func TestChildRefusesABuildChangedSinceLoad(t *testing.T) {
 // The result does not wait for the child's exit: once its report and
 // streams have ended the run is over, the output whole, its CPU time
 // bounded by the kernel's count; the caller's teardown (remove) waits for
-// the reap, and leaves no child.
+// the reap, and leaves no child. The keeper's reap is held back until the
+// result is in, so a result that waited for it would never come.
 func TestResultBeforeTheChildsExit(t *testing.T) {
 	in := interpreter(t)
 	dir := t.TempDir()
@@ -160,13 +161,36 @@ func TestResultBeforeTheChildsExit(t *testing.T) {
 	if err := os.Mkdir(workspace, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	alive := 0 // results returned before the child was reaped
-	for range 5 {
-		out, remove, err := in.Backend(nil).RunLeavingScratch(context.Background(), sandbox.Job{
-			ScriptPath: script, Prelude: []byte("pass\n"), WorkspaceDir: workspace, RunDir: t.TempDir(),
-		}, sandbox.Limits{})
-		if err != nil || out.Status != sandbox.StatusError || out.ExitCode != 3 {
-			t.Fatalf("%v: status %s exit %d stderr %.200q", err, out.Status, out.ExitCode, out.Stderr)
+	defer testHookBeforeReap.Store(nil)
+	for range 3 {
+		gate := make(chan struct{})
+		hold := func() { <-gate }
+		testHookBeforeReap.Store(&hold)
+		type result struct {
+			out    *sandbox.Outcome
+			remove func()
+			err    error
+		}
+		results := make(chan result, 1)
+		go func() {
+			out, remove, err := in.Backend(nil).RunLeavingScratch(context.Background(), sandbox.Job{
+				ScriptPath: script, Prelude: []byte("pass\n"), WorkspaceDir: workspace, RunDir: t.TempDir(),
+			}, sandbox.Limits{})
+			results <- result{out, remove, err}
+		}()
+		var r result
+		select {
+		case r = <-results:
+		case <-time.After(2 * time.Minute): // a deadlock, not a speed
+			close(gate)
+			t.Fatal("no result while the child could not be reaped: the run waits for the reap")
+		}
+		if r.err != nil || r.out == nil {
+			t.Fatalf("run: %v", r.err)
+		}
+		out := r.out
+		if out.Status != sandbox.StatusError || out.ExitCode != 3 {
+			t.Fatalf("%v: status %s exit %d stderr %.200q", r.err, out.Status, out.ExitCode, out.Stderr)
 		}
 		if len(out.Stdout) != 200000 || len(out.Stderr) != 100000 {
 			t.Errorf("stdout %d bytes, stderr %d", len(out.Stdout), len(out.Stderr))
@@ -174,20 +198,16 @@ func TestResultBeforeTheChildsExit(t *testing.T) {
 		if out.Usage.CPUTimeNs <= 0 {
 			t.Errorf("cpu %d ns", out.Usage.CPUTimeNs)
 		}
-		// Any child process, a dying one included (its command line is
-		// empty once its memory is gone).
-		if len(testenv.Children("")) > 0 {
-			alive++
+		// Not reaped yet: a zombie at least (its command line is empty
+		// once its memory is gone).
+		if len(testenv.Children("")) == 0 {
+			t.Error("the child was reaped while the keeper was held back")
 		}
-		remove()
+		close(gate)
+		r.remove()
 		if pids := children(t); len(pids) != 0 {
 			t.Fatalf("children after remove: %v", pids)
 		}
-	}
-	// The child's exit takes milliseconds (the runtime's and the guest's
-	// memory unmapped): a result that waited for it would never see it.
-	if alive == 0 {
-		t.Error("every result waited for its child's reap")
 	}
 }
 
