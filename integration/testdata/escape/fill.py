@@ -1,21 +1,28 @@
 # Fill /tmp (a size-capped tmpfs) by bytes and by inodes, and a workspace
 # file past RLIMIT_FSIZE. argv: none.
-tmp = os.statvfs("/tmp")
-info("tmp_statvfs", {"bytes": tmp.f_blocks * tmp.f_frsize, "inodes": tmp.f_files})
+def capacity(path):
+    st = os.statvfs(path)
+    return {"bytes": st.f_blocks * st.f_frsize, "inodes": st.f_files}
 
 
-def fill_bytes():
+def write_mib(path, mib):
+    """Write mib MiB to path, flushing each one, until done or refused."""
     chunk = b"x" * (1 << 20)
-    with open("/tmp/fill", "wb") as f:
-        for _ in range(4096):  # 4 GiB, far beyond any cap
+    with open(path, "wb") as f:
+        for _ in range(mib):
             f.write(chunk)
             f.flush()
-    return "wrote 4 GiB"
+    return "wrote %d MiB" % mib
 
 
-attempt("tmp:bytes", fill_bytes)
-info("tmp_filled", os.stat("/tmp/fill").st_size)
-os.unlink("/tmp/fill")
+def fill_bytes(key, path):
+    attempt(key + ":bytes", write_mib, path, 4096)  # 4 GiB, far beyond any cap
+    info(key + "_filled", os.stat(path).st_size)
+    os.unlink(path)
+
+
+info("tmp_statvfs", capacity("/tmp"))
+fill_bytes("tmp", "/tmp/fill")
 
 made = []
 
@@ -34,34 +41,10 @@ for i in made:
 
 # /dev/shm (POSIX shared memory, multiprocessing's semaphores) is a tmpfs
 # of its own with /tmp's caps.
-shm = os.statvfs("/dev/shm")
-info("shm_statvfs", {"bytes": shm.f_blocks * shm.f_frsize, "inodes": shm.f_files})
+info("shm_statvfs", capacity("/dev/shm"))
+fill_bytes("shm", "/dev/shm/fill")
 
-
-def fill_shm():
-    chunk = b"x" * (1 << 20)
-    with open("/dev/shm/fill", "wb") as f:
-        for _ in range(4096):
-            f.write(chunk)
-            f.flush()
-    return "wrote 4 GiB"
-
-
-attempt("shm:bytes", fill_shm)
-info("shm_filled", os.stat("/dev/shm/fill").st_size)
-os.unlink("/dev/shm/fill")
-
-
-def big_workspace_file():
-    chunk = b"x" * (1 << 20)
-    with open("/workspace/big", "wb") as f:
-        for _ in range(64):
-            f.write(chunk)
-            f.flush()
-    return "wrote 64 MiB"
-
-
-attempt("workspace:fsize", big_workspace_file)
+attempt("workspace:fsize", write_mib, "/workspace/big", 64)
 info("workspace_big", os.stat("/workspace/big").st_size)
 os.unlink("/workspace/big")
 # The limits themselves: the hard limits cannot be raised (CPython turns

@@ -61,6 +61,8 @@ func containerConfig(root *rootfs, src mountSources, ids IDPair, cgroupPath stri
 		{Source: "tmpfs", Destination: "/dev", Device: "tmpfs",
 			Flags: unix.MS_NOSUID | unix.MS_NOEXEC | unix.MS_STRICTATIME, Data: "mode=755,size=64k,nr_inodes=64"},
 	}
+	// /tmp's caps, and /dev/shm's.
+	tmpData := fmt.Sprintf("mode=1777,size=%d,nr_inodes=%d", limits.TmpBytes, limits.TmpFiles())
 	for _, d := range root.binds {
 		mounts = append(mounts, &configs.Mount{Source: d, Destination: d, Device: "bind", Flags: bindRO})
 	}
@@ -72,15 +74,13 @@ func containerConfig(root *rootfs, src mountSources, ids IDPair, cgroupPath stri
 		// programs (CPython's own tests among them) run what they write
 		// to a temporary directory.
 		&configs.Mount{Source: "tmpfs", Destination: "/tmp", Device: "tmpfs",
-			Flags: unix.MS_NOSUID | unix.MS_NODEV,
-			Data:  fmt.Sprintf("mode=1777,size=%d,nr_inodes=%d", limits.TmpBytes, limits.TmpFiles())},
+			Flags: unix.MS_NOSUID | unix.MS_NODEV, Data: tmpData},
 		// POSIX shared memory and semaphores (sem_open, shm_open) live in
 		// /dev/shm: multiprocessing's locks, queues and pools need it.
 		// A tmpfs of its own with /tmp's caps, noexec as Docker's; its
 		// pages count against the run's memory limit like /tmp's.
 		&configs.Mount{Source: "tmpfs", Destination: "/dev/shm", Device: "tmpfs",
-			Flags: unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC,
-			Data:  fmt.Sprintf("mode=1777,size=%d,nr_inodes=%d", limits.TmpBytes, limits.TmpFiles())},
+			Flags: unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC, Data: tmpData},
 		&configs.Mount{Source: src.workspace, Destination: sandbox.GuestWorkDir, Device: "bind", Flags: bindRW},
 	)
 	pids := limits.Pids

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"syscall"
@@ -207,6 +208,21 @@ func TestResultBeforeTheChildsExit(t *testing.T) {
 		r.remove()
 		if pids := children(t); len(pids) != 0 {
 			t.Fatalf("children after remove: %v", pids)
+		}
+	}
+}
+
+// The sample a pooled child decodes ahead of its job sets every field of
+// guestJob, so that all their decoders are built, and decodes as it was.
+func TestWarmJobDecoding(t *testing.T) {
+	got, err := warmJobDecoding()
+	if err != nil || !reflect.DeepEqual(got, sampleJob) {
+		t.Fatalf("%v: %+v", err, got)
+	}
+	v := reflect.ValueOf(sampleJob)
+	for i := range v.NumField() {
+		if v.Field(i).IsZero() {
+			t.Errorf("sampleJob leaves %s unset", v.Type().Field(i).Name)
 		}
 	}
 }

@@ -1,0 +1,48 @@
+package regrtest
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/apysup/apysup/internal/testenv"
+)
+
+// A chosen module's siblings come with it into the seed: a module as its
+// .py file, a package (test.test_importlib) as its directory.
+func TestBuildSeedCopiesSiblings(t *testing.T) {
+	_, err := os.Stat(filepath.Join(stdlibTestDir, "support", "__init__.py"))
+	testenv.Need(t, err == nil, "test.support in "+stdlibTestDir+" (Debian's libpython3.11-stdlib)")
+	suite := t.TempDir()
+	t.Setenv("APYSUP_REGRTEST_TESTSUITE", suite)
+	files := map[string]string{
+		"test_chosen.py":          "from test import test_module\nimport test.test_pkg.sub\n",
+		"test_module.py":          "X = 1\n",
+		"test_pkg/__init__.py":    "",
+		"test_pkg/sub.py":         "Y = 2\n",
+		"test_unrelated.py":       "",
+		"test_pkg/data/input.txt": "data\n",
+	}
+	for name, content := range files {
+		p := filepath.Join(suite, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seed := t.TempDir()
+	if err := buildSeed(seed, []string{"test_chosen"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"test_chosen.py", "test_module.py", "test_pkg/__init__.py", "test_pkg/sub.py",
+		"test_pkg/data/input.txt", "support/__init__.py"} {
+		if _, err := os.Stat(filepath.Join(seed, "test", want)); err != nil {
+			t.Errorf("seed lacks test/%s: %v", want, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(seed, "test", "test_unrelated.py")); err == nil {
+		t.Error("seed holds test_unrelated.py, which nothing chose")
+	}
+}
