@@ -26,6 +26,7 @@ var corpus = []corpusCase{
 	{script: "std_classes.py"},
 	{script: "std_csv_io.py"},
 	{script: "fs_workspace.py"},
+	{script: "imports_workspace.py"},
 	{script: "fs_utime_now.py"},
 	{script: "fs_missing_paths.py"},
 	{script: "fs_set_blocking.py"},
