@@ -41,8 +41,18 @@
  * sees EXDEV on both backends), and an empty path, whose stand-in lies on
  * another mount than the other path, is ENOENT before either is looked
  * up.
+ *
+ * getcwd is wrapped as well (-Wl,--wrap=getcwd): wasi-libc's working
+ * directory is a string, so after the directory is removed (a script
+ * leaving a TemporaryDirectory it had entered) os.getcwd() still answered
+ * its name, where Linux answers ENOENT; os.path.abspath and pathlib's
+ * resolve() then built paths on it. The name is looked up once: a name
+ * that no longer resolves to a directory is ENOENT. (A directory made
+ * again under the same name is the working directory here, where the
+ * kernel keeps the removed one; no script relies on that.)
  */
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <wasi/api.h>
@@ -202,4 +212,20 @@ int __wrap_link(const char *old, const char *new) {
 		return -1;
 	}
 	return across_mounts(__real_link(old, new));
+}
+
+char *__real_getcwd(char *buf, size_t size);
+
+char *__wrap_getcwd(char *buf, size_t size) {
+	char *cwd = __real_getcwd(buf, size);
+	if (cwd == NULL)
+		return NULL;
+	struct stat st;
+	int gone = stat(cwd, &st) != 0 ? (errno == ENOENT || errno == ENOTDIR) : !S_ISDIR(st.st_mode);
+	if (!gone)
+		return cwd;
+	if (buf == NULL)
+		free(cwd);
+	errno = ENOENT;
+	return NULL;
 }

@@ -332,7 +332,7 @@ log "apysup_paths"
 $wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_paths.c" -o "$work/apysup_paths.o"
 # Replaces configure's own LDFLAGS_NODIST for WASI (a 512 KiB stack).
 step wasi-make make -C "$wasi_build" -j"$jobs" \
-	LDFLAGS_NODIST="$WASI_LDFLAGS_NODIST $work/apysup_libm.o $work/apysup_paths.o -Wl,--wrap=__wasilibc_find_relpath_alloc,--wrap=rename,--wrap=link"
+	LDFLAGS_NODIST="$WASI_LDFLAGS_NODIST $work/apysup_libm.o $work/apysup_paths.o -Wl,--wrap=__wasilibc_find_relpath_alloc,--wrap=rename,--wrap=link,--wrap=getcwd"
 
 # --- output --------------------------------------------------------------------
 

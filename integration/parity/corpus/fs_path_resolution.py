@@ -50,3 +50,13 @@ for fn, args in ((os.mkdir, ("/usr/lib/python3.11",)), (os.mkdir, ("/usr/lib/nop
                  (os.chmod, ("/usr/lib/nope", 0o644)),
                  (os.rmdir, ("/workspace",)), (os.rmdir, ("/tmp",)), (os.rmdir, ("/run/apysup/out",)), (os.rmdir, ("/workspace/",))):
     attempt(f"{fn.__name__} {args!r}", fn, *args)
+# A working directory removed under the script: getcwd (and what builds on
+# it) and a name created in it are ENOENT.
+os.mkdir("gone")
+os.chdir("gone")
+os.rmdir("../gone")
+attempt("getcwd in a removed directory", os.getcwd)
+attempt("abspath in a removed directory", os.path.abspath, "x")
+attempt("create in a removed directory", open, "x", "w")
+os.chdir("/workspace")
+print("back", os.getcwd(), sorted(os.listdir(".")))
