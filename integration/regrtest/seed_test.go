@@ -23,15 +23,7 @@ func TestBuildSeedCopiesSiblings(t *testing.T) {
 		"test_unrelated.py":       "",
 		"test_pkg/data/input.txt": "data\n",
 	}
-	for name, content := range files {
-		p := filepath.Join(suite, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testenv.WriteTree(t, suite, files)
 	seed := t.TempDir()
 	if err := buildSeed(seed, []string{"test_chosen"}); err != nil {
 		t.Fatal(err)

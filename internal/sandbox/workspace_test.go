@@ -9,26 +9,15 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
-)
 
-func writeTree(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
+	"github.com/apysup/apysup/internal/testenv"
+)
 
 func TestSnapshotIsStableAndSensitive(t *testing.T) {
 	a, b := t.TempDir(), t.TempDir()
 	files := map[string]string{"x.txt": "hello", "sub/y.txt": "world", "sub/deeper/z": ""}
-	writeTree(t, a, files)
-	writeTree(t, b, files)
+	testenv.WriteTree(t, a, files)
+	testenv.WriteTree(t, b, files)
 	ta, err := Snapshot(a)
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +46,7 @@ func TestSnapshotIsStableAndSensitive(t *testing.T) {
 
 func TestExportStagesAndRefuses(t *testing.T) {
 	src := t.TempDir()
-	writeTree(t, src, map[string]string{"out/report.md": "# done", "data.json": "{}"})
+	testenv.WriteTree(t, src, map[string]string{"out/report.md": "# done", "data.json": "{}"})
 	tree, err := Snapshot(src)
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +64,7 @@ func TestExportStagesAndRefuses(t *testing.T) {
 		t.Fatalf("overwrite: %v", err)
 	}
 	// A tree that changed after the snapshot is refused and leaves nothing.
-	writeTree(t, src, map[string]string{"late.txt": "x"})
+	testenv.WriteTree(t, src, map[string]string{"late.txt": "x"})
 	if err := Export(src, filepath.Join(parent, "export2"), tree); codeOf(err) != CodeWorkspaceChanged {
 		t.Fatalf("changed: %v", err)
 	}
@@ -97,7 +86,7 @@ func TestExportStagesAndRefuses(t *testing.T) {
 
 func TestCopyTreeRefusesLinks(t *testing.T) {
 	src := t.TempDir()
-	writeTree(t, src, map[string]string{"a": "1"})
+	testenv.WriteTree(t, src, map[string]string{"a": "1"})
 	os.Symlink("/etc", filepath.Join(src, "etc"))
 	if err := CopyTree(src, t.TempDir()); codeOf(err) != CodeWorkspaceInputInvalid {
 		t.Fatalf("%v", err)
@@ -213,7 +202,7 @@ func TestSnapshotDeeperThanPathMax(t *testing.T) {
 func TestSnapshotRefusesNamesNotUTF8(t *testing.T) {
 	for _, name := range []string{"\xff", "sub/\xfe", "caf\xe9", "\xed\xa0\x80"} {
 		dir := t.TempDir()
-		writeTree(t, dir, map[string]string{"sub/ok": "1", name: "same"})
+		testenv.WriteTree(t, dir, map[string]string{"sub/ok": "1", name: "same"})
 		if _, err := Snapshot(dir); codeOf(err) != CodeWorkspaceUnexportable || strings.Contains(err.Error(), name) {
 			t.Errorf("snapshot with %q: %v", name, err)
 		}
@@ -222,8 +211,8 @@ func TestSnapshotRefusesNamesNotUTF8(t *testing.T) {
 		}
 	}
 	a, b := t.TempDir(), t.TempDir()
-	writeTree(t, a, map[string]string{"café": "same"})
-	writeTree(t, b, map[string]string{"cafe\u0301": "same"})
+	testenv.WriteTree(t, a, map[string]string{"café": "same"})
+	testenv.WriteTree(t, b, map[string]string{"cafe\u0301": "same"})
 	ta, err := Snapshot(a)
 	if err != nil {
 		t.Fatal(err)

@@ -3,11 +3,13 @@ package wazero
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 
 	"github.com/apysup/apysup/internal/sandbox"
+	"github.com/apysup/apysup/internal/testenv"
 )
 
 func TestDirBudget(t *testing.T) {
@@ -126,14 +128,7 @@ func TestDirBudget(t *testing.T) {
 // inode for bytes.
 func TestDirBudgetCountsWhatIsThere(t *testing.T) {
 	dir := t.TempDir()
-	for name, size := range map[string]int{"a": 30, "sub/b": 50} {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), make([]byte, size), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testenv.WriteTree(t, dir, map[string]string{"a": strings.Repeat("\x00", 30), "sub/b": strings.Repeat("\x00", 50)})
 	if err := os.Link(filepath.Join(dir, "sub/b"), filepath.Join(dir, "b2")); err != nil {
 		t.Fatal(err)
 	}
