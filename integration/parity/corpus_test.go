@@ -20,6 +20,7 @@ var corpus = []corpusCase{
 	{script: "std_numbers.py"},
 	{script: "std_collections.py"},
 	{script: "std_bytes.py"},
+	{script: "std_memory.py"},
 	{script: "std_math.py"},
 	{script: "std_text.py"},
 	{script: "std_random.py"},

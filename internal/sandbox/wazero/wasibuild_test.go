@@ -1,6 +1,12 @@
 package wazero
 
-import "testing"
+import (
+	"bytes"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"testing"
+)
 
 // What the WASI build itself provides (python/wasi/build.sh): these need
 // the build of the current inputs.
@@ -41,4 +47,90 @@ with bz2.open("x.bz2", "wt") as f:
 print("bz2 file", bz2.open("x.bz2", "rt").read())
 print("_testcapi", _testcapi.INT_MAX)
 `), "lzma True True", "bz2 True True", "xz file True", "bz2 file text", "_testcapi 2147483647")
+}
+
+// The C library's memory functions (python/wasi/_apysup_string.c, and
+// -mbulk-memory for the compiler's own copies) answer as musl's did:
+// comparisons against Python's own of the same values as lists of ints
+// (no memcmp), at every length to 40 and every position, with bytes on both
+// sides of 0x80, and overlapping moves both ways against list slicing.
+func TestMemoryFunctions(t *testing.T) {
+	wantLines(t, guestLines(t, `import random
+rng = random.Random(17)
+bad = 0
+for n in range(41):
+    for pos in range(n):
+        a = bytes(rng.randrange(256) for _ in range(n))
+        for v in (0, 0x7F, 0x80, 0xFF, rng.randrange(256)):
+            b = a[:pos] + bytes([v]) + a[pos + 1:]
+            for x, y in ((a, b), (b, a), (a, a[:pos]), (a[:pos], b)):
+                if (x < y, x == y, x > y) != (list(x) < list(y), list(x) == list(y), list(x) > list(y)):
+                    bad += 1
+print("comparisons wrong", bad)
+bad = 0
+for n in range(1, 200, 7):
+    for shift in range(1, n, 5):
+        ref = list(range(n))
+        buf = bytearray(ref)
+        buf[shift:] = buf[:-shift]
+        ref[shift:] = ref[:-shift]
+        bad += list(buf) != ref
+        buf[:-shift] = buf[shift:]
+        ref[:-shift] = ref[shift:]
+        bad += list(buf) != ref
+print("moves wrong", bad)
+print("fill", bytearray(100003).count(0), (b"\x07" * 9999).count(7))
+`), "comparisons wrong 0", "moves wrong 0", "fill 100003 9999")
+}
+
+// python.wasm is compiled with WebAssembly's bulk memory operations
+// (build.sh's -mbulk-memory): its target_features section says so.
+func TestBuildUsesBulkMemory(t *testing.T) {
+	interpreter(t)
+	build, err := Locate("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wasm, err := os.ReadFile(filepath.Join(build.Dir, wasmFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	features, ok := customSection(wasm, "target_features")
+	if !ok {
+		t.Fatal("python.wasm has no target_features section")
+	}
+	if !bytes.Contains(features, []byte("bulk-memory")) {
+		t.Fatalf("python.wasm is not compiled with bulk memory: target_features %q", features)
+	}
+}
+
+// customSection returns the content of the custom section named name.
+func customSection(wasm []byte, name string) ([]byte, bool) {
+	if len(wasm) < 8 || string(wasm[:4]) != "\x00asm" {
+		return nil, false
+	}
+	uleb := func(b []byte) (uint64, int) {
+		v, n := binary.Uvarint(b)
+		return v, n
+	}
+	for rest := wasm[8:]; len(rest) > 0; {
+		id := rest[0]
+		size, n := uleb(rest[1:])
+		if n <= 0 || uint64(len(rest)-1-n) < size {
+			return nil, false
+		}
+		body := rest[1+n : 1+n+int(size)]
+		rest = rest[1+n+int(size):]
+		if id != 0 {
+			continue
+		}
+		l, m := uleb(body)
+		if m <= 0 || uint64(len(body)-m) < l {
+			return nil, false
+		}
+		if string(body[m:m+int(l)]) == name {
+			return body[m+int(l):], true
+		}
+	}
+	return nil, false
 }
