@@ -48,9 +48,7 @@ PACKAGES=(
 # CPython lowers its recursion limit to 600 under WASI for a 512 KiB stack;
 # the guest gets native's limit (1000) and native's stack size (8 MiB) so
 # that deep recursion ends in RecursionError on both backends, not a trap.
-# -mbulk-memory: the compiler's copies and fills become memory.copy and
-# memory.fill, which wazero runs as Go's memmove (_apysup_string.c).
-WASI_CFLAGS="-O2 -mbulk-memory -Wno-error=int-conversion -DPy_DEFAULT_RECURSION_LIMIT=1000"
+WASI_CFLAGS="-O2 -Wno-error=int-conversion -DPy_DEFAULT_RECURSION_LIMIT=1000"
 # configure turns pymalloc off for WASI (3.11's default, dropped in 3.12);
 # wasi-libc's malloc is dlmalloc, which pymalloc's small-object arenas (taken
 # from malloc, as there is no mmap) sit on top of, as natively.
@@ -332,10 +330,12 @@ $wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_libm.c" -o "$work/apysup_libm
 # wasi-libc looks its path up through the wrapped function.
 log "apysup_paths"
 $wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_paths.c" -o "$work/apysup_paths.o"
-# memcpy, memmove, memset and memcmp (_apysup_string.c): an object on every
-# link, as the libm, in place of wasi-libc's byte and word loops.
+# memcpy, memmove, memset, memcmp, memchr and memrchr (_apysup_string.c):
+# an object on every link, as the libm, in place of wasi-libc's byte and
+# word loops; bulk memory and SIMD for this file only (the whole build with
+# -mbulk-memory made some interpreter loops slower: RATIONALE.md).
 log "apysup_string"
-$wasi_cc $WASI_CFLAGS -fno-builtin $map_paths -c "$here/_apysup_string.c" -o "$work/apysup_string.o"
+$wasi_cc $WASI_CFLAGS -mbulk-memory -msimd128 -fno-builtin $map_paths -c "$here/_apysup_string.c" -o "$work/apysup_string.o"
 # Replaces configure's own LDFLAGS_NODIST for WASI (a 512 KiB stack).
 step wasi-make make -C "$wasi_build" -j"$jobs" \
 	LDFLAGS_NODIST="$WASI_LDFLAGS_NODIST $work/apysup_libm.o $work/apysup_paths.o $work/apysup_string.o -Wl,--wrap=__wasilibc_find_relpath_alloc,--wrap=rename,--wrap=link,--wrap=getcwd"

@@ -50,3 +50,15 @@ zero = bytearray(100000)
 print("fills", zero.count(0), bytes(7), b"\x00" * 3 == bytes(3), len(b"ab" * 50000), bytearray(b"xyz") * 2)
 zero[10:20] = b"\xff" * 10
 print("fills after a write", zero.count(0), zero.find(b"\xff"), zero.rfind(b"\xff"))
+
+# Searches for one character from either end (memchr, memrchr): every start
+# offset near the front meets every alignment of the search's first load.
+text = "".join(chr(97 + (i * i) % 23) for i in range(5000)) + "\u00e9" + "xyz" * 10
+raw = text.encode("latin-1")
+h = hashlib.sha256()
+for ch in "aqjv\u00e9z":
+    for start in range(0, 40):
+        h.update(repr((text.find(ch, start), text.rfind(ch, start), text.rfind(ch, 0, 4000 - start),
+                       raw.find(ch.encode("latin-1"), start), raw.rfind(ch.encode("latin-1"), start))).encode())
+print("searches", h.hexdigest()[:16], text.find("\u00e9"), text.rfind("a"), raw.rindex(b"j"), text.count("q"),
+      len(text.split("k")), text.rpartition("b")[2][:8], "\u00e9xy" in text)

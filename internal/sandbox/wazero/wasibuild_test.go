@@ -53,7 +53,10 @@ print("_testcapi", _testcapi.INT_MAX)
 // -mbulk-memory for the compiler's own copies) answer as musl's did:
 // comparisons against Python's own of the same values as lists of ints
 // (no memcmp), at every length to 40 and every position, with bytes on both
-// sides of 0x80, and overlapping moves both ways against list slicing.
+// sides of 0x80; overlapping moves both ways against list slicing; copies
+// and fills of every length around the short ones' word loops; and
+// searches for a byte from either end (memchr, memrchr) from every start
+// offset, so that each alignment of the first sixteen-byte load is met.
 func TestMemoryFunctions(t *testing.T) {
 	wantLines(t, guestLines(t, `import random
 rng = random.Random(17)
@@ -80,12 +83,30 @@ for n in range(1, 200, 7):
         bad += list(buf) != ref
 print("moves wrong", bad)
 print("fill", bytearray(100003).count(0), (b"\x07" * 9999).count(7))
-`), "comparisons wrong 0", "moves wrong 0", "fill 100003 9999")
+bad = 0
+for n in range(70):
+    bad += bytearray(n) != bytes([0] * n) or b"\xfe" * n != bytes([254] * n)
+    src = bytes(range(n))
+    bad += bytes(bytearray(src)) != src or src[1:] + src[:1] != bytes(list(src[1:]) + list(src[:1]))
+print("short copies and fills wrong", bad)
+bad = 0
+for n in range(1, 80):
+    data = bytes(rng.choice(b"ab\x80\xff") for _ in range(n))
+    for ch in b"ab\x80\xff":
+        at = [i for i in range(n) if data[i] == ch]
+        for start in range(min(n, 20)):
+            after = [i for i in at if i >= start]
+            bad += data.find(bytes([ch]), start) != (after[0] if after else -1)
+            bad += data.rfind(bytes([ch]), start) != (after[-1] if after else -1)
+            bad += data.decode("latin-1").find(chr(ch), start) != (after[0] if after else -1)
+print("searches wrong", bad)
+`), "comparisons wrong 0", "moves wrong 0", "fill 100003 9999", "short copies and fills wrong 0", "searches wrong 0")
 }
 
-// python.wasm is compiled with WebAssembly's bulk memory operations
-// (build.sh's -mbulk-memory): its target_features section says so.
-func TestBuildUsesBulkMemory(t *testing.T) {
+// python.wasm's memory functions use WebAssembly's bulk memory operations
+// and SIMD (build.sh compiles _apysup_string.c with -mbulk-memory and
+// -msimd128): its target_features section says so.
+func TestBuildUsesBulkMemoryAndSIMD(t *testing.T) {
 	interpreter(t)
 	build, err := Locate("")
 	if err != nil {
@@ -99,8 +120,10 @@ func TestBuildUsesBulkMemory(t *testing.T) {
 	if !ok {
 		t.Fatal("python.wasm has no target_features section")
 	}
-	if !bytes.Contains(features, []byte("bulk-memory")) {
-		t.Fatalf("python.wasm is not compiled with bulk memory: target_features %q", features)
+	for _, f := range []string{"bulk-memory", "simd128"} {
+		if !bytes.Contains(features, []byte(f)) {
+			t.Errorf("python.wasm does not use %s: target_features %q", f, features)
+		}
 	}
 }
 
