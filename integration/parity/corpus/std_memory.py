@@ -1,9 +1,11 @@
 # The C library's memory functions under the interpreter: comparisons
 # (memcmp: bytes and str ordering, equality, prefixes), copies (memcpy:
 # slices, concatenation, joins), overlapping moves (memmove: bytearray
-# slice assignment, deletion, insertion) and fills (memset: zeroed
-# buffers). Pairs differ at every position of every length up to 40, by
-# bytes on both sides of 0x80 (memcmp compares unsigned chars).
+# slice assignment, deletion, insertion), fills (memset: zeroed
+# buffers) and searches for a character (memchr, memrchr: find, rfind,
+# index, count, split, partition, in). Pairs differ at every position of
+# every length up to 40, by bytes on both sides of 0x80 (memcmp compares
+# unsigned chars).
 import hashlib
 
 h = hashlib.sha256()

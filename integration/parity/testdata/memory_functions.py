@@ -1,7 +1,8 @@
 # Memory functions under the interpreter, timed by the guest: CPU seconds of
 # 500 copies of 1 MiB of bytes and of a 1 MiB str, 500 list copies of
 # 100,000 items, 500 comparisons of two equal 1 MiB bytes, 200 zeroed 1 MiB
-# bytearrays. docs/parity.md, "Speed": apysup run [--backend wazero] THIS
+# bytearrays. docs/parity.md, "Speed":
+# apysup run [--backend wazero] integration/parity/testdata/memory_functions.py
 import time
 b = bytes(1 << 20)
 t0 = time.process_time()

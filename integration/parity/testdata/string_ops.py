@@ -1,6 +1,6 @@
 # String and bytes operations under the interpreter, timed by the guest:
 # milliseconds of 50 rounds of each. docs/parity.md, "Speed":
-# apysup run [--backend wazero] THIS
+# apysup run [--backend wazero] integration/parity/testdata/string_ops.py
 import time
 s = ("abcdefghij" * 100000) + "Z"
 b = s.encode()
