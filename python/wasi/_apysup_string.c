@@ -41,18 +41,21 @@ static inline void store64(unsigned char *p, uint64_t w)
 	__builtin_memcpy(p, &w, 8);
 }
 
-void *memcpy(void *restrict dst, const void *restrict src, size_t n)
+/* A short copy forwards: each word is read before the write that could reach it. */
+static inline void copy_forward(unsigned char *d, const unsigned char *s, size_t n)
 {
-	if (n >= SMALL) {
-		__builtin_memcpy(dst, src, n); /* memory.copy */
-		return dst;
-	}
-	unsigned char *d = dst;
-	const unsigned char *s = src;
 	for (; n >= 8; n -= 8, d += 8, s += 8)
 		store64(d, load64(s));
 	for (; n; n--)
 		*d++ = *s++;
+}
+
+void *memcpy(void *restrict dst, const void *restrict src, size_t n)
+{
+	if (n >= SMALL)
+		__builtin_memcpy(dst, src, n); /* memory.copy */
+	else
+		copy_forward(dst, src, n);
 	return dst;
 }
 
@@ -65,18 +68,14 @@ void *memmove(void *dst, const void *src, size_t n)
 	unsigned char *d = dst;
 	const unsigned char *s = src;
 	if (d <= s) {
-		/* Forwards: each word is read before the write that could reach it. */
-		for (; n >= 8; n -= 8, d += 8, s += 8)
-			store64(d, load64(s));
-		for (; n; n--)
-			*d++ = *s++;
-	} else {
-		/* Backwards, from the end, for the same reason. */
-		for (; n >= 8; n -= 8)
-			store64(d + n - 8, load64(s + n - 8));
-		for (; n; n--)
-			d[n - 1] = s[n - 1];
+		copy_forward(d, s, n);
+		return dst;
 	}
+	/* Backwards, from the end, for the same reason. */
+	for (; n >= 8; n -= 8)
+		store64(d + n - 8, load64(s + n - 8));
+	for (; n; n--)
+		d[n - 1] = s[n - 1];
 	return dst;
 }
 

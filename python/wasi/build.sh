@@ -357,7 +357,7 @@ for f in "$built_lib"/_sysconfigdata_*.py; do
 	debian_name=$(printf '%s' "${f##*/}" | sed 's/^_sysconfigdata__wasi_/_sysconfigdata__/')
 	[[ $debian_name == "${f##*/}" ]] || cp "$sysconfig_dir/${f##*/}" "$sysconfig_dir/$debian_name"
 done
-"$build_python" -I -S "$here/mkstdlib.py" "$py_src/Lib" "$sysconfig_dir" "$work/out/python311.zip" >&2
+"$build_python" -I -S "$here/mkstdlib.py" "$py_src/Lib" "$sysconfig_dir" "$py_src/LICENSE" "$work/out/python311.zip" >&2
 if grep -qaF "$work" "$work/out/python.wasm" "$sysconfig_dir"/*; then
 	die "the outputs still name the build directory $work"
 fi

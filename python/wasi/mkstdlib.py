@@ -1,9 +1,11 @@
 """Write the WASI guest's standard library as a stored zip laid out as the
 native guest's: each module's source and, beside it, its bytecode in
-__pycache__.
+__pycache__, and the data files Debian installs beside the modules
+(lib2to3's grammars, pydoc's style sheet, venv's activation scripts,
+LICENSE.txt).
 
 Run by the native build python (the same CPython source, so the same bytecode
-magic): mkstdlib.py LIB_DIR SYSCONFIGDATA_DIR OUT_ZIP.
+magic): mkstdlib.py LIB_DIR SYSCONFIGDATA_DIR LICENSE OUT_ZIP.
 
 The zip is deterministic: entries sorted, fixed timestamps, unchecked
 hash-based pycs (the import system loads them without reading the source),
@@ -19,8 +21,8 @@ import os
 import sys
 import zipfile
 
-# Directories of Lib/ the guest never needs: test suites, GUI toolkits (no
-# display under WASI) and pip bootstrapping.
+# Directories of Lib/ the guest never needs: test suites and GUI toolkits
+# (no display under WASI).
 EXCLUDED_DIRS = {
     "__pycache__",
     "test",
@@ -29,23 +31,38 @@ EXCLUDED_DIRS = {
     "idlelib",
     "tkinter",
     "turtledemo",
-    "ensurepip",
     "site-packages",
     "dist-packages",
     "config-3.11-x86_64-linux-gnu",
 }
+# Directories of Lib/ that the native guest's /usr/lib/python3.11 does not
+# have either: CPython's make install leaves them out (LIBSUBDIRS in
+# Makefile.pre.in), Debian's rules remove ctypes/macholib and ensurepip's
+# bundled wheels (Debian's ensurepip takes them from python3-pip-whl).
+NOT_INSTALLED_DIRS = {"msilib", "__phello__/ham", "venv/scripts/nt", "ctypes/macholib", "ensurepip/_bundled"}
 EXCLUDED_FILES = {"turtle.py", "__phello__.foo.py"}
 GUEST_LIB = "/usr/lib/python3.11"
 EPOCH = (1980, 1, 1, 0, 0, 0)
 
 
-def sources(lib_dir):
-    for root, dirs, files in os.walk(lib_dir):
-        dirs[:] = sorted(d for d in dirs if d not in EXCLUDED_DIRS)
-        for name in sorted(files):
-            if name.endswith(".py") and name not in EXCLUDED_FILES:
-                path = os.path.join(root, name)
-                yield path, os.path.relpath(path, lib_dir)
+def files(lib_dir):
+    """Every file of lib_dir the guest gets, as (path, name in the zip):
+    modules, and the data files of the directories that have modules (the
+    top level's other files are the source tree's, not an install's)."""
+    for root, dirs, names in os.walk(lib_dir):
+        rel_root = os.path.relpath(root, lib_dir)
+        dirs[:] = sorted(
+            d
+            for d in dirs
+            if d not in EXCLUDED_DIRS and os.path.normpath(os.path.join(rel_root, d)) not in NOT_INSTALLED_DIRS
+        )
+        for name in sorted(names):
+            if name in EXCLUDED_FILES or name.endswith((".pyc", ".orig", "~")):
+                continue
+            if rel_root == "." and not name.endswith(".py"):
+                continue
+            path = os.path.join(root, name)
+            yield path, os.path.normpath(os.path.join(rel_root, name))
 
 
 def pyc(path, rel):
@@ -65,22 +82,28 @@ def cached(rel):
 
 
 def main():
-    lib_dir, sysconfig_dir, out = sys.argv[1:4]
+    lib_dir, sysconfig_dir, license_file, out = sys.argv[1:5]
     entries = {}
-    found = list(sources(lib_dir))
+    found = list(files(lib_dir))
     for name in os.listdir(sysconfig_dir):
         if name.startswith("_sysconfigdata_") and name.endswith(".py"):
             found.append((os.path.join(sysconfig_dir, name), name))
+    # Debian installs the source's LICENSE as LICENSE.txt, where the
+    # license() of the site module looks for it.
+    found.append((license_file, "LICENSE.txt"))
+    modules = 0
     for path, rel in found:
         with open(path, "rb") as f:
             entries[rel] = f.read()
-        entries[cached(rel)] = pyc(path, rel)
+        if rel.endswith(".py"):
+            entries[cached(rel)] = pyc(path, rel)
+            modules += 1
     with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as zf:
         for name in sorted(entries):
             info = zipfile.ZipInfo(name, EPOCH)
             info.external_attr = 0o644 << 16
             zf.writestr(info, entries[name])
-    print(f"{len(found)} modules")
+    print(f"{modules} modules, {len(found) - modules} data files")
 
 
 if __name__ == "__main__":

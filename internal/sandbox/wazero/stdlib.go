@@ -16,7 +16,8 @@ import (
 // out as natively: python3.11/<module>.py with its bytecode in
 // python3.11/__pycache__/<module>.cpython-311.pyc (unchecked hash-based
 // pycs, so an import reads the bytecode and only stats the source; the
-// sources serve tracebacks, warnings and inspect), and an empty
+// sources serve tracebacks, warnings and inspect), the data files beside
+// the modules, and an empty
 // python3.11/lib-dynload, whose absence CPython's getpath reports on
 // stderr. A directory, not the zip itself: zipimport parses the
 // whole zip directory in Python at every start, a quarter of an empty run;
@@ -70,14 +71,21 @@ func newStdlibTree(zipped io.ReaderAt, size int64) (*stdlibTree, error) {
 	return t, nil
 }
 
-// stdlibName reports whether name is what mkstdlib.py writes: a module's
-// source, or its bytecode in the __pycache__ beside it.
+// stdlibName reports whether name is what mkstdlib.py writes: bytecode in
+// a __pycache__, or any other file (a module's source, or data Debian
+// installs beside the modules: lib2to3's grammars, pydoc's style sheet)
+// except what the import system would load in place of a source, compiled
+// bytecode beside it or an extension module.
 func stdlibName(name string) bool {
 	dir, file := path.Split(name)
 	if path.Base(dir) == "__pycache__" {
 		return strings.HasSuffix(file, ".cpython-311.pyc")
 	}
-	return strings.HasSuffix(file, ".py")
+	switch path.Ext(file) {
+	case ".pyc", ".pyo", ".so", ".pyd":
+		return false
+	}
+	return true
 }
 
 // Open implements fs.FS: a file reads its section of the zip; a directory

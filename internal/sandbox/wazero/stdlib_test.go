@@ -37,11 +37,13 @@ func treeOf(t *testing.T, zipped []byte) (*stdlibTree, error) {
 }
 
 // The tree serves each stored entry's bytes in place, under python3.11/,
-// with the empty lib-dynload CPython looks for; anything else in the zip
-// is refused rather than served.
+// with the empty lib-dynload CPython looks for; a compressed entry, or one
+// the import system would load in place of a source, is refused rather
+// than served.
 func TestStdlibTree(t *testing.T) {
 	files := map[string]string{"os.py": "import sys", "__pycache__/os.cpython-311.pyc": "os code",
-		"json/__init__.py": "", "json/__pycache__/__init__.cpython-311.pyc": "json code", "json/decoder.py": ""}
+		"json/__init__.py": "", "json/__pycache__/__init__.cpython-311.pyc": "json code", "json/decoder.py": "",
+		"lib2to3/Grammar.txt": "file_input: (NEWLINE | stmt)* ENDMARKER", "LICENSE.txt": "license"}
 	tree, err := treeOf(t, zipOf(t, zip.Store, files))
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +73,8 @@ func TestStdlibTree(t *testing.T) {
 		"compressed":      zipOf(t, zip.Deflate, map[string]string{"os.py": "import sys"}),
 		"pyc beside":      zipOf(t, zip.Store, map[string]string{"os.pyc": "os code"}),
 		"other cache tag": zipOf(t, zip.Store, map[string]string{"__pycache__/os.pypy-73.pyc": "os code"}),
-		"neither":         zipOf(t, zip.Store, map[string]string{"os.so": ""}),
+		"extension":       zipOf(t, zip.Store, map[string]string{"os.so": ""}),
+		"pyo beside":      zipOf(t, zip.Store, map[string]string{"json/decoder.pyo": ""}),
 		"escape":          zipOf(t, zip.Store, map[string]string{"../x.py": ""}),
 		"not a zip":       []byte("PK"),
 	} {

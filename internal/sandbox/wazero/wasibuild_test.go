@@ -1,10 +1,14 @@
 package wazero
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/tetratelabs/wazero"
@@ -105,16 +109,23 @@ print("searches wrong", bad)
 `), "comparisons wrong 0", "moves wrong 0", "fill 100003 9999", "short copies and fills wrong 0", "searches wrong 0")
 }
 
-// python.wasm's memory functions use WebAssembly's bulk memory operations
-// and SIMD (build.sh compiles _apysup_string.c with -mbulk-memory and
-// -msimd128): its target_features section says so, as wazero decodes it.
-func TestBuildUsesBulkMemoryAndSIMD(t *testing.T) {
+// buildFile is the path of one of the build's files (the build of the
+// current inputs, which the test needs).
+func buildFile(t *testing.T, name string) string {
+	t.Helper()
 	interpreter(t)
 	build, err := Locate("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	wasm, err := os.ReadFile(filepath.Join(build.Dir, wasmFile))
+	return filepath.Join(build.Dir, name)
+}
+
+// python.wasm's memory functions use WebAssembly's bulk memory operations
+// and SIMD (build.sh compiles _apysup_string.c with -mbulk-memory and
+// -msimd128): its target_features section says so, as wazero decodes it.
+func TestBuildUsesBulkMemoryAndSIMD(t *testing.T) {
+	wasm, err := os.ReadFile(buildFile(t, wasmFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,4 +158,86 @@ func TestBuildUsesBulkMemoryAndSIMD(t *testing.T) {
 			t.Errorf("python.wasm does not use %s: target_features %q", f, features)
 		}
 	}
+}
+
+// The stdlib zip holds what the native guest's /usr/lib/python3.11 holds
+// (the host's, of the revision the build pins, which Load checks): every
+// module and every data file beside them (lib2to3 reads its grammar,
+// pydoc its style sheet), less the test suites and GUI toolkits both
+// leave aside, and nothing the host lacks.
+func TestStdlibLaidOutAsHost(t *testing.T) {
+	zr, err := zip.OpenReader(buildFile(t, stdlibFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	inZip := map[string]bool{}
+	for _, f := range zr.File {
+		if path.Base(path.Dir(f.Name)) != "__pycache__" {
+			inZip[f.Name] = true
+		}
+	}
+	// Left aside on both sides: the native guest sees them, the WASI
+	// guest does not (docs/parity.md, wasi-missing-modules).
+	skipped := func(rel string) bool {
+		for _, part := range strings.Split(rel, "/") {
+			switch {
+			case part == "__pycache__", part == "test", part == "tests", part == "idle_test", part == "idlelib",
+				part == "tkinter", part == "turtledemo", part == "site-packages", part == "dist-packages",
+				part == "lib-dynload", strings.HasPrefix(part, "config-3.11-"):
+				return true
+			}
+		}
+		return false
+	}
+	hostOnly := map[string]string{
+		"sitecustomize.py":   "Debian's link into /etc/python3.11, which the guest's /etc lacks on both backends",
+		"EXTERNALLY-MANAGED": "Debian's mark for pip, which neither guest can run",
+		"turtle.py":          "a Tk GUI",
+	}
+	const lib = "/usr/lib/python3.11"
+	onHost := map[string]bool{}
+	err = filepath.WalkDir(lib, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(lib, p)
+		if d.IsDir() {
+			if rel != "." && skipped(rel) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasPrefix(rel, "_sysconfigdata_") || hostOnly[rel] != "" {
+			return nil
+		}
+		onHost[rel] = true
+		if !inZip[rel] {
+			t.Errorf("%s/%s is not in the WASI stdlib", lib, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range inZip {
+		if onHost[name] || strings.HasPrefix(name, "_sysconfigdata__wasi_") || strings.HasPrefix(name, "_sysconfigdata__wasm32-wasi") {
+			continue
+		}
+		// lib2to3 and distutils are Debian packages of their own
+		// (python3-lib2to3, python3-distutils); a host without them
+		// lacks the whole directory natively.
+		if top, _, _ := strings.Cut(name, "/"); (top == "lib2to3" || top == "distutils") && !exists(filepath.Join(lib, top)) {
+			continue
+		}
+		t.Errorf("%s is in the WASI stdlib, not in %s", name, lib)
+	}
+	if len(onHost) < 600 {
+		t.Fatalf("%d files in %s: not the stdlib", len(onHost), lib)
+	}
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
