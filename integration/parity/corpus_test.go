@@ -24,6 +24,7 @@ var corpus = []corpusCase{
 	{script: "std_math.py"},
 	{script: "std_text.py"},
 	{script: "std_stdlib_data.py"},
+	{script: "std_locale.py"},
 	{script: "std_random.py"},
 	{script: "std_classes.py"},
 	{script: "std_csv_io.py"},
@@ -150,10 +151,6 @@ var corpus = []corpusCase{
 	{script: "gap_process_time.py", known: map[string]pinned{
 		"stdout": {native: processTimeOut("True"), wazero: processTimeOut("False")},
 	}},
-	{script: "gap_locale.py", known: map[string]pinned{
-		"stdout": {native: localeOut("C.UTF-8", "fr_FR.UTF-8 refused: unsupported locale setting\nde_DE refused: unsupported locale setting\n"),
-			wazero: localeOut("C.UTF-8;C;C;C;C;C", "fr_FR.UTF-8 -> fr_FR.UTF-8\nde_DE -> de_DE\n")},
-	}},
 	{script: "gap_ctypes.py", known: map[string]pinned{
 		"stdout": {native: "ctypes: 8\n", wazero: "ctypes failed: ModuleNotFoundError No module named '_ctypes'\n"},
 	}},
@@ -232,13 +229,6 @@ func processTimeOut(threadTime string) string {
 		"monotonic clock: clock_gettime(CLOCK_MONOTONIC) 1e-09\n" +
 		"perf_counter clock: clock_gettime(CLOCK_MONOTONIC) 1e-09\n" +
 		"CPU clocks: [True, True]\n"
-}
-
-// localeOut is what gap_locale.py prints, given setlocale's answer for the
-// environment's locale and what becomes of two locales the host lacks.
-func localeOut(fromEnv, missing string) string {
-	return "LC_ALL from the environment: " + fromEnv + "\ngetlocale: ('en_US', 'UTF-8')\npreferred encoding: UTF-8\n" +
-		missing + "C -> C\nPOSIX -> C\nstrftime: Thursday January AM\nlocaleconv: . ''\n"
 }
 
 // accessOut is what fs_access.py prints: the same R_OK and W_OK on both
