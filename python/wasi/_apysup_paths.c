@@ -49,7 +49,10 @@
  * resolve() then built paths on it. The name is looked up once: a name
  * that no longer resolves to a directory is ENOENT. (A directory made
  * again under the same name is the working directory here, where the
- * kernel keeps the removed one; no script relies on that.)
+ * kernel keeps the removed one; no script relies on that.) *
+ * __apysup_chmod (at the end) gives CPython's os.chmod the chmod WASI
+ * preview 1 lacks, through the host's apysup_fs.chmod, and open and mkdir
+ * (-Wl,--wrap=open,--wrap=mkdir) create with the mode they are given.
  */
 #include <errno.h>
 #include <sys/stat.h>
@@ -228,4 +231,75 @@ char *__wrap_getcwd(char *buf, size_t size) {
 		free(cwd);
 	errno = ENOENT;
 	return NULL;
+}
+
+/* chmod, which WASI preview 1 does not have: the host's apysup_fs.chmod
+ * changes the bits of a path inside one of the run's mounts, named as
+ * wasi-libc names its preopen (internal/sandbox/wazero/chmod.go). The path
+ * is resolved here as every path function resolves it. CPython's
+ * os.chmod calls this under WASI
+ * (patches/python3.11/wasi-chmod-terminal.patch). */
+__attribute__((import_module("apysup_fs"), import_name("chmod")))
+int32_t __apysup_fs_chmod(const char *mount, size_t mount_len, const char *path, size_t path_len, uint32_t mode);
+
+int __apysup_chmod(const char *path, mode_t mode) {
+	const char *mount;
+	char *relative = NULL;
+	size_t relative_len = 0;
+	int fd = __wrap___wasilibc_find_relpath_alloc(path, &mount, &relative, &relative_len, 1);
+	if (fd == -1) {
+		free(relative);
+		return -1;
+	}
+	int32_t err = __apysup_fs_chmod(mount, strlen(mount), relative, strlen(relative), (uint32_t)mode);
+	free(relative);
+	if (err != 0) {
+		errno = err;
+		return -1;
+	}
+	return 0;
+}
+
+/* The mode a file or directory is created with, which WASI preview 1 does
+ * not pass: the host creates files 0644 and directories 0755, what the
+ * native guest's umask 022 makes of open(..., 0666) and mkdir(..., 0777).
+ * open and mkdir are wrapped (-Wl,--wrap=open,--wrap=mkdir) to give what
+ * was created any other mode they were asked for (tempfile's 0600 files
+ * and 0700 directories, os.mkdir(p, 0o555)) through __apysup_chmod, under
+ * the native guest's umask. */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <unistd.h>
+
+#define GUEST_UMASK 022
+
+int __real_open(const char *path, int oflag, ...);
+int __real_mkdir(const char *path, mode_t mode);
+
+int __wrap_open(const char *path, int oflag, ...) {
+	if ((oflag & O_CREAT) == 0)
+		return __real_open(path, oflag);
+	va_list ap;
+	va_start(ap, oflag);
+	mode_t mode = va_arg(ap, int);
+	va_end(ap);
+	mode_t bits = mode & 0777 & ~GUEST_UMASK;
+	struct stat st;
+	int existed = bits != 0644 && (oflag & O_EXCL) == 0 && stat(path, &st) == 0;
+	int fd = __real_open(path, oflag, mode);
+	if (fd >= 0 && bits != 0644 && !existed && __apysup_chmod(path, bits) != 0) {
+		int saved = errno;
+		(void)close(fd);
+		errno = saved;
+		return -1;
+	}
+	return fd;
+}
+
+int __wrap_mkdir(const char *path, mode_t mode) {
+	int r = __real_mkdir(path, mode);
+	mode_t bits = mode & 0777 & ~GUEST_UMASK;
+	if (r == 0 && bits != 0755)
+		r = __apysup_chmod(path, bits);
+	return r;
 }

@@ -330,6 +330,10 @@ $wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_libm.c" -o "$work/apysup_libm
 # wasi-libc looks its path up through the wrapped function.
 log "apysup_paths"
 $wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_paths.c" -o "$work/apysup_paths.o"
+# stat's permission bits, owner and device as the native guest's
+# (_apysup_stat.c), from what the host puts in the filestat's device field.
+log "apysup_stat"
+$wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_stat.c" -o "$work/apysup_stat.o"
 # setlocale and nl_langinfo as glibc answers them (_apysup_locale.c),
 # wrapped around wasi-libc's (musl's).
 log "apysup_locale"
@@ -342,7 +346,7 @@ log "apysup_string"
 $wasi_cc $WASI_CFLAGS -mbulk-memory -msimd128 -fno-builtin $map_paths -c "$here/_apysup_string.c" -o "$work/apysup_string.o"
 # Replaces configure's own LDFLAGS_NODIST for WASI (a 512 KiB stack).
 step wasi-make make -C "$wasi_build" -j"$jobs" \
-	LDFLAGS_NODIST="$WASI_LDFLAGS_NODIST $work/apysup_libm.o $work/apysup_paths.o $work/apysup_string.o $work/apysup_locale.o -Wl,--wrap=__wasilibc_find_relpath_alloc,--wrap=rename,--wrap=link,--wrap=getcwd,--wrap=setlocale,--wrap=nl_langinfo"
+	LDFLAGS_NODIST="$WASI_LDFLAGS_NODIST $work/apysup_libm.o $work/apysup_paths.o $work/apysup_string.o $work/apysup_locale.o $work/apysup_stat.o -Wl,--wrap=__wasilibc_find_relpath_alloc,--wrap=rename,--wrap=link,--wrap=getcwd,--wrap=setlocale,--wrap=nl_langinfo,--wrap=fstat,--wrap=__wasilibc_nocwd_fstatat,--wrap=open,--wrap=mkdir"
 
 # --- output --------------------------------------------------------------------
 

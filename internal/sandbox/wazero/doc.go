@@ -8,7 +8,9 @@
 // instantiates a fresh module with its own memory, files and host-call
 // dispatcher; nothing is shared between runs but read-only code and files.
 //
-// The guest's one door to the host is the import agent_runtime_v1.host_call,
+// The guest's one door to the host is the import agent_runtime_v1.host_call
+// (besides WASI preview 1 on its own mounts, the host's libm, apysup_libm,
+// and chmod on its own mounts, apysup_fs),
 // which hands the call frame to the run's Dispatcher (the Broker)
 // synchronously and answers with the same RPC response envelope the native
 // transport sends. This package must never interpret, admit or cache calls

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"io"
+	"io/fs"
 
 	"testing/fstest"
 
@@ -134,27 +135,31 @@ func (in *Interpreter) startGuest(ctx context.Context, limitBytes, reserveBytes 
 	// counts against one budget.
 	fsc := wazero.NewFSConfig()
 	var mounted []string
-	mount := func(fsys experimentalsys.FS, guestPath string) {
-		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(&countedFS{FS: fsys, q: g.files}, guestPath)
+	mounts := map[string]experimentalsys.FS{} // for apysup_fs.chmod
+	mount := func(fsys experimentalsys.FS, guestPath string, dev uint16, view viewFunc) {
+		viewed := &nativeView{FS: fsys, dev: dev, view: view}
+		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(&countedFS{FS: viewed, q: g.files}, guestPath)
 		mounted = append(mounted, guestPath)
+		mounts[guestPath] = viewed
 	}
-	mount(newReadOnly(&sysfs.AdaptFS{FS: in.stdlib}), stdlibMount)
-	mount(newReadOnly(&sysfs.AdaptFS{FS: in.guestFiles}), sandbox.GuestFilesDir)
-	mount(g.job, sandbox.GuestJobDir)
+	mount(newReadOnly(&sysfs.AdaptFS{FS: in.stdlib}), stdlibMount, rootDev, installedView(0o644))
+	mount(newReadOnly(&sysfs.AdaptFS{FS: in.guestFiles}), sandbox.GuestFilesDir, rootDev, installedView(0o444))
+	mount(g.job, sandbox.GuestJobDir, rootDev, installedView(0o444))
 	// IANA time zones, read-only, where the native guest finds them too
 	// (its /usr is the host's, read-only): zoneinfo works on both.
 	if in.zoneinfo != nil {
-		mount(in.zoneinfo.FS(), zoneinfoDir) // read-only: hostDir.FS
+		mount(in.zoneinfo.FS(), zoneinfoDir, rootDev, hostFiles) // read-only: hostDir.FS
 	}
-	mount(newDevices(), devicesDir)
+	mount(newDevices(), devicesDir, devDev, devicesView)
 	// The writable mounts are bounded tmpfs natively; here budgets bound them.
-	mount(g.out, sandbox.GuestOutDir)
-	mount(g.work, sandbox.GuestWorkDir)
-	mount(g.tmp, sandbox.GuestTmpDir)
-	mount(newReadOnly(&sysfs.AdaptFS{FS: guestRoot(mounted)}), "/")
+	mount(g.out, sandbox.GuestOutDir, outDev, written(0o700, ownerGuest))
+	mount(g.work, sandbox.GuestWorkDir, workDev, written(0o755, ownerGuest))
+	mount(g.tmp, sandbox.GuestTmpDir, tmpDev, written(0o777|fs.ModeSticky, ownerRoot))
+	mount(newReadOnly(&sysfs.AdaptFS{FS: guestRoot(mounted)}), "/", rootDev, rootView)
 
 	runCtx := experimental.WithMemoryAllocator(ctx, g.mem)
 	runCtx = context.WithValue(runCtx, runKey{}, call)
+	runCtx = context.WithValue(runCtx, mountsKey{}, mounts)
 	cfg := wazero.NewModuleConfig().
 		WithName(""). // anonymous: concurrent runs share one runtime
 		WithStartFunctions().

@@ -241,3 +241,41 @@ func exists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
 }
+
+// stat answers permission bits, owners and devices as the native guest's
+// kernel does (nativeview.go, python/wasi/_apysup_stat.c), files and
+// directories are created with the mode asked for, chmod changes it
+// (chmod.go) and open and access follow it: the values a native run prints
+// for the same paths (fs_stat_modes.py and fs_file_modes.py in the parity
+// corpus compare the two backends).
+func TestStatAsNative(t *testing.T) {
+	wantLines(t, guestLines(t, `import os, zipfile
+os.mkdir("d")
+open("d/f", "w").close()
+for p in ("/tmp", "/workspace", "/run/apysup/out", "d", "d/f", "/dev/null", "/usr/lib/python3.11/os.py", "/"):
+    st = os.stat(p)
+    print(p, oct(st.st_mode), st.st_uid, st.st_gid)
+with open("d/f") as f:
+    print("fstat", oct(os.fstat(f.fileno()).st_mode), os.fstat(f.fileno()).st_uid)
+print("mounts", os.path.ismount("/workspace"), os.path.ismount("/usr/lib"), os.path.ismount("d"))
+with zipfile.ZipFile("z.zip", "w") as z:
+    z.write("d/f")
+print("zip", oct(zipfile.ZipFile("z.zip").getinfo("d/f").external_attr >> 16))
+import tempfile
+fd, name = tempfile.mkstemp(dir=".")
+os.close(fd)
+print("created", oct(os.stat(name).st_mode), oct(os.stat(tempfile.mkdtemp(dir=".")).st_mode))
+os.mkdir("ro", 0o555)
+os.close(os.open("g", os.O_CREAT | os.O_WRONLY, 0o640))
+print("modes", oct(os.stat("ro").st_mode), oct(os.stat("g").st_mode))
+os.chmod("g", 0o200)
+try:
+    open("g").read()
+except PermissionError as e:
+    print("chmod", oct(os.stat("g").st_mode), e.strerror, os.access("g", os.W_OK), os.access("g", os.R_OK))
+`), "/tmp 0o41777 0 0", "/workspace 0o40755 1000 1000", "/run/apysup/out 0o40700 1000 1000",
+		"d 0o40755 1000 1000", "d/f 0o100644 1000 1000", "/dev/null 0o20666 65534 65534",
+		"/usr/lib/python3.11/os.py 0o100644 65534 65534", "/ 0o40755 65534 65534",
+		"fstat 0o100644 1000", "mounts True False False", "zip 0o100644",
+		"created 0o100600 0o40700", "modes 0o40555 0o100640", "chmod 0o100200 Permission denied True False")
+}

@@ -1,0 +1,122 @@
+package wazero
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+
+	"github.com/apysup/apysup/internal/testenv"
+	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
+	"github.com/tetratelabs/wazero/experimental/sysfs"
+)
+
+// apysup_fs.chmod changes the nine permission bits of a file on a
+// writable mount, never through a symlink, and answers as natively
+// elsewhere: EROFS on a read-only mount, EPERM on /dev and on root's
+// mount points.
+func TestChmodIn(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{"f": "x", "d/g": "y"} {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("d", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	work := &nativeView{FS: newConfinedDir(dir, 1<<20), dev: workDev, view: written(0o755, ownerGuest)}
+	mounts := map[string]experimentalsys.FS{
+		"/workspace": work,
+		"/tmp":       &nativeView{FS: newConfinedDir(t.TempDir(), 1<<20), dev: tmpDev, view: written(0o777|fs.ModeSticky, ownerRoot)},
+		"/usr/lib":   &nativeView{FS: newReadOnly(sysfs.DirFS(dir)), dev: rootDev, view: installedView(0o644)},
+		"/dev":       &nativeView{FS: newDevices(), dev: devDev, view: devicesView},
+	}
+	mode := func(name string) fs.FileMode {
+		t.Helper()
+		fi, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Mode()
+	}
+	for _, c := range []struct {
+		mount, name string
+		mode        fs.FileMode
+		want        experimentalsys.Errno
+	}{
+		{"/workspace", "f", 0o600, 0},
+		{"/workspace", "d", 0o700, 0},
+		{"/workspace", "d/g", 0o4755 | fs.ModeSetuid, 0},
+		{"/workspace", "missing", 0o600, experimentalsys.ENOENT},
+		{"/workspace", "link/g", 0o600, experimentalsys.ELOOP},
+		{"/workspace", "../f", 0o600, experimentalsys.EINVAL},
+		{"/workspace", "/f", 0o600, experimentalsys.EINVAL},
+		{"/workspace", "d/../f", 0o600, experimentalsys.EINVAL},
+		{"/workspace", ".", 0o700, 0},
+		{"/tmp", ".", 0o700, experimentalsys.EPERM},
+		{"/usr/lib", "f", 0o600, experimentalsys.EROFS},
+		{"/usr/lib", ".", 0o700, experimentalsys.EROFS},
+		{"/dev", "null", 0o600, experimentalsys.EPERM},
+		{"/dev", ".", 0o700, experimentalsys.EPERM},
+		{"/nowhere", "f", 0o600, experimentalsys.ENOENT},
+		{"workspace", "f", 0o640, 0}, // wasi-libc's name for the preopen
+		{"usr/lib", "f", 0o600, experimentalsys.EROFS},
+	} {
+		if got := chmodIn(mounts, c.mount, c.name, c.mode); got != c.want {
+			t.Errorf("chmod %s %s: %v, want %v", c.mount, c.name, got, c.want)
+		}
+	}
+	if mode("f").Perm() != 0o640 || mode("d").Perm() != 0o700 {
+		t.Errorf("modes %v %v", mode("f"), mode("d"))
+	}
+	if m := mode("d/g"); m != 0o755 {
+		t.Errorf("d/g: %v: only the nine permission bits reach the host", m)
+	}
+	// The guest's own mount point keeps its new bits in the view, not on
+	// the host.
+	if st, errno := work.Stat("."); errno != 0 || st.Dev != viewDev(workDev, ownerGuest, 0o700) {
+		t.Errorf("/workspace after chmod: %#x %v", st.Dev, errno)
+	}
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("host directory: %v %v, want it as it was", fi, err)
+	}
+}
+
+// wasiErrno answers with wasi-libc's numbers (its wasi/api.h).
+func TestWASIErrnos(t *testing.T) {
+	header, err := os.ReadFile("/usr/include/wasm32-wasi/wasi/api.h")
+	testenv.Need(t, err == nil, "wasi-libc's headers (wasi-libc, installed by make wasi-python)")
+	names := map[experimentalsys.Errno]string{
+		experimentalsys.EACCES: "ACCES", experimentalsys.EAGAIN: "AGAIN", experimentalsys.EBADF: "BADF",
+		experimentalsys.EEXIST: "EXIST", experimentalsys.EFAULT: "FAULT", experimentalsys.EINTR: "INTR",
+		experimentalsys.EINVAL: "INVAL", experimentalsys.EIO: "IO", experimentalsys.EISDIR: "ISDIR",
+		experimentalsys.ELOOP: "LOOP", experimentalsys.ENAMETOOLONG: "NAMETOOLONG", experimentalsys.ENOENT: "NOENT",
+		experimentalsys.ENOSYS: "NOSYS", experimentalsys.ENOTDIR: "NOTDIR", experimentalsys.ENOTEMPTY: "NOTEMPTY",
+		experimentalsys.ENOTSOCK: "NOTSOCK", experimentalsys.ENOTSUP: "NOTSUP", experimentalsys.EPERM: "PERM",
+		experimentalsys.ERANGE: "RANGE", experimentalsys.EROFS: "ROFS",
+	}
+	if len(names) != len(wasiErrnos) {
+		t.Fatalf("%d names for %d errnos", len(names), len(wasiErrnos))
+	}
+	for errno, name := range names {
+		m := regexp.MustCompile(`#define __WASI_ERRNO_` + name + ` \(UINT16_C\((\d+)\)\)`).FindSubmatch(header)
+		if m == nil {
+			t.Fatalf("no __WASI_ERRNO_%s in wasi/api.h", name)
+		}
+		if want, _ := strconv.Atoi(string(m[1])); wasiErrno(errno) != int32(want) {
+			t.Errorf("%s: %d, want %d", name, wasiErrno(errno), want)
+		}
+	}
+	if wasiErrno(0) != 0 || wasiErrno(experimentalsys.Errno(999)) != wasiErrno(experimentalsys.EIO) {
+		t.Error("0 or an unknown errno")
+	}
+}

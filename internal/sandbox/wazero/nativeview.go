@@ -1,0 +1,262 @@
+package wazero
+
+import (
+	"hash/fnv"
+	"io/fs"
+	"path"
+	"strings"
+	"sync"
+
+	"github.com/apysup/apysup/internal/sandbox"
+	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
+	wsys "github.com/tetratelabs/wazero/sys"
+)
+
+// WASI preview 1 has no permission bits and no owners: its filestat
+// carries a file's type, device, inode, links, size and times, so the
+// guest saw every file as mode 0, owned by uid 0 (os.stat, and whatever a
+// script builds from it: a zip's or a tar's member modes, stat.filemode,
+// shutil's copies). nativeView makes each mount answer what the native
+// guest's kernel answers for the same path: the mount's own device
+// number, the owner the native guest sees (the guest's uid 1000 for what
+// it writes, nobody (65534) for the host's read-only files, root for the
+// mount points the sandbox makes), and permission bits, the host's own on
+// the writable mounts (created there as natively, under umask 022) and the
+// native sandbox's elsewhere.
+//
+// The three travel in the filestat's device field, the only one the guest
+// does not otherwise need (viewDev), and the WASI build's fstat and
+// fstatat (python/wasi/_apysup_stat.c) move them into st_mode, st_uid,
+// st_gid and st_dev. A device field without viewMagic (the guest's
+// standard streams, which wazero serves itself) is left as it is.
+type nativeView struct {
+	experimentalsys.FS
+	dev  uint16 // the mount's device
+	view viewFunc
+
+	mu       sync.Mutex
+	rootPerm fs.FileMode // the mount's own directory's bits once the guest changed them
+	rootSet  bool
+}
+
+// viewFunc gives what the native guest sees of a mount's path, given the
+// mount's own answer: the permission bits, the owner, and a device of the
+// path's own, or 0 for the mount's.
+type viewFunc func(path string, st wsys.Stat_t) (perm fs.FileMode, o owner, dev uint16)
+
+// The devices of the native sandbox's mounts: its root, a read-only bind
+// of the host's, holds the stdlib, the zoneinfo database, the guest's
+// files and the job; the writable mounts and /dev are tmpfs of their own,
+// and each device in /dev a bind mount of the host's node.
+const (
+	rootDev uint16 = 1 + iota
+	outDev
+	workDev
+	tmpDev
+	devDev
+	firstDeviceDev // + the device's index in deviceNames
+)
+
+// owner is who the native guest sees owning a file.
+type owner uint16
+
+const (
+	ownerGuest  owner = 1 // uid and gid 1000, the guest's
+	ownerNobody owner = 2 // 65534: the host's files, through the user namespace
+	ownerRoot   owner = 3 // 0: the sandbox's own mount points (/tmp, /dev)
+)
+
+const viewMagic = 0xa9b5
+
+// viewDev packs a mount's device number, an owner and permission bits
+// (setuid, setgid and sticky included, as in st_mode) into a filestat's
+// device field.
+func viewDev(dev uint16, o owner, perm fs.FileMode) uint64 {
+	bits := uint64(perm.Perm())
+	if perm&fs.ModeSetuid != 0 {
+		bits |= 0o4000
+	}
+	if perm&fs.ModeSetgid != 0 {
+		bits |= 0o2000
+	}
+	if perm&fs.ModeSticky != 0 {
+		bits |= 0o1000
+	}
+	return viewMagic<<48 | uint64(dev)<<32 | uint64(o)<<16 | bits
+}
+
+func (v *nativeView) seen(path string, st wsys.Stat_t, errno experimentalsys.Errno) (wsys.Stat_t, experimentalsys.Errno) {
+	if errno != 0 {
+		return st, errno
+	}
+	perm, o, dev := v.view(path, st)
+	if dev == 0 {
+		dev = v.dev
+	}
+	if isRoot(path) {
+		v.mu.Lock()
+		if v.rootSet {
+			perm = v.rootPerm
+		}
+		v.mu.Unlock()
+	}
+	st.Dev = viewDev(dev, o, perm)
+	if st.Ino == 0 {
+		st.Ino = syntheticIno(dev, path)
+	}
+	return st, 0
+}
+
+// syntheticIno is an inode number for a file of a tree that has none (the
+// stdlib zip, embedded files, the guest's root: wazero answers 0 for
+// every one of them), so that two of them are not the same file to
+// os.path.samestat, nor a mount point's directory its parent's to
+// os.path.ismount. It is a hash of the device and the mount's clean path,
+// never 0.
+func syntheticIno(dev uint16, name string) wsys.Inode {
+	if isRoot(name) {
+		name = "."
+	}
+	h := fnv.New64a()
+	h.Write([]byte{byte(dev), byte(dev >> 8)})
+	h.Write([]byte(name))
+	return wsys.Inode(h.Sum64() | 1)
+}
+
+func (v *nativeView) Stat(path string) (wsys.Stat_t, experimentalsys.Errno) {
+	st, errno := v.FS.Stat(path)
+	return v.seen(path, st, errno)
+}
+
+func (v *nativeView) Lstat(path string) (wsys.Stat_t, experimentalsys.Errno) {
+	st, errno := v.FS.Lstat(path)
+	return v.seen(path, st, errno)
+}
+
+// Chmod changes bits as the native guest may (chmod.go): a file the guest
+// owns on a writable mount has its host file's bits changed (the nine
+// permission bits only); the mount's own directory, when the guest owns
+// it (/workspace, /run/apysup/out), keeps its new bits in the view, since
+// the host directory's are not the guest's to see; root's (/tmp, /dev)
+// are EPERM; the rest is the mount's answer (EROFS, or EPERM for a
+// device).
+func (v *nativeView) Chmod(path string, perm fs.FileMode) experimentalsys.Errno {
+	st, errno := v.FS.Stat(path)
+	if errno != 0 {
+		return errno
+	}
+	_, o, _ := v.view(path, st)
+	switch {
+	case o == ownerRoot:
+		return experimentalsys.EPERM
+	case isRoot(path) && o == ownerGuest:
+		v.mu.Lock()
+		v.rootPerm, v.rootSet = perm&fs.ModePerm, true
+		v.mu.Unlock()
+		return 0
+	}
+	return v.FS.Chmod(path, perm&fs.ModePerm)
+}
+
+// OpenFile refuses, as the kernel does (EACCES), to open a file of the
+// guest's for an access its owner's bits deny: the host, which opens it,
+// would not (a guest that chmods a file 0o200 cannot read it back
+// natively). An exclusive create answers EEXIST first, as natively.
+func (v *nativeView) OpenFile(path string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
+	if !isRoot(path) && flag&(experimentalsys.O_CREAT|experimentalsys.O_EXCL) != experimentalsys.O_CREAT|experimentalsys.O_EXCL {
+		if st, errno := v.FS.Stat(path); errno == 0 {
+			if bits, o, _ := v.view(path, st); o == ownerGuest && !ownerMay(bits, flag) {
+				return nil, experimentalsys.EACCES
+			}
+		}
+	}
+	f, errno := v.FS.OpenFile(path, flag, perm)
+	if errno != 0 {
+		return nil, errno
+	}
+	return &viewedFile{File: f, v: v, path: path}, 0
+}
+
+// ownerMay reports whether the owner's bits of perm allow an open with
+// flag: reading for O_RDONLY and O_RDWR, writing for O_WRONLY, O_RDWR and
+// O_TRUNC.
+func ownerMay(perm fs.FileMode, flag experimentalsys.Oflag) bool {
+	access := flag & (experimentalsys.O_RDONLY | experimentalsys.O_WRONLY | experimentalsys.O_RDWR)
+	read := access == experimentalsys.O_RDONLY || access == experimentalsys.O_RDWR
+	write := access == experimentalsys.O_WRONLY || access == experimentalsys.O_RDWR || flag&experimentalsys.O_TRUNC != 0
+	return (!read || perm&0o400 != 0) && (!write || perm&0o200 != 0)
+}
+
+// viewedFile answers fstat as its mount answers stat of its path.
+type viewedFile struct {
+	experimentalsys.File
+	v    *nativeView
+	path string
+}
+
+func (f *viewedFile) Stat() (wsys.Stat_t, experimentalsys.Errno) {
+	st, errno := f.File.Stat()
+	return f.v.seen(f.path, st, errno)
+}
+
+// The views of the mounts, each as the native sandbox makes it
+// (TestStatAsNative compares them with a native run's).
+
+// isRoot reports whether path names the mount's own directory.
+func isRoot(path string) bool { return path == "." || path == "" }
+
+// hostFiles is a read-only mount of host files: nobody's, with the host's
+// bits (the zoneinfo database).
+func hostFiles(_ string, st wsys.Stat_t) (fs.FileMode, owner, uint16) { return st.Mode, ownerNobody, 0 }
+
+// installedView is a read-only mount of files the host installs, whose bits
+// the guest's tree does not keep (the stdlib zip, embedded files): 0755
+// for a directory, file for a file.
+func installedView(file fs.FileMode) viewFunc {
+	return func(_ string, st wsys.Stat_t) (fs.FileMode, owner, uint16) {
+		if st.Mode.IsDir() {
+			return 0o755, ownerNobody, 0
+		}
+		return file, ownerNobody, 0
+	}
+}
+
+// written is a writable mount: the guest's files with the host's bits
+// (created as natively, guestFileMode and guestDirMode), and the mount's
+// own directory as the native sandbox mounts it.
+func written(rootPerm fs.FileMode, rootOwner owner) viewFunc {
+	return func(path string, st wsys.Stat_t) (fs.FileMode, owner, uint16) {
+		if isRoot(path) {
+			return rootPerm, rootOwner, 0
+		}
+		return st.Mode, ownerGuest, 0
+	}
+}
+
+// devicesView is /dev: root's directory of devices anyone may read and
+// write, each bound from the host's.
+func devicesView(path string, _ wsys.Stat_t) (fs.FileMode, owner, uint16) {
+	if isRoot(path) {
+		return 0o755, ownerRoot, 0
+	}
+	for i, name := range deviceNames {
+		if path == name {
+			return 0o666, ownerNobody, firstDeviceDev + uint16(i)
+		}
+	}
+	return 0o666, ownerNobody, 0
+}
+
+// rootView is the guest's "/": the directories that lead to the mounts
+// and the interpreter's path, as the host has them, except the run's own
+// directory, which the native sandbox makes the guest's.
+func rootView(name string, _ wsys.Stat_t) (fs.FileMode, owner, uint16) {
+	if name == runDir {
+		return 0o705, ownerGuest, 0
+	}
+	return 0o755, ownerNobody, 0
+}
+
+// runDir is the run's directory, the parent of its job, out and call
+// socket directories, relative to "/".
+var runDir = strings.TrimPrefix(path.Dir(sandbox.GuestJobDir), "/")

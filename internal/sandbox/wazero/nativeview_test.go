@@ -1,0 +1,133 @@
+package wazero
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+
+	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
+	"github.com/tetratelabs/wazero/experimental/sysfs"
+	wsys "github.com/tetratelabs/wazero/sys"
+)
+
+// The device field carries the magic, the device, the owner and the bits
+// where _apysup_stat.c reads them.
+func TestViewDev(t *testing.T) {
+	for _, c := range []struct {
+		dev  uint16
+		o    owner
+		perm fs.FileMode
+		want uint64
+	}{
+		{rootDev, ownerNobody, 0o644, 0xa9b5_0001_0002_01a4},
+		{tmpDev, ownerRoot, 0o777 | fs.ModeSticky, 0xa9b5_0004_0003_03ff},
+		{workDev, ownerGuest, fs.ModeDir | 0o755 | fs.ModeSetuid | fs.ModeSetgid, 0xa9b5_0003_0001_0ded},
+	} {
+		if got := viewDev(c.dev, c.o, c.perm); got != c.want {
+			t.Errorf("viewDev(%d, %d, %v) = %#x, want %#x", c.dev, c.o, c.perm, got, c.want)
+		}
+	}
+}
+
+// A writable mount answers stat, lstat and fstat with its own directory
+// as the native sandbox mounts it and the host's bits for the rest, the
+// guest's; a device gets a device of its own.
+func TestNativeView(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "f"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("f", filepath.Join(dir, "l")); err != nil {
+		t.Fatal(err)
+	}
+	v := &nativeView{FS: sysfs.DirFS(dir), dev: tmpDev, view: written(0o777|fs.ModeSticky, ownerRoot)}
+	check := func(what string, dev uint64, errno experimentalsys.Errno, want uint64) {
+		t.Helper()
+		if errno != 0 || dev != want {
+			t.Errorf("%s: %#x %v, want %#x", what, dev, errno, want)
+		}
+	}
+	st, errno := v.Stat(".")
+	check("stat .", st.Dev, errno, viewDev(tmpDev, ownerRoot, 0o777|fs.ModeSticky))
+	st, errno = v.Stat("f")
+	check("stat f", st.Dev, errno, viewDev(tmpDev, ownerGuest, 0o600))
+	st, errno = v.Lstat("l")
+	check("lstat l", st.Dev, errno, viewDev(tmpDev, ownerGuest, 0o777))
+	if st.Mode&fs.ModeSymlink == 0 {
+		t.Errorf("lstat l: mode %v", st.Mode)
+	}
+	f, errno := v.OpenFile("f", experimentalsys.O_RDONLY, 0)
+	if errno != 0 {
+		t.Fatal(errno)
+	}
+	defer f.Close()
+	st, errno = f.Stat()
+	check("fstat f", st.Dev, errno, viewDev(tmpDev, ownerGuest, 0o600))
+	if _, errno := v.Stat("missing"); errno != experimentalsys.ENOENT {
+		t.Errorf("missing: %v", errno)
+	}
+
+	d := &nativeView{FS: newDevices(), dev: devDev, view: devicesView}
+	st, errno = d.Stat("null")
+	check("null", st.Dev, errno, viewDev(firstDeviceDev+1, ownerNobody, 0o666))
+	st, errno = d.Stat(".")
+	check("/dev", st.Dev, errno, viewDev(devDev, ownerRoot, 0o755))
+	r := &nativeView{FS: newReadOnly(&sysfs.AdaptFS{FS: guestRoot([]string{"/run/apysup/job"})}), dev: rootDev, view: rootView}
+	st, errno = r.Stat("run/apysup")
+	check("/run/apysup", st.Dev, errno, viewDev(rootDev, ownerGuest, 0o705))
+	st, errno = r.Stat("run")
+	check("/run", st.Dev, errno, viewDev(rootDev, ownerNobody, 0o755))
+
+	// A tree without inodes gets one per path, the same each time.
+	inos := map[wsys.Inode]string{}
+	for _, name := range []string{".", "run", "run/apysup", "run/apysup/job", "run"} {
+		st, errno := r.Stat(name)
+		if errno != 0 || st.Ino == 0 || (inos[st.Ino] != "" && inos[st.Ino] != name) {
+			t.Errorf("%s: inode %d %v (also %q's)", name, st.Ino, errno, inos[st.Ino])
+		}
+		inos[st.Ino] = name
+	}
+	if syntheticIno(rootDev, "") != syntheticIno(rootDev, ".") || syntheticIno(rootDev, "x") == syntheticIno(outDev, "x") {
+		t.Error("syntheticIno: the root's two names differ, or two devices' files agree")
+	}
+}
+
+// The guest's own files open only for what their owner's bits allow, as
+// the kernel checks them for the native guest.
+func TestNativeViewOpensAsOwner(t *testing.T) {
+	dir := t.TempDir()
+	for name, mode := range map[string]fs.FileMode{"wo": 0o200, "ro": 0o400, "none": 0} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(filepath.Join(dir, name), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v := &nativeView{FS: newConfinedDir(dir, 1<<20), dev: workDev, view: written(0o755, ownerGuest)}
+	for _, c := range []struct {
+		name string
+		flag experimentalsys.Oflag
+		want experimentalsys.Errno
+	}{
+		{"wo", experimentalsys.O_RDONLY, experimentalsys.EACCES},
+		{"wo", experimentalsys.O_WRONLY, 0},
+		{"wo", experimentalsys.O_RDWR, experimentalsys.EACCES},
+		{"ro", experimentalsys.O_RDONLY, 0},
+		{"ro", experimentalsys.O_RDONLY | experimentalsys.O_TRUNC, experimentalsys.EACCES},
+		{"ro", experimentalsys.O_WRONLY | experimentalsys.O_APPEND, experimentalsys.EACCES},
+		{"none", experimentalsys.O_RDONLY, experimentalsys.EACCES},
+		{"none", experimentalsys.O_WRONLY | experimentalsys.O_CREAT | experimentalsys.O_EXCL, experimentalsys.EEXIST},
+		{"new", experimentalsys.O_WRONLY | experimentalsys.O_CREAT, 0},
+		{".", experimentalsys.O_RDONLY, 0},
+	} {
+		f, errno := v.OpenFile(c.name, c.flag, 0)
+		if errno != c.want {
+			t.Errorf("open %s %#x: %v, want %v", c.name, c.flag, errno, c.want)
+		}
+		if f != nil {
+			f.Close()
+		}
+	}
+}
