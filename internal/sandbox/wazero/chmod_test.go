@@ -120,3 +120,51 @@ func TestWASIErrnos(t *testing.T) {
 		t.Error("0 or an unknown errno")
 	}
 }
+
+// Whatever mount and path the guest hands over, chmod changes nothing
+// outside the mount, follows no symlink and never panics.
+func FuzzChmodIn(f *testing.F) {
+	for _, seed := range [][2]string{{"workspace", "f"}, {"", "workspace/f"}, {"workspace", "../outside"},
+		{"workspace", "link/g"}, {"workspace", "d/../../outside"}, {"/workspace/", "./f"}, {"..", "outside"},
+		{"workspace", "/outside"}, {"workspace", "link"}, {"workspace\x00", "f"}} {
+		f.Add(seed[0], seed[1], uint32(0o777))
+	}
+	f.Fuzz(func(t *testing.T, mount, name string, mode uint32) {
+		root := t.TempDir()
+		inside := filepath.Join(root, "in")
+		if err := os.MkdirAll(filepath.Join(inside, "d"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{filepath.Join(root, "outside"), filepath.Join(inside, "f"), filepath.Join(inside, "d", "g")} {
+			if err := os.WriteFile(p, nil, 0o640); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.Symlink(root, filepath.Join(inside, "link")); err != nil {
+			t.Fatal(err)
+		}
+		mounts := map[string]experimentalsys.FS{
+			"/workspace": &nativeView{FS: newConfinedDir(inside, 1<<20), dev: workDev, view: written(0o755, ownerGuest)},
+		}
+		modes := func() (m [2]fs.FileMode) {
+			for i, p := range []string{root, filepath.Join(root, "outside")} {
+				fi, err := os.Stat(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				m[i] = fi.Mode()
+			}
+			return m
+		}
+		before := modes()
+		_ = chmodIn(mounts, mount, name, fs.FileMode(mode))
+		if after := modes(); after != before {
+			t.Fatalf("chmod %q %q %o changed the outside: %v -> %v", mount, name, mode, before, after)
+		}
+		for _, p := range []string{filepath.Join(inside, "f"), filepath.Join(inside, "d", "g")} {
+			if fi, err := os.Stat(p); err != nil || fi.Mode()&^fs.ModePerm != 0 {
+				t.Fatalf("%s: %v %v: more than permission bits", p, fi, err)
+			}
+		}
+	})
+}

@@ -85,10 +85,9 @@ func viewDev(dev uint16, o owner, perm fs.FileMode) uint64 {
 	return viewMagic<<48 | uint64(dev)<<32 | uint64(o)<<16 | bits
 }
 
-func (v *nativeView) seen(path string, st wsys.Stat_t, errno experimentalsys.Errno) (wsys.Stat_t, experimentalsys.Errno) {
-	if errno != 0 {
-		return st, errno
-	}
+// bits is what the view gives path, whose mount's answer is st, with the
+// bits the guest gave the mount's own directory.
+func (v *nativeView) bits(path string, st wsys.Stat_t) (fs.FileMode, owner, uint16) {
 	perm, o, dev := v.view(path, st)
 	if dev == 0 {
 		dev = v.dev
@@ -100,6 +99,14 @@ func (v *nativeView) seen(path string, st wsys.Stat_t, errno experimentalsys.Err
 		}
 		v.mu.Unlock()
 	}
+	return perm, o, dev
+}
+
+func (v *nativeView) seen(path string, st wsys.Stat_t, errno experimentalsys.Errno) (wsys.Stat_t, experimentalsys.Errno) {
+	if errno != 0 {
+		return st, errno
+	}
+	perm, o, dev := v.bits(path, st)
 	st.Dev = viewDev(dev, o, perm)
 	if st.Ino == 0 {
 		st.Ino = syntheticIno(dev, path)
@@ -145,7 +152,7 @@ func (v *nativeView) Chmod(path string, perm fs.FileMode) experimentalsys.Errno 
 	if errno != 0 {
 		return errno
 	}
-	_, o, _ := v.view(path, st)
+	_, o, _ := v.bits(path, st)
 	switch {
 	case o == ownerRoot:
 		return experimentalsys.EPERM
@@ -163,10 +170,16 @@ func (v *nativeView) Chmod(path string, perm fs.FileMode) experimentalsys.Errno 
 // would not (a guest that chmods a file 0o200 cannot read it back
 // natively). An exclusive create answers EEXIST first, as natively.
 func (v *nativeView) OpenFile(path string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
-	if !isRoot(path) && flag&(experimentalsys.O_CREAT|experimentalsys.O_EXCL) != experimentalsys.O_CREAT|experimentalsys.O_EXCL {
-		if st, errno := v.FS.Stat(path); errno == 0 {
-			if bits, o, _ := v.view(path, st); o == ownerGuest && !ownerMay(bits, flag) {
+	if !isRoot(path) {
+		st, errno := v.FS.Stat(path)
+		switch {
+		case errno == 0 && flag&(experimentalsys.O_CREAT|experimentalsys.O_EXCL) != experimentalsys.O_CREAT|experimentalsys.O_EXCL:
+			if bits, o, _ := v.bits(path, st); o == ownerGuest && !ownerMay(bits, flag) {
 				return nil, experimentalsys.EACCES
+			}
+		case errno == experimentalsys.ENOENT && flag&experimentalsys.O_CREAT != 0:
+			if errno := v.changes(path); errno != 0 {
+				return nil, errno
 			}
 		}
 	}
@@ -175,6 +188,74 @@ func (v *nativeView) OpenFile(path string, flag experimentalsys.Oflag, perm fs.F
 		return nil, errno
 	}
 	return &viewedFile{File: f, v: v, path: path}, 0
+}
+
+// changes answers EACCES for a change to the directory that holds name
+// (a name made, removed or renamed there) when the guest owns that
+// directory and its bits deny the guest writing or searching it, as the
+// kernel does natively; the mount answers the rest (EROFS first, as
+// natively, on a read-only one).
+func (v *nativeView) changes(name string) experimentalsys.Errno {
+	dir := path.Dir(name)
+	st := wsys.Stat_t{Mode: fs.ModeDir} // the mount's own directory: its view needs no host stat
+	if !isRoot(dir) {
+		var errno experimentalsys.Errno
+		if st, errno = v.FS.Stat(dir); errno != 0 {
+			return 0 // the operation itself answers
+		}
+	}
+	if !st.Mode.IsDir() {
+		return 0 // not a directory: the operation answers ENOTDIR
+	}
+	if perm, o, _ := v.bits(dir, st); o == ownerGuest && perm&0o300 != 0o300 {
+		return experimentalsys.EACCES
+	}
+	return 0
+}
+
+func (v *nativeView) Mkdir(name string, perm fs.FileMode) experimentalsys.Errno {
+	if errno := v.changes(name); errno != 0 {
+		return errno
+	}
+	return v.FS.Mkdir(name, perm)
+}
+
+func (v *nativeView) Rmdir(name string) experimentalsys.Errno {
+	if errno := v.changes(name); errno != 0 {
+		return errno
+	}
+	return v.FS.Rmdir(name)
+}
+
+func (v *nativeView) Unlink(name string) experimentalsys.Errno {
+	if errno := v.changes(name); errno != 0 {
+		return errno
+	}
+	return v.FS.Unlink(name)
+}
+
+func (v *nativeView) Rename(from, to string) experimentalsys.Errno {
+	if errno := v.changes(from); errno != 0 {
+		return errno
+	}
+	if errno := v.changes(to); errno != 0 {
+		return errno
+	}
+	return v.FS.Rename(from, to)
+}
+
+func (v *nativeView) Link(oldName, newName string) experimentalsys.Errno {
+	if errno := v.changes(newName); errno != 0 {
+		return errno
+	}
+	return v.FS.Link(oldName, newName)
+}
+
+func (v *nativeView) Symlink(oldName, linkName string) experimentalsys.Errno {
+	if errno := v.changes(linkName); errno != 0 {
+		return errno
+	}
+	return v.FS.Symlink(oldName, linkName)
 }
 
 // ownerMay reports whether the owner's bits of perm allow an open with

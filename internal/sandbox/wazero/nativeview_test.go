@@ -131,3 +131,45 @@ func TestNativeViewOpensAsOwner(t *testing.T) {
 		}
 	}
 }
+
+// A directory of the guest's whose bits deny it writing or searching is
+// not changed: no name made, removed or renamed in it (EACCES), as
+// natively; the mount's own directory answers with the bits the guest gave
+// it.
+func TestNativeViewChangesAsOwner(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "d", "f"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(dir, "d"), 0o500); err != nil {
+		t.Fatal(err)
+	}
+	v := &nativeView{FS: newConfinedDir(dir, 1<<20), dev: workDev, view: written(0o755, ownerGuest)}
+	check := func(what string, got, want experimentalsys.Errno) {
+		t.Helper()
+		if got != want {
+			t.Errorf("%s: %v, want %v", what, got, want)
+		}
+	}
+	_, errno := v.OpenFile("d/new", experimentalsys.O_WRONLY|experimentalsys.O_CREAT, 0)
+	check("create in d", errno, experimentalsys.EACCES)
+	f, errno := v.OpenFile("d/f", experimentalsys.O_RDONLY|experimentalsys.O_CREAT, 0)
+	check("open existing in d", errno, 0)
+	if f != nil {
+		f.Close()
+	}
+	check("mkdir in d", v.Mkdir("d/sub", 0o755), experimentalsys.EACCES)
+	check("unlink in d", v.Unlink("d/f"), experimentalsys.EACCES)
+	check("rename out of d", v.Rename("d/f", "f"), experimentalsys.EACCES)
+	check("mkdir under a file", v.Mkdir("d/f/x", 0o755), experimentalsys.ENOTDIR)
+	_, errno = v.OpenFile("d/f/x", experimentalsys.O_WRONLY|experimentalsys.O_CREAT, 0)
+	check("create under a file", errno, experimentalsys.ENOTDIR)
+	check("mkdir at the top", v.Mkdir("top", 0o755), 0)
+	check("chmod the mount", v.Chmod(".", 0o500), 0)
+	check("mkdir at the top now", v.Mkdir("top2", 0o755), experimentalsys.EACCES)
+	check("chmod the mount back", v.Chmod(".", 0o755), 0)
+	check("rmdir at the top", v.Rmdir("top"), 0)
+}
