@@ -24,10 +24,10 @@ import (
 // the writable mounts (created there as natively, under umask 022) and the
 // native sandbox's elsewhere.
 //
-// The three travel in the filestat's device field, the only one the guest
-// does not otherwise need (viewDev), and the WASI build's fstat and
-// fstatat (python/wasi/_apysup_stat.c) move them into st_mode, st_uid,
-// st_gid and st_dev. A device field without viewMagic (the guest's
+// The three travel in the filestat's device field, whose host value means
+// nothing to the guest (viewDev), and the WASI build's fstat and fstatat
+// (python/wasi/_apysup_stat.c) move them into st_mode, st_uid, st_gid and
+// st_dev, the device the native guest would see. A device field without viewMagic (the guest's
 // standard streams, which wazero serves itself) is left as it is.
 type nativeView struct {
 	experimentalsys.FS
