@@ -33,10 +33,10 @@ func TestChmodIn(t *testing.T) {
 	if err := os.Symlink("d", filepath.Join(dir, "link")); err != nil {
 		t.Fatal(err)
 	}
-	work := &nativeView{FS: newConfinedDir(dir, 1<<20), dev: workDev, view: written(0o755, ownerGuest)}
+	work := &nativeView{FS: newConfinedDir(dir, 1<<20), dev: workDev, view: written(0o755, ownerGuest), owned: true}
 	mounts := map[string]experimentalsys.FS{
 		"/workspace": work,
-		"/tmp":       &nativeView{FS: newConfinedDir(t.TempDir(), 1<<20), dev: tmpDev, view: written(0o777|fs.ModeSticky, ownerRoot)},
+		"/tmp":       &nativeView{FS: newConfinedDir(t.TempDir(), 1<<20), dev: tmpDev, view: written(0o777|fs.ModeSticky, ownerRoot), owned: true},
 		"/usr/lib":   &nativeView{FS: newReadOnly(sysfs.DirFS(dir)), dev: rootDev, view: installedView(0o644)},
 		"/dev":       &nativeView{FS: newDevices(), dev: devDev, view: devicesView},
 	}
@@ -144,7 +144,7 @@ func FuzzChmodIn(f *testing.F) {
 			t.Fatal(err)
 		}
 		mounts := map[string]experimentalsys.FS{
-			"/workspace": &nativeView{FS: newConfinedDir(inside, 1<<20), dev: workDev, view: written(0o755, ownerGuest)},
+			"/workspace": &nativeView{FS: newConfinedDir(inside, 1<<20), dev: workDev, view: written(0o755, ownerGuest), owned: true},
 		}
 		modes := func() (m [2]fs.FileMode) {
 			for i, p := range []string{root, filepath.Join(root, "outside")} {

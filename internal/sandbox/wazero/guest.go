@@ -136,26 +136,27 @@ func (in *Interpreter) startGuest(ctx context.Context, limitBytes, reserveBytes 
 	fsc := wazero.NewFSConfig()
 	var mounted []string
 	mounts := map[string]experimentalsys.FS{} // for apysup_fs.chmod
-	mount := func(fsys experimentalsys.FS, guestPath string, dev uint16, view viewFunc) {
-		viewed := &nativeView{FS: fsys, dev: dev, view: view}
+	// owned: a writable mount, whose files are the guest's (nativeView).
+	mount := func(fsys experimentalsys.FS, guestPath string, dev uint16, view viewFunc, owned bool) {
+		viewed := &nativeView{FS: fsys, dev: dev, view: view, owned: owned}
 		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(&countedFS{FS: viewed, q: g.files}, guestPath)
 		mounted = append(mounted, guestPath)
 		mounts[guestPath] = viewed
 	}
-	mount(newReadOnly(&sysfs.AdaptFS{FS: in.stdlib}), stdlibMount, rootDev, installedView(0o644))
-	mount(newReadOnly(&sysfs.AdaptFS{FS: in.guestFiles}), sandbox.GuestFilesDir, rootDev, installedView(0o444))
-	mount(g.job, sandbox.GuestJobDir, rootDev, installedView(0o444))
+	mount(newReadOnly(&sysfs.AdaptFS{FS: in.stdlib}), stdlibMount, rootDev, installedView(0o644), false)
+	mount(newReadOnly(&sysfs.AdaptFS{FS: in.guestFiles}), sandbox.GuestFilesDir, rootDev, installedView(0o444), false)
+	mount(g.job, sandbox.GuestJobDir, rootDev, installedView(0o444), false)
 	// IANA time zones, read-only, where the native guest finds them too
 	// (its /usr is the host's, read-only): zoneinfo works on both.
 	if in.zoneinfo != nil {
-		mount(in.zoneinfo.FS(), zoneinfoDir, rootDev, hostFiles) // read-only: hostDir.FS
+		mount(in.zoneinfo.FS(), zoneinfoDir, rootDev, hostFiles, false) // read-only: hostDir.FS
 	}
-	mount(newDevices(), devicesDir, devDev, devicesView)
+	mount(newDevices(), devicesDir, devDev, devicesView, false)
 	// The writable mounts are bounded tmpfs natively; here budgets bound them.
-	mount(g.out, sandbox.GuestOutDir, outDev, written(0o700, ownerGuest))
-	mount(g.work, sandbox.GuestWorkDir, workDev, written(0o755, ownerGuest))
-	mount(g.tmp, sandbox.GuestTmpDir, tmpDev, written(0o777|fs.ModeSticky, ownerRoot))
-	mount(newReadOnly(&sysfs.AdaptFS{FS: guestRoot(mounted)}), "/", rootDev, rootView)
+	mount(g.out, sandbox.GuestOutDir, outDev, written(0o700, ownerGuest), true)
+	mount(g.work, sandbox.GuestWorkDir, workDev, written(0o755, ownerGuest), true)
+	mount(g.tmp, sandbox.GuestTmpDir, tmpDev, written(0o777|fs.ModeSticky, ownerRoot), true)
+	mount(newReadOnly(&sysfs.AdaptFS{FS: guestRoot(mounted)}), "/", rootDev, rootView, false)
 
 	runCtx := experimental.WithMemoryAllocator(ctx, g.mem)
 	runCtx = context.WithValue(runCtx, runKey{}, call)

@@ -1,7 +1,6 @@
 package wazero
 
 import (
-	"hash/fnv"
 	"io/fs"
 	"path"
 	"strings"
@@ -33,6 +32,11 @@ type nativeView struct {
 	experimentalsys.FS
 	dev  uint16 // the mount's device
 	view viewFunc
+	// owned: the guest's own files live here (a writable mount), so opens
+	// and changes are checked against their owner's bits. Elsewhere the
+	// mount itself refuses every change and nothing the guest may open is
+	// denied to it, so no check (and no host stat) is needed.
+	owned bool
 
 	mu       sync.Mutex
 	rootPerm fs.FileMode // the mount's own directory's bits once the guest changed them
@@ -124,10 +128,17 @@ func syntheticIno(dev uint16, name string) wsys.Inode {
 	if isRoot(name) {
 		name = "."
 	}
-	h := fnv.New64a()
-	h.Write([]byte{byte(dev), byte(dev >> 8)})
-	h.Write([]byte(name))
-	return wsys.Inode(h.Sum64() | 1)
+	// FNV-1a, inline: a stdlib import stats several paths, and
+	// hash/fnv's hasher and the []byte of name would be allocations.
+	const offset, prime = 14695981039346656037, 1099511628211
+	h := uint64(offset)
+	for _, b := range [2]byte{byte(dev), byte(dev >> 8)} {
+		h = (h ^ uint64(b)) * prime
+	}
+	for i := 0; i < len(name); i++ {
+		h = (h ^ uint64(name[i])) * prime
+	}
+	return wsys.Inode(h | 1)
 }
 
 func (v *nativeView) Stat(path string) (wsys.Stat_t, experimentalsys.Errno) {
@@ -170,7 +181,7 @@ func (v *nativeView) Chmod(path string, perm fs.FileMode) experimentalsys.Errno 
 // would not (a guest that chmods a file 0o200 cannot read it back
 // natively). An exclusive create answers EEXIST first, as natively.
 func (v *nativeView) OpenFile(path string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
-	if !isRoot(path) {
+	if v.owned && !isRoot(path) {
 		st, errno := v.FS.Stat(path)
 		switch {
 		case errno == 0 && flag&(experimentalsys.O_CREAT|experimentalsys.O_EXCL) != experimentalsys.O_CREAT|experimentalsys.O_EXCL:
@@ -196,6 +207,9 @@ func (v *nativeView) OpenFile(path string, flag experimentalsys.Oflag, perm fs.F
 // kernel does natively; the mount answers the rest (EROFS first, as
 // natively, on a read-only one).
 func (v *nativeView) changes(name string) experimentalsys.Errno {
+	if !v.owned {
+		return 0
+	}
 	dir := path.Dir(name)
 	st := wsys.Stat_t{Mode: fs.ModeDir} // the mount's own directory: its view needs no host stat
 	if !isRoot(dir) {
