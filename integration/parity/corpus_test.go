@@ -43,6 +43,7 @@ var corpus = []corpusCase{
 	{script: "std_libm.py"},
 	{script: "std_futures.py"},
 	{script: "std_identity.py"},
+	{script: "std_signal_self.py"},
 	{script: "std_compression.py"},
 	{script: "compute.py"},
 	{script: "recursion.py"},
@@ -94,6 +95,7 @@ var corpus = []corpusCase{
 
 	// Endings: exceptions, exit codes, results, the workspace.
 	{script: "exc_uncaught.py", status: sandbox.StatusError, exit: 1},
+	{script: "exit_signal.py", status: sandbox.StatusError, exit: 143, stdout: "before\n"},
 	{script: "exc_capability.py", status: sandbox.StatusError, exit: 1},
 	{script: "exc_syntax.py", status: sandbox.StatusError, exit: 1},
 	{script: "exc_handled.py"},
@@ -174,7 +176,7 @@ var corpus = []corpusCase{
 		"stdout": {native: "symlink created target.txt\nopen files stopped: OSError EMFILE True\nfile size stopped: OSError ENOSPC\ncpu_count " + hostCPUCount + "\n", wazero: "symlink refused: PermissionError EPERM\nopen files stopped: BlockingIOError EAGAIN True\nfile size stopped: OSError EIO\ncpu_count 1\n"},
 	}},
 	{script: "gap_os_host.py", known: map[string]pinned{
-		"stdout": {native: "getppid 1\nids (1000, 1000, 1000, 1000)\numask 18\nkill 0 None\nnice 0\ngetloadavg 3\nsched_getaffinity True\nstatvfs True\ndisk_usage True\ngetlogin OSError: [Errno 6] No such device or address\npwd sandbox\nos-release debian\nst_blocks st_blksize (8, 4096)\ndup None\npipe [None, None]\nget_inheritable True\nread(10**9) 6\nread(10**6) 6\n", wazero: "getppid AttributeError: module 'os' has no attribute 'getppid'\nids AttributeError: module 'os' has no attribute 'getuid'\numask AttributeError: module 'os' has no attribute 'umask'\nkill 0 AttributeError: module 'os' has no attribute 'kill'\nnice AttributeError: module 'os' has no attribute 'nice'\ngetloadavg AttributeError: module 'os' has no attribute 'getloadavg'\nsched_getaffinity AttributeError: module 'os' has no attribute 'sched_getaffinity'\nstatvfs AttributeError: module 'os' has no attribute 'statvfs'\ndisk_usage AttributeError: module 'shutil' has no attribute 'disk_usage'\ngetlogin AttributeError: module 'os' has no attribute 'getlogin'\npwd ModuleNotFoundError: No module named 'pwd'\nos-release FileNotFoundError: [Errno 44] Unable to read files /etc/os-release, /usr/lib/os-release\nst_blocks st_blksize (0, 0)\ndup OSError: [Errno 58] Not supported\npipe AttributeError: module 'os' has no attribute 'pipe'\nget_inheritable False\nread(10**9) MemoryError: \nread(10**6) 6\n"},
+		"stdout": {native: "getppid 1\nids (1000, 1000, 1000, 1000)\numask 18\nkill 0 None\nnice 0\ngetloadavg 3\nsched_getaffinity True\nstatvfs True\ndisk_usage True\ngetlogin OSError: [Errno 6] No such device or address\npwd sandbox\nos-release debian\nst_blocks st_blksize (8, 4096)\ndup None\npipe [None, None]\nget_inheritable True\nread(10**9) 6\nread(10**6) 6\n", wazero: "getppid AttributeError: module 'os' has no attribute 'getppid'\nids AttributeError: module 'os' has no attribute 'getuid'\numask AttributeError: module 'os' has no attribute 'umask'\nkill 0 None\nnice AttributeError: module 'os' has no attribute 'nice'\ngetloadavg AttributeError: module 'os' has no attribute 'getloadavg'\nsched_getaffinity AttributeError: module 'os' has no attribute 'sched_getaffinity'\nstatvfs AttributeError: module 'os' has no attribute 'statvfs'\ndisk_usage AttributeError: module 'shutil' has no attribute 'disk_usage'\ngetlogin AttributeError: module 'os' has no attribute 'getlogin'\npwd ModuleNotFoundError: No module named 'pwd'\nos-release FileNotFoundError: [Errno 44] Unable to read files /etc/os-release, /usr/lib/os-release\nst_blocks st_blksize (0, 0)\ndup OSError: [Errno 58] Not supported\npipe AttributeError: module 'os' has no attribute 'pipe'\nget_inheritable False\nread(10**9) MemoryError: \nread(10**6) 6\n"},
 	}},
 	{script: "gap_platform.py", known: map[string]pinned{
 		"stdout": {native: "sys.platform linux\nos.name posix\nuname Linux\ngetpid True getuid 1000\nplatform Linux x86_64 ('64bit', 'ELF') ('glibc', '2.36')\nsysconfig linux-x86_64\n", wazero: "sys.platform wasi\nos.name posix\nuname wasi\ngetpid True getuid False\nplatform wasi wasm32 ('32bit', '') ('', '')\nsysconfig wasi-0.0.0-wasm32\n"},

@@ -130,6 +130,10 @@ const (
 	CodeCanceled        = "canceled"
 	CodeOutcomeTooLarge = "outcome_too_large"
 	CodeInvalidLimits   = "invalid_limits"
+	// CodeKilledBySignal, followed by ":" and the signal's name: the
+	// guest died of a signal (its own doing: a crash, abort, a signal it
+	// sent itself), an error with exit status 128+N.
+	CodeKilledBySignal = "killed_by_signal"
 )
 
 // Job is what one run executes. All paths are host paths.

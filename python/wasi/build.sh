@@ -338,6 +338,10 @@ $wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_stat.c" -o "$work/apysup_stat
 # wrapped around wasi-libc's (musl's).
 log "apysup_locale"
 $wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_locale.c" -o "$work/apysup_locale.o"
+# A guest that signals itself, or aborts, ends as killed by the signal
+# (_apysup_signal.c), as natively, instead of trapping.
+log "apysup_signal"
+$wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_signal.c" -o "$work/apysup_signal.o"
 # memcpy, memmove, memset, memcmp, memchr and memrchr (_apysup_string.c):
 # an object on every link, as the libm, in place of wasi-libc's byte and
 # word loops; bulk memory and SIMD for this file only (the whole build with
@@ -346,7 +350,7 @@ log "apysup_string"
 $wasi_cc $WASI_CFLAGS -mbulk-memory -msimd128 -fno-builtin $map_paths -c "$here/_apysup_string.c" -o "$work/apysup_string.o"
 # Replaces configure's own LDFLAGS_NODIST for WASI (a 512 KiB stack).
 step wasi-make make -C "$wasi_build" -j"$jobs" \
-	LDFLAGS_NODIST="$WASI_LDFLAGS_NODIST $work/apysup_libm.o $work/apysup_paths.o $work/apysup_string.o $work/apysup_locale.o $work/apysup_stat.o -Wl,--wrap=__wasilibc_find_relpath_alloc,--wrap=rename,--wrap=link,--wrap=getcwd,--wrap=setlocale,--wrap=nl_langinfo,--wrap=fstat,--wrap=__wasilibc_nocwd_fstatat,--wrap=open,--wrap=mkdir"
+	LDFLAGS_NODIST="$WASI_LDFLAGS_NODIST $work/apysup_libm.o $work/apysup_paths.o $work/apysup_string.o $work/apysup_locale.o $work/apysup_stat.o $work/apysup_signal.o -Wl,--wrap=__wasilibc_find_relpath_alloc,--wrap=rename,--wrap=link,--wrap=getcwd,--wrap=setlocale,--wrap=nl_langinfo,--wrap=fstat,--wrap=__wasilibc_nocwd_fstatat,--wrap=open,--wrap=mkdir,--wrap=raise,--wrap=abort"
 
 # --- output --------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ const (
 	CodeSetupFailed     = sandbox.CodeSetupFailed
 	CodeCleanupFailed   = "cleanup_failed"
 	CodeCanceled        = sandbox.CodeCanceled
-	CodeKilledBySignal  = "killed_by_signal"
+	CodeKilledBySignal  = sandbox.CodeKilledBySignal
 	CodeOutcomeTooLarge = sandbox.CodeOutcomeTooLarge
 )
 

@@ -8,10 +8,12 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing/fstest"
 	"time"
 
 	wsys "github.com/tetratelabs/wazero/sys"
+	"golang.org/x/sys/unix"
 
 	"github.com/apysup/apysup/internal/sandbox"
 )
@@ -26,10 +28,14 @@ const (
 	ErrorCodeSetupFailed     = sandbox.CodeSetupFailed
 	ErrorCodeCanceled        = sandbox.CodeCanceled
 	ErrorCodeOutcomeTooLarge = sandbox.CodeOutcomeTooLarge
-	// ErrorCodeTrap: the guest trapped (CPython aborted, or a wasm fault),
-	// a status error; natively such a death is an error
-	// killed_by_signal:SIGABRT or SIGSEGV.
+	// ErrorCodeTrap: the guest trapped (a wasm fault: the stack
+	// overflowed), a status error; natively such a death is an error
+	// killed_by_signal:SIGSEGV.
 	ErrorCodeTrap = "wasm_trap"
+	// ErrorCodeKilledBySignal, followed by ":" and the signal's name: the
+	// guest ended itself by a signal (abort, or one it raised whose
+	// default action ends the process: signal.go), as natively.
+	ErrorCodeKilledBySignal = sandbox.CodeKilledBySignal
 )
 
 const (
@@ -276,9 +282,10 @@ type ending struct {
 // nothing else: proc_exit takes any code, wazero's own codes for a closed
 // context included (os._exit(-1) is sys.ExitCodeContextCanceled), and its
 // status is what the kernel makes of an exit status natively, the low 8
-// bits. A trap (CPython aborted, the stack overflowed) is the guest's own
-// failure too: error, wasm_trap, with no exit status; natively such a
-// script dies of SIGABRT or SIGSEGV, an error killed_by_signal.
+// bits. A signal the guest raised itself, or abort(), ends it as natively:
+// error, killed_by_signal, 128+N. A trap (the stack overflowed) is the
+// guest's own failure too: error, wasm_trap, with no exit status; natively
+// such a script dies of SIGSEGV, an error killed_by_signal.
 func classify(out *sandbox.Outcome, end guestEnd, how ending) {
 	switch {
 	case end.kind == endReturned: // _start returned: main returned 0
@@ -296,6 +303,9 @@ func classify(out *sandbox.Outcome, end guestEnd, how ending) {
 		if out.ExitCode == 0 {
 			out.Status = sandbox.StatusOK
 		}
+	case end.kind == endSignaled:
+		out.Status, out.ExitCode = sandbox.StatusError, 128+int(end.signal)
+		out.ErrorCode = ErrorCodeKilledBySignal + ":" + unix.SignalName(syscall.Signal(end.signal))
 	case end.kind == endLost:
 		out.Status, out.ErrorCode = sandbox.StatusError, ErrorCodeChildDied
 		return

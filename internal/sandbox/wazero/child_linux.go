@@ -208,7 +208,7 @@ func (b *Backend) runChild(ctx context.Context, clock *runClock, j guestJob, out
 		kernelNs = usage.Utime.Nano() + usage.Stime.Nano()
 	}
 	res := guestRun{
-		end:        guestEnd{kind: rep.Ending, exitCode: rep.ExitCode},
+		end:        guestEnd{kind: rep.Ending, exitCode: rep.ExitCode, signal: rep.Signal},
 		peakMemory: rep.PeakMemory,
 		cpuNs:      min(rep.CPUTimeNs, kernelNs),
 	}
@@ -646,7 +646,7 @@ func childMain() int {
 		_ = f.Close()
 	}
 	return report(childReport{
-		Ending: res.end.kind, ExitCode: res.end.exitCode, MemoryRefused: res.memoryRefused,
+		Ending: res.end.kind, ExitCode: res.end.exitCode, Signal: res.end.signal, MemoryRefused: res.memoryRefused,
 		PeakMemory: res.peakMemory, CPUTimeNs: res.cpuNs,
 	})
 }

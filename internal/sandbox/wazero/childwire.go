@@ -108,6 +108,7 @@ type childReport struct {
 	Setup         string  `json:"setup,omitempty"`
 	Ending        endKind `json:"ending,omitempty"`
 	ExitCode      uint32  `json:"exit_code,omitempty"`
+	Signal        int32   `json:"signal,omitempty"`
 	MemoryRefused bool    `json:"memory_refused,omitempty"`
 	PeakMemory    uint64  `json:"peak_memory,omitempty"`
 	CPUTimeNs     int64   `json:"cpu_time_ns,omitempty"`
@@ -163,8 +164,11 @@ func parseReport(data []byte, memoryLimit uint64) (childReport, error) {
 	case r.Setup != "":
 		return r, nil
 	}
+	if (r.Signal != 0) != (r.Ending == endSignaled) || r.Signal < 0 || r.Signal > maxSignal {
+		return childReport{}, badReport("a signal without a death by signal, or out of range")
+	}
 	switch r.Ending {
-	case endReturned, endTrapped:
+	case endReturned, endTrapped, endSignaled:
 		if r.ExitCode != 0 {
 			return childReport{}, badReport("an exit code without an exit")
 		}

@@ -24,6 +24,12 @@ func TestParseReport(t *testing.T) {
 		{"returned", `{"ending":"returned","peak_memory":1048576,"cpu_time_ns":5}`, childReport{Ending: endReturned, PeakMemory: 1 << 20, CPUTimeNs: 5}, ""},
 		{"exited", `{"ending":"exited","exit_code":4294967295,"memory_refused":true}`, childReport{Ending: endExited, ExitCode: 1<<32 - 1, MemoryRefused: true}, ""},
 		{"trapped", `{"ending":"trapped"}`, childReport{Ending: endTrapped}, ""},
+		{"signaled", `{"ending":"signaled","signal":15}`, childReport{Ending: endSignaled, Signal: 15}, ""},
+		{"signaled without a signal", `{"ending":"signaled"}`, childReport{}, "a signal without"},
+		{"a signal of an exit", `{"ending":"exited","exit_code":143,"signal":15}`, childReport{}, "a signal without"},
+		{"signal out of range", `{"ending":"signaled","signal":65}`, childReport{}, "out of range"},
+		{"negative signal", `{"ending":"signaled","signal":-9}`, childReport{}, "out of range"},
+		{"exit code of a signal", `{"ending":"signaled","signal":6,"exit_code":134}`, childReport{}, "exit code without an exit"},
 		{"setup", `{"setup":"no build"}`, childReport{Setup: "no build"}, ""},
 		{"empty", ``, childReport{}, "none"},
 		{"lost is no ending", `{"ending":"lost"}`, childReport{}, "unknown ending"},
@@ -58,7 +64,8 @@ func TestParseReport(t *testing.T) {
 func FuzzParseReport(f *testing.F) {
 	for _, s := range []string{`{"ending":"returned","peak_memory":1048576,"cpu_time_ns":5}`,
 		`{"ending":"exited","exit_code":137,"memory_refused":true}`, `{"setup":"x"}`, `{"ending":"trapped"}`,
-		`{"ending":"lost"}`, `{"setup":"x","exit_code":1}`, "", "null", `{"ending":"returned"} `} {
+		`{"ending":"lost"}`, `{"setup":"x","exit_code":1}`, "", "null", `{"ending":"returned"} `,
+		`{"ending":"signaled","signal":9}`, `{"ending":"exited","signal":9}`} {
 		f.Add([]byte(s), uint64(64<<20))
 	}
 	f.Fuzz(func(t *testing.T, data []byte, limit uint64) {
@@ -75,8 +82,9 @@ func FuzzParseReport(f *testing.F) {
 			if r != (childReport{Setup: r.Setup}) || len(r.Setup) > maxSetupBytes {
 				t.Fatalf("setup report %+v", r)
 			}
-		case r.Ending != endReturned && r.Ending != endExited && r.Ending != endTrapped,
-			r.Ending != endExited && r.ExitCode != 0, r.CPUTimeNs < 0, r.PeakMemory > limit:
+		case r.Ending != endReturned && r.Ending != endExited && r.Ending != endTrapped && r.Ending != endSignaled,
+			r.Ending != endExited && r.ExitCode != 0, r.CPUTimeNs < 0, r.PeakMemory > limit,
+			(r.Ending == endSignaled) != (r.Signal >= 1 && r.Signal <= maxSignal), r.Ending != endSignaled && r.Signal != 0:
 			t.Fatalf("accepted %+v", r)
 		}
 	})

@@ -10,7 +10,8 @@
 //
 // The guest's one door to the host is the import agent_runtime_v1.host_call
 // (besides WASI preview 1 on its own mounts, the host's libm, apysup_libm,
-// and chmod on its own mounts, apysup_fs),
+// chmod on its own mounts, apysup_fs, and its own death by a signal,
+// apysup_proc),
 // which hands the call frame to the run's Dispatcher (the Broker)
 // synchronously and answers with the same RPC response envelope the native
 // transport sends. This package must never interpret, admit or cache calls

@@ -48,7 +48,10 @@ type endKind string
 const (
 	endReturned endKind = "returned" // main returned 0
 	endExited   endKind = "exited"   // proc_exit with a code
-	endTrapped  endKind = "trapped"  // CPython aborted, or a wasm fault
+	endTrapped  endKind = "trapped"  // a wasm fault
+	// endSignaled: apysup_proc.exit_by_signal, from raise or abort
+	// (signal.go).
+	endSignaled endKind = "signaled"
 	// endLost: the child process ended without a report the parent could
 	// read (never on the wire).
 	endLost endKind = "lost"
@@ -59,6 +62,7 @@ const (
 type guestEnd struct {
 	kind     endKind
 	exitCode uint32
+	signal   int32 // endSignaled's, 1 to maxSignal
 }
 
 func endOf(err error) guestEnd {
@@ -115,6 +119,7 @@ type guest struct {
 	job, out, work *lateFS
 	tmp            *lateFS
 	cpu            *guestCPU
+	signaled       int32 // set by apysup_proc.exit_by_signal (signal.go)
 }
 
 // startGuest instantiates the module with a limit of limitBytes of linear
@@ -161,6 +166,7 @@ func (in *Interpreter) startGuest(ctx context.Context, limitBytes, reserveBytes 
 	runCtx := experimental.WithMemoryAllocator(ctx, g.mem)
 	runCtx = context.WithValue(runCtx, runKey{}, call)
 	runCtx = context.WithValue(runCtx, mountsKey{}, mounts)
+	runCtx = context.WithValue(runCtx, signaledKey{}, &g.signaled)
 	cfg := wazero.NewModuleConfig().
 		WithName(""). // anonymous: concurrent runs share one runtime
 		WithStartFunctions().
@@ -237,6 +243,9 @@ func (g *guest) run(ended func()) guestRun {
 	})
 	_ = g.mod.Close(context.Background())
 	res.end = endOf(err)
+	if g.signaled != 0 && res.end.kind == endExited {
+		res.end = guestEnd{kind: endSignaled, signal: g.signaled}
+	}
 	res.memoryRefused, res.peakMemory = g.mem.usage()
 	return res
 }

@@ -666,11 +666,42 @@ func TestInvalidJobIsRefused(t *testing.T) {
 	}
 }
 
-// A trap is the guest's own failure, as a native script's SIGABRT is.
-func TestGuestAbortIsAnError(t *testing.T) {
-	out := run(t, "import os\nos.abort()\n", runOpts{})
-	if out.Status != sandbox.StatusError || out.ErrorCode != ErrorCodeTrap || out.ExitCode != -1 || out.GuestOutcome != nil {
-		t.Fatalf("status %s code %q exit %d outcome %s", out.Status, out.ErrorCode, out.ExitCode, out.GuestOutcome)
+// A guest that aborts, or raises a signal whose default action ends the
+// process, dies of it as the native guest does: an error killed_by_signal
+// with exit status 128+N (signal.go). A signal it handles, ignores, or
+// whose default is to be ignored, it survives.
+func TestGuestDiesOfItsOwnSignal(t *testing.T) {
+	for _, tc := range []struct {
+		name, script, code string
+		exit               int
+	}{
+		{"abort", "os.abort()", ErrorCodeKilledBySignal + ":SIGABRT", 134},
+		{"kill self", "os.kill(os.getpid(), signal.SIGTERM)", ErrorCodeKilledBySignal + ":SIGTERM", 143},
+		{"kill group", "os.kill(0, signal.SIGHUP)", ErrorCodeKilledBySignal + ":SIGHUP", 129},
+		{"through pid 1", "os.kill(1, signal.SIGUSR2)", ErrorCodeKilledBySignal + ":SIGUSR2", 140},
+		{"raise_signal", "signal.raise_signal(signal.SIGKILL)", ErrorCodeKilledBySignal + ":SIGKILL", 137},
+		{"a fatal error", "import _testcapi\n_testcapi.fatal_error(b'apysup test')", ErrorCodeKilledBySignal + ":SIGABRT", 134},
+		{"handled", "signal.signal(signal.SIGTERM, lambda *a: print('handled'))\nos.kill(os.getpid(), signal.SIGTERM)", "", 0},
+		{"ignored", "signal.signal(signal.SIGTERM, signal.SIG_IGN)\nsignal.raise_signal(signal.SIGTERM)", "", 0},
+		{"ignored by default", "signal.raise_signal(signal.SIGCHLD)\nsignal.raise_signal(signal.SIGWINCH)", "", 0},
+		{"kept by pid 1", "os.kill(1, signal.SIGKILL)\nos.kill(1, signal.SIGPIPE)", "", 0},
+		// Natively the guest would stop until continued; alone, it goes on.
+		{"stopped", "signal.raise_signal(signal.SIGTSTP)\nos.kill(os.getpid(), signal.SIGSTOP)", "", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := run(t, "import os, signal\n"+tc.script+"\nprint('survived')\n", runOpts{})
+			want := sandbox.StatusError
+			if tc.code == "" {
+				want = sandbox.StatusOK
+			}
+			if out.Status != want || out.ErrorCode != tc.code || out.ExitCode != tc.exit {
+				t.Fatalf("status %s code %q exit %d, want %s %q %d; stderr %q", out.Status, out.ErrorCode, out.ExitCode,
+					want, tc.code, tc.exit, out.Stderr)
+			}
+			if survived := strings.Contains(string(out.Stdout), "survived"); survived != (tc.code == "") {
+				t.Errorf("stdout %q", out.Stdout)
+			}
+		})
 	}
 }
 
