@@ -23,6 +23,24 @@ sys.path.insert(0, os.getcwd())
 sys.dont_write_bytecode = True
 
 from test import support  # noqa: E402  (after sys.path is set)
+from test.support import socket_helper  # noqa: E402
+
+# A stdlib package's own tests (unittest.test) come in the workspace's
+# stdlib-tests directory, as the test package does, and are found there
+# first on every side: the WASI build's stdlib zip has none, and neither
+# has a host without Debian's testsuite package.
+STDLIB_TESTS = os.path.join(os.getcwd(), "stdlib-tests")
+if os.path.isdir(STDLIB_TESTS):
+    for package in sorted(os.listdir(STDLIB_TESTS)):
+        __import__(package).__path__.insert(0, os.path.join(STDLIB_TESTS, package))
+
+# test.support guesses that WASI has no gethostname() (the WASI SDK's stub
+# raises ENOTSUP); the WASI build answers as the native guest does, so the
+# guess is replaced by what the interpreter does.
+try:
+    socket_helper.has_gethostname = bool(__import__("socket").gethostname())
+except OSError:
+    socket_helper.has_gethostname = False
 
 # As `python -m test` without -u: no resource (network, cpu, decimal...)
 # is enabled, so that resource-gated long tests are skipped everywhere.

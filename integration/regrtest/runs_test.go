@@ -82,13 +82,34 @@ func buildSeed(dir string, modules []string) error {
 			continue
 		}
 		wanted = append(wanted, m+".py")
-		// Other test modules it imports (test_float imports
-		// test.test_grammar).
 		src, err := os.ReadFile(filepath.Join(suite, m+".py"))
 		if err != nil {
 			return err
 		}
-		for _, dep := range siblingImport.FindAllStringSubmatch(string(src), -1) {
+		deps := siblingImport.FindAllStringSubmatch(string(src), -1)
+		for _, pkg := range stdlibTestsImport.FindAllStringSubmatch(string(src), -1) {
+			// A stdlib package's own tests (unittest.test): the
+			// testsuite package installs them beside the test package.
+			rel := filepath.Join(pkg[1], pkg[2])
+			from := filepath.Join(filepath.Dir(suite), rel)
+			if err := copyEntry(from, filepath.Join(dir, stdlibTestsDir, rel)); err != nil {
+				return err
+			}
+			err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
+				if err != nil || !strings.HasSuffix(p, ".py") {
+					return err
+				}
+				b, err := os.ReadFile(p)
+				deps = append(deps, siblingImportStatement.FindAllStringSubmatch(string(b), -1)...)
+				return err
+			})
+			if err != nil {
+				return err
+			}
+		}
+		// Other test modules it imports (test_float imports
+		// test.test_grammar; unittest.test, test.test_importlib).
+		for _, dep := range deps {
 			if dep[1] == m {
 				continue
 			}
@@ -128,8 +149,24 @@ func buildSeed(dir string, modules []string) error {
 }
 
 // siblingImport finds "test.test_x" and "from test import test_x" in a
-// test module's source.
-var siblingImport = regexp.MustCompile(`(?m)(?:\btest\.|^from test import )(test_\w+)`)
+// test module's source (not "unittest.test.test_x").
+var siblingImport = regexp.MustCompile(`(?m)(?:(?:^|[^.\w])test\.|^from test import )(test_\w+)`)
+
+// siblingImportStatement finds only import statements of test modules,
+// for a stdlib package's tests, which name test modules they make
+// ("test.test_this_does_not_exist()").
+var siblingImportStatement = regexp.MustCompile(`(?m)^\s*(?:import test\.|from test\.|from test import )(test_\w+)`)
+
+// stdlibTestsImport finds "import unittest.test" in a test module's
+// source: a stdlib package's own test package, which the seed carries in
+// stdlibTestsDir and driver.py puts first on the package's __path__ (the
+// WASI build's stdlib zip, like a host without the testsuite package, has
+// none).
+var stdlibTestsImport = regexp.MustCompile(`(?m)^(?:import|from) ([a-z]\w*)\.(tests?)\b`)
+
+// stdlibTestsDir is the seed's directory of stdlib packages' test
+// packages (stdlib-tests/unittest/test); its name is no module name.
+const stdlibTestsDir = "stdlib-tests"
 
 // copyEntry copies a file or a directory tree, skipping __pycache__ and
 // anything that is neither a regular file nor a directory. A file keeps its
