@@ -5,7 +5,8 @@ __pycache__, and the data files Debian installs beside the modules
 LICENSE.txt).
 
 Run by the native build python (the same CPython source, so the same bytecode
-magic): mkstdlib.py LIB_DIR SYSCONFIGDATA_DIR LICENSE OUT_ZIP.
+magic): mkstdlib.py LIB_DIR SYSCONFIGDATA_DIR LICENSE OUT_ZIP. The modules
+of stdlib/ beside it (pwd, grp) are added at the top level.
 
 The zip is deterministic: entries sorted, fixed timestamps, unchecked
 hash-based pycs (the import system loads them without reading the source),
@@ -42,6 +43,9 @@ EXCLUDED_DIRS = {
 NOT_INSTALLED_DIRS = {"msilib", "__phello__/ham", "venv/scripts/nt", "ctypes/macholib", "ensurepip/_bundled"}
 EXCLUDED_FILES = {"turtle.py", "__phello__.foo.py"}
 GUEST_LIB = "/usr/lib/python3.11"
+# Modules the WASI build supplies in Python where native CPython has C
+# modules WASI cannot build (pwd, grp): stdlib/ beside this file.
+WASI_MODULES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "stdlib")
 EPOCH = (1980, 1, 1, 0, 0, 0)
 
 
@@ -88,6 +92,9 @@ def main():
     for name in os.listdir(sysconfig_dir):
         if name.startswith("_sysconfigdata_") and name.endswith(".py"):
             found.append((os.path.join(sysconfig_dir, name), name))
+    for name in sorted(os.listdir(WASI_MODULES_DIR)):
+        if name.endswith(".py"):
+            found.append((os.path.join(WASI_MODULES_DIR, name), name))
     # Debian installs the source's LICENSE as LICENSE.txt, where the
     # license() of the site module looks for it.
     found.append((license_file, "LICENSE.txt"))
