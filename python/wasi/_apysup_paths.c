@@ -266,12 +266,19 @@ int __apysup_chmod(const char *path, mode_t mode) {
  * open and mkdir are wrapped (-Wl,--wrap=open,--wrap=mkdir) to give what
  * was created any other mode they were asked for (tempfile's 0600 files
  * and 0700 directories, os.mkdir(p, 0o555)) through __apysup_chmod, under
- * the native guest's umask. */
+ * the guest's umask: 022 as natively, and umask() sets it (wasi-libc has
+ * none; build.sh tells configure this one exists, so os.umask does). */
 #include <fcntl.h>
 #include <stdarg.h>
 #include <unistd.h>
 
-#define GUEST_UMASK 022
+static mode_t guest_umask = 022;
+
+mode_t umask(mode_t mask) {
+	mode_t old = guest_umask;
+	guest_umask = mask & 0777;
+	return old;
+}
 
 int __real_open(const char *path, int oflag, ...);
 int __real_mkdir(const char *path, mode_t mode);
@@ -283,7 +290,7 @@ int __wrap_open(const char *path, int oflag, ...) {
 	va_start(ap, oflag);
 	mode_t mode = va_arg(ap, int);
 	va_end(ap);
-	mode_t bits = mode & 0777 & ~GUEST_UMASK;
+	mode_t bits = mode & 0777 & ~guest_umask;
 	struct stat st;
 	int existed = bits != 0644 && (oflag & O_EXCL) == 0 && stat(path, &st) == 0;
 	int fd = __real_open(path, oflag, mode);
@@ -298,7 +305,7 @@ int __wrap_open(const char *path, int oflag, ...) {
 
 int __wrap_mkdir(const char *path, mode_t mode) {
 	int r = __real_mkdir(path, mode);
-	mode_t bits = mode & 0777 & ~GUEST_UMASK;
+	mode_t bits = mode & 0777 & ~guest_umask;
 	if (r == 0 && bits != 0755)
 		r = __apysup_chmod(path, bits);
 	return r;

@@ -304,7 +304,9 @@ build_triple=$("$py_src/config.guess")
 # No clock_nanosleep: with it, time.sleep() waits on an absolute
 # clock_nanosleep, which wazero refuses (errno 58); nanosleep works. Both
 # cache variables: configure falls back to -lrt (a wasi-libc stub) and would
-# define HAVE_CLOCK_NANOSLEEP again.
+# define HAVE_CLOCK_NANOSLEEP again. umask: wasi-libc has none, and
+# _apysup_paths.c's (linked into python.wasm, not into configure's tests)
+# gives os.umask the mask its wrapped open and mkdir apply.
 step wasi-configure env \
 	CONFIG_SITE="$py_src/Tools/wasm/config.site-wasm32-wasi" \
 	CC="$wasi_cc" CPP="$wasi_cc -E" \
@@ -315,7 +317,7 @@ step wasi-configure env \
 	LIBLZMA_CFLAGS="-I$xz_src/src/liblzma/api" LIBLZMA_LIBS="$xz_build/src/liblzma/.libs/liblzma.a" \
 	LIBSQLITE3_CFLAGS="-I$sqlite_build" LIBSQLITE3_LIBS="-L$sqlite_build -lsqlite3" \
 	PKG_CONFIG_LIBDIR="$work/no-pkgconfig" PKG_CONFIG_PATH= \
-	ac_cv_func_clock_nanosleep=no ac_cv_lib_rt_clock_nanosleep=no \
+	ac_cv_func_clock_nanosleep=no ac_cv_lib_rt_clock_nanosleep=no ac_cv_func_umask=yes \
 	sh -c "cd '$wasi_build' && '../src/${py_src##*/}/configure' -C --host=wasm32-unknown-wasi --build='$build_triple' \
 		--with-build-python='$build_python' --prefix=/usr $WASI_CONFIGURE_FLAGS"
 for m in ZLIB _BZ2 _LZMA _SQLITE3 _TESTCAPI; do

@@ -36,3 +36,31 @@ for p in ("missing", "sub/missing/x", "/tmp", "/dev", "/dev/null", "/", "/usr/li
         print(p, "changed")
     except OSError as e:
         print(p, type(e).__name__, errno.errorcode[e.errno])
+
+# The umask: 022 at the start, and what os.umask sets applies to every
+# creation after it (open, os.open, os.mkdir, os.makedirs, tempfile), as
+# natively.
+made = []
+
+
+def create(tag):
+    with open(tag + ".txt", "w") as f:
+        f.write(tag)
+    os.close(os.open(tag + ".bin", os.O_CREAT | os.O_WRONLY, 0o666))
+    os.mkdir(tag + ".dir")
+    os.makedirs(tag + ".tree/a/b")
+    made.extend([tag + ".txt", tag + ".bin", tag + ".dir", tag + ".tree/a/b", tag + ".tree/a", tag + ".tree"])
+    return " ".join(stat.filemode(os.stat(p).st_mode) for p in made[-6:-2] + [tag + ".tree"])
+
+
+start = os.umask(0o077)
+print("umask at start", oct(start))
+print("umask 077", create("u077"))
+print("umask returns", oct(os.umask(0)))
+print("umask 0", create("u000"))
+os.umask(0o7777)
+print("umask 7777 keeps", oct(os.umask(0o027)))
+print("umask 027", create("u027"))
+print("umask back", oct(os.umask(start)), oct(os.umask(start)))
+for p in made:
+    (os.rmdir if os.path.isdir(p) else os.remove)(p)
