@@ -113,10 +113,16 @@ func TestUpdate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Two tests that end as before, for another reason.
+	exp.entries = append(exp.entries,
+		entry{backend: "wazero", module: "m", id: "m.A.r", bare: "pass", got: []string{"skip"}, cause: "utime", detail: "needs utime"},
+		entry{backend: "wazero", module: "m", id: "m.A.s", bare: "pass", got: []string{"skip"}, cause: "utime", detail: "needs utime"})
 	covered := ran{ranKey("wazero", "m"): true, ranKey("native", "m"): true}
 	exp.update(covered, []difference{
 		{backend: "wazero", module: "m", id: "m.A.a", bare: "pass", got: "error", detail: "RuntimeError"}, // still applies
-		{backend: "wazero", module: "m", id: "m.A.b", bare: "pass", got: "skip", detail: "x"},             // changed
+		{backend: "wazero", module: "m", id: "m.A.r", bare: "pass", got: "skip", detail: "can't start new thread"},
+		{backend: "wazero", module: "m", id: "m.A.s", bare: "pass", got: "skip", detail: "needs something else"},
+		{backend: "wazero", module: "m", id: "m.A.b", bare: "pass", got: "skip", detail: "x"}, // changed
 		{backend: "wazero", module: "m", id: "m.A.t", bare: "pass", got: "error", detail: "RuntimeError: can't start new thread"},
 		{backend: "native", module: "m", id: "m.A.c", bare: "pass", got: "fail", detail: "still unknown"},
 	})
@@ -135,6 +141,8 @@ func TestUpdate(t *testing.T) {
 		"wazero\tm.A.a": "error|fail threads", // kept, with its set of outcomes
 		"wazero\tm.A.b": "skip UNEXPLAINED",   // changed: no rule matches
 		"wazero\tm.A.t": "error threads",      // new: the rule names it
+		"wazero\tm.A.r": "skip threads",       // another reason: the rule's cause
+		"wazero\tm.A.s": "skip UNEXPLAINED",   // another reason no rule names
 		"native\tm.A.c": "fail UNEXPLAINED",   // still unexplained
 		"wazero\tn.A.a": "skip threads",       // n did not run: kept as it was
 	}
