@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -87,4 +88,10 @@ func ParseOutcome(raw []byte) (*GuestOutcome, error) {
 		return nil, fmt.Errorf("outcome: result_set disagrees with result")
 	}
 	return &o, nil
+}
+
+// KilledBySignalCode is the ErrorCode of a guest that died of sig, as both
+// backends name it: killed_by_signal:SIGNAME.
+func KilledBySignalCode(sig syscall.Signal) string {
+	return CodeKilledBySignal + ":" + unix.SignalName(sig)
 }

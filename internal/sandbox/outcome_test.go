@@ -51,3 +51,14 @@ func mustDo(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// Both backends name a death by signal alike.
+func TestKilledBySignalCode(t *testing.T) {
+	for sig, want := range map[syscall.Signal]string{
+		syscall.SIGTERM: "killed_by_signal:SIGTERM", syscall.SIGABRT: "killed_by_signal:SIGABRT", syscall.SIGKILL: "killed_by_signal:SIGKILL",
+	} {
+		if got := KilledBySignalCode(sig); got != want {
+			t.Errorf("%d: %q, want %q", sig, got, want)
+		}
+	}
+}

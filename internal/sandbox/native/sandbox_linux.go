@@ -648,7 +648,7 @@ func (s *Sandbox) Wait(ctx context.Context) (*sandbox.Outcome, error) {
 	case signaled && s.cpuBackstopReached(sig, out.Usage):
 		out.Status, out.ExitCode = sandbox.StatusTimeout, -1
 	case signaled:
-		out.Status, out.ErrorCode = sandbox.StatusError, CodeKilledBySignal+":"+unix.SignalName(sig)
+		out.Status, out.ErrorCode = sandbox.StatusError, sandbox.KilledBySignalCode(sig)
 	case out.ExitCode == 0:
 		out.Status = sandbox.StatusOK
 	default:
@@ -673,7 +673,7 @@ func (s *Sandbox) Wait(ctx context.Context) (*sandbox.Outcome, error) {
 	case s.cpuBackstopReached(sig, out.Usage):
 		out.Status, out.ExitCode = sandbox.StatusTimeout, -1
 	default:
-		out.ErrorCode = CodeKilledBySignal + ":" + unix.SignalName(sig)
+		out.ErrorCode = sandbox.KilledBySignalCode(sig)
 	}
 	out.Timings = s.timings
 	s.outcome = out

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	wsys "github.com/tetratelabs/wazero/sys"
-	"golang.org/x/sys/unix"
 
 	"github.com/apysup/apysup/internal/sandbox"
 )
@@ -305,7 +304,7 @@ func classify(out *sandbox.Outcome, end guestEnd, how ending) {
 		}
 	case end.kind == endSignaled:
 		out.Status, out.ExitCode = sandbox.StatusError, 128+int(end.signal)
-		out.ErrorCode = ErrorCodeKilledBySignal + ":" + unix.SignalName(syscall.Signal(end.signal))
+		out.ErrorCode = sandbox.KilledBySignalCode(syscall.Signal(end.signal))
 	case end.kind == endLost:
 		out.Status, out.ErrorCode = sandbox.StatusError, ErrorCodeChildDied
 		return
