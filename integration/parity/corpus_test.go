@@ -48,6 +48,7 @@ var corpus = []corpusCase{
 	{script: "std_compression.py"},
 	{script: "compute.py"},
 	{script: "recursion.py"},
+	{script: "recursion_deep.py", limits: sandbox.Limits{Timeout: 30 * time.Second}, status: sandbox.StatusError, exit: 1, stdout: "down\n"},
 	{script: "nesting_depths.py"},
 	{script: "output.py"},
 	{script: "sleep.py"},

@@ -58,6 +58,9 @@ if _HERE not in sys.path:
 TRACEBACK_BYTES = 16 << 10
 ENDED = "ended"  # the end's report, beside the outcome (sandbox.EndedFile)
 MESSAGE_BYTES = 4 << 10
+# The entries of a traceback the outcome formats, the last ones, as the
+# interpreter's own printer shows them (PyTraceBack_LIMIT in traceback.c).
+TRACEBACK_ENTRIES = 1000
 USAGE = (
     "usage: apysup_runner.py --prelude PRELUDE --outcome OUTCOME "
     "[--workdir DIR] (-- SCRIPT [ARGS...] | --argv ARGV | --job-fd FD [--ready-fd FD])\n"
@@ -213,6 +216,51 @@ def _user_traceback(tb):
     while tb is not None and _internal(tb.tb_frame.f_code.co_filename):
         tb = tb.tb_next
     return tb
+
+
+def _last_entries(tb, count):
+    """The last `count` entries of a traceback chain.
+
+    A script that recursed a million deep before it failed leaves a chain of
+    a million entries: traceback.format_exception reads every one (each
+    entry's source position, its FrameSummary) before it prints the last
+    ones, which takes seconds natively and a minute under wazero. Following
+    tb_next costs tens of nanoseconds an entry.
+    """
+    lead = tb
+    for _ in range(count):
+        if lead is None:
+            return tb
+        lead = lead.tb_next
+    while lead is not None:
+        lead = lead.tb_next
+        tb = tb.tb_next
+    return tb
+
+
+def _trim_tracebacks(exc):
+    """Trim the traceback of an exception and of every one it links to.
+
+    format_exception formats the exceptions it was raised from or during
+    (__cause__, __context__) and, for an exception group, its members, each
+    with its own traceback. The runner owns them once the script has ended,
+    and the interpreter's printer (sys.excepthook) shows only the last
+    TRACEBACK_ENTRIES entries of each, so what it prints does not change.
+    """
+    seen = set()
+    pending = [exc]
+    while pending:
+        exc = pending.pop()
+        if exc is None or id(exc) in seen:
+            continue
+        seen.add(id(exc))
+        tb = exc.__traceback__
+        if tb is not None:
+            exc.__traceback__ = _last_entries(tb, TRACEBACK_ENTRIES)
+        pending.append(exc.__cause__)
+        pending.append(exc.__context__)
+        if isinstance(exc, BaseExceptionGroup):
+            pending.extend(exc.exceptions)
 
 
 def _describe(exc, tb):
@@ -404,6 +452,11 @@ def main(argv):
     except BaseException as exc:
         tb = _user_traceback(exc.__traceback__)
         exc.with_traceback(tb)
+        try:
+            _trim_tracebacks(exc)
+            tb = exc.__traceback__
+        except Exception:
+            pass
         error = _describe(exc, tb)
         exit_code = 1
         try:

@@ -442,6 +442,87 @@ class Bridge(unittest.TestCase):
             host._channel = None
 
 
+class Tracebacks(unittest.TestCase):
+    """The outcome's traceback reads only the entries the interpreter prints."""
+
+    @staticmethod
+    def _deep(depth, exc=ValueError):
+        def f(n):
+            if n == 0:
+                raise exc("bottom")
+            return f(n - 1)
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(depth + 100)
+        try:
+            f(depth)
+        except BaseException as e:
+            return e
+        finally:
+            sys.setrecursionlimit(limit)
+
+    @staticmethod
+    def _entries(tb):
+        n = 0
+        while tb is not None:
+            n, tb = n + 1, tb.tb_next
+        return n
+
+    @staticmethod
+    def _printed(exc):
+        import io
+        saved, sys.stderr = sys.stderr, io.StringIO()
+        try:
+            sys.__excepthook__(type(exc), exc, exc.__traceback__)
+            return sys.stderr.getvalue()
+        finally:
+            sys.stderr = saved
+
+    def test_last_entries(self):
+        e = self._deep(1500)
+        tb = e.__traceback__
+        total = self._entries(tb)
+        self.assertGreater(total, 1500)
+        for count in (0, 1, 999, 1000, total - 1, total, total + 5):
+            last = runner._last_entries(tb, count)
+            self.assertEqual(self._entries(last), min(count, total), count)
+            end = last
+            while end is not None and end.tb_next is not None:
+                end = end.tb_next
+            if count:
+                self.assertEqual(end.tb_frame.f_code.co_name, "f")
+        self.assertIsNone(runner._last_entries(None, 3))
+
+    def test_trimmed_chain_prints_as_the_interpreter(self):
+        import traceback
+        # A deep error, raised from another deep one, during the handling of
+        # a third, and an exception group of deep members, one of them the
+        # group itself's context: every traceback in the graph is trimmed,
+        # the interpreter's printer shows what it showed before, and the
+        # traceback module (the outcome's) now shows the same entries as it.
+        cause, context = self._deep(1200), self._deep(2500, KeyError)
+        top = self._deep(1800, RuntimeError)
+        top.__cause__, top.__context__ = cause, context
+        members = [self._deep(1100), self._deep(10, OSError)]
+        group = ExceptionGroup("many", members)
+        try:
+            raise group
+        except ExceptionGroup as g:
+            group = g
+        members[0].__context__ = group  # a cycle
+        for exc in (top, group):
+            printed = self._printed(exc)
+            runner._trim_tracebacks(exc)
+            self.assertEqual(self._printed(exc), printed)
+        self.assertEqual("".join(traceback.format_exception(top)), self._printed(top))
+        # (3.11's C printer indents a group member's "[Previous line
+        # repeated" line differently from the traceback module.)
+        self.assertEqual("".join(traceback.format_exception(group)).count("[Previous line repeated"),
+                         self._printed(group).count("[Previous line repeated"))
+        for exc in (top, cause, context, group, *members):
+            self.assertLessEqual(self._entries(exc.__traceback__), runner.TRACEBACK_ENTRIES)
+        self.assertEqual(self._entries(members[1].__traceback__), 12)
+
+
 class RunnerArguments(unittest.TestCase):
     BASE = ["--prelude", "p.py", "--outcome", "o.json"]
 
