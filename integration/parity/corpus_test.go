@@ -97,11 +97,15 @@ var corpus = []corpusCase{
 
 	// Endings: exceptions, exit codes, results, the workspace.
 	{script: "exc_uncaught.py", status: sandbox.StatusError, exit: 1},
+	{script: "exc_interrupt.py", status: sandbox.StatusError, exit: 130, stdout: "before\natexit ran\n"},
+	{name: "exc_hook_raises", script: "exc_hook.py", args: []string{"original"}, status: sandbox.StatusError, exit: 1, stdout: "hook sees ValueError original\n"},
+	{name: "exc_hook_exits", script: "exc_hook.py", args: []string{"exit"}, status: sandbox.StatusError, exit: 9, stdout: "hook sees ValueError exit\n"},
 	{script: "exit_signal.py", status: sandbox.StatusError, exit: 143, stdout: "before\n"},
 	{script: "exc_capability.py", status: sandbox.StatusError, exit: 1},
 	{script: "exc_syntax.py", status: sandbox.StatusError, exit: 1},
 	{script: "exc_handled.py"},
 	{name: "exit_0", script: "exit.py", args: []string{"0"}},
+	{script: "exit_builtin.py", status: sandbox.StatusError, exit: 4, stdout: "1 Use exit() or Ctrl-D (i.e. EOF) to exit Use quit() or Ctrl-D (i.e. EOF) to exit _Helper\nCopyright (c) 2001-2023 Python Software Foundation. ['Thanks', 'to'] Type license() to see the full license text\nquit raised SystemExit 3\n"},
 	{name: "exit_none", script: "exit.py", args: []string{"none"}},
 	{name: "exit_3", script: "exit.py", args: []string{"3"}, status: sandbox.StatusError, exit: 3},
 	{name: "exit_257", script: "exit.py", args: []string{"257"}, status: sandbox.StatusError, exit: 1},

@@ -126,8 +126,23 @@ def _before_job():
     import types  # noqa: F401
     import agent_runtime  # noqa: F401
 
+    _install_site_builtins()
     compile("def _f(a, *b, **c):\n    return a.b(*b, **c)\n", "<apysup>", "exec")
     gc.freeze()
+
+
+def _install_site_builtins():
+    """The builtins that `python script.py` has from the site module:
+    exit and quit (which raise SystemExit), help, copyright, credits and
+    license. The runner starts the interpreter with -S, so that no site
+    directory reaches sys.path and no sitecustomize runs; site's builtins
+    are set as site.main sets them, and nothing else of it runs (importing
+    site under -S runs nothing: sys.flags.no_site stays 1)."""
+    import site
+
+    site.setquit()
+    site.setcopyright()
+    site.sethelper()
 
 
 # The runner's own pid, set when it reports its end (_report_end): with
@@ -268,15 +283,18 @@ def _describe(exc, tb):
     name = cls.__qualname__
     if cls.__module__ not in ("builtins", "__main__"):
         name = "%s.%s" % (cls.__module__, name)
+    # The exception's own code runs here (__str__, __repr__ of its
+    # arguments): what it raises, SystemExit and KeyboardInterrupt too, is
+    # swallowed, as the interpreter's printer swallows it.
     try:
         message = str(exc)
-    except Exception:
+    except BaseException:
         message = "<unprintable %s>" % cls.__name__
     try:
         import traceback
 
         text = "".join(traceback.format_exception(cls, exc, tb))
-    except Exception:
+    except BaseException:
         text = "%s: %s\n" % (name, message)
     return {
         "type": name,
@@ -290,12 +308,79 @@ def _exit_status(code):
     if code is None:
         return 0
     if isinstance(code, int):
+        # The interpreter takes it as a C long (PyLong_AsLong): one out of
+        # its range is -1, the error cleared.
+        if not -(1 << 63) <= code < 1 << 63:
+            return 0xFF
         return code & 0xFF
-    try:
-        sys.stderr.write(str(code) + "\n")
-    except Exception:
-        pass
+    _write_stderr(code)
+    _write_stderr("\n")
     return 1
+
+
+def _write_stderr(text):
+    """Writes str(text) to sys.stderr as the interpreter's own messages
+    are written (PySys_WriteStderr, PyFile_WriteObject): whatever fails,
+    the script's own code included, is ignored."""
+    try:
+        sys.stderr.write(str(text))
+    except BaseException:
+        pass
+
+
+def _display(exc, tb):
+    """The interpreter's own printer (PyErr_Display), which swallows what
+    fails in it."""
+    try:
+        sys.__excepthook__(type(exc), exc, tb)
+    except BaseException:
+        pass
+
+
+def _report_uncaught(exc):
+    """The exit status and the outcome's error for an exception the script
+    left uncaught, once printed as the interpreter prints it."""
+    tb = _user_traceback(exc.__traceback__)
+    exc.with_traceback(tb)
+    try:
+        _trim_tracebacks(exc)
+        tb = exc.__traceback__
+    except BaseException:
+        pass
+    error = _describe(exc, tb)
+    hook_status = _print_uncaught(exc, tb)
+    if hook_status is not None:
+        return hook_status, error
+    if type(exc) is KeyboardInterrupt:  # as run_eval_code_obj tests it: not a subclass
+        _interrupted.append(True)
+    return 1, error
+
+
+_MISSING = object()
+
+
+def _print_uncaught(exc, tb):
+    """Hands an uncaught exception to sys.excepthook as the interpreter
+    does at the end of `python script.py` (_PyErr_PrintEx): a missing hook
+    is reported, a hook's SystemExit sets the exit status (returned; None
+    otherwise), and anything else it raises is printed before the
+    original exception."""
+    hook = getattr(sys, "excepthook", _MISSING)
+    if hook is _MISSING:
+        _write_stderr("sys.excepthook is missing\n")
+        _display(exc, tb)
+        return None
+    try:
+        hook(type(exc), exc, tb)
+    except SystemExit as hook_exit:
+        return _exit_status(hook_exit.code)
+    except BaseException as hook_error:
+        _write_stderr("Error in sys.excepthook:\n")
+        hook_error.with_traceback(_user_traceback(hook_error.__traceback__))
+        _display(hook_error, hook_error.__traceback__)
+        _write_stderr("\nOriginal exception was:\n")
+        _display(exc, tb)
+    return None
 
 
 def _write_outcome(path, exit_code, error):
@@ -432,7 +517,7 @@ def main(argv):
                 stream.reconfigure(line_buffering=True)
             except Exception:
                 pass
-    exit_code, error = 0, None
+    exit_code, error, uncaught = 0, None, None
     try:
         if os.path.isdir(workdir):
             os.chdir(workdir)
@@ -450,19 +535,11 @@ def main(argv):
     except SystemExit as exc:
         exit_code = _exit_status(exc.code)
     except BaseException as exc:
-        tb = _user_traceback(exc.__traceback__)
-        exc.with_traceback(tb)
-        try:
-            _trim_tracebacks(exc)
-            tb = exc.__traceback__
-        except Exception:
-            pass
-        error = _describe(exc, tb)
-        exit_code = 1
-        try:
-            sys.excepthook(type(exc), exc, tb)
-        except Exception:
-            sys.stderr.write(error["traceback"])
+        uncaught = exc
+    if uncaught is not None:
+        # Reported outside the except clause, as the interpreter reports
+        # it: what the hook raises is not chained to it.
+        exit_code, error = _report_uncaught(uncaught)
     _flush_streams()
     # Written at the very end (_exit_as_interpreter), once what the script
     # left is released: a script that ends holding every descriptor it may
@@ -474,6 +551,8 @@ def main(argv):
 
 # The outcome main leaves for _exit_as_interpreter to write.
 _outcome = []
+# Set when the script ended with an uncaught KeyboardInterrupt.
+_interrupted = []
 
 
 def _exit_as_interpreter(code):
@@ -508,6 +587,8 @@ def _exit_as_interpreter(code):
         gc.collect()
     except BaseException:
         pass  # as the teardown: what fails there changes no exit status
+    if _interrupted:
+        code = _die_interrupted()
     for path, exit_code, error in _outcome:
         try:
             _write_outcome(path, exit_code, error)
@@ -523,6 +604,27 @@ def _exit_as_interpreter(code):
     _flush_streams()
     _report_end(code)
     os._exit(code)
+
+
+def _die_interrupted():
+    """Ends the process as the interpreter ends after an uncaught
+    KeyboardInterrupt (exit_sigint in CPython's Modules/main.c): killed by
+    SIGINT, with its default action restored, so that whoever started
+    it sees the interrupt. The host then reports an error killed by
+    SIGINT, exit status 130, on both backends (the WASI build's raise
+    ends the guest as natively: python/wasi/_apysup_signal.c). Where the
+    signal does not end the process (the script blocked it), the exit
+    status is 130, as there; the outcome is written then."""
+    import signal
+
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.raise_signal(signal.SIGINT)
+    except BaseException:
+        pass
+    code = 128 + signal.SIGINT
+    _outcome[:] = [(path, code, error) for path, _, error in _outcome]
+    return code
 
 
 def _report_end(code):
@@ -553,7 +655,7 @@ def _flush_streams():
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except Exception:
+        except BaseException:
             pass
 
 

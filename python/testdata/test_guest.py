@@ -597,6 +597,77 @@ class RunnerArguments(unittest.TestCase):
         finally:
             os.close(job_r)
 
+    def test_uncaught_exception_ends_as_the_interpreter_ends(self):
+        # What `python script.py` prints and exits with when a script
+        # leaves an exception uncaught, whatever the exception's own code
+        # or the script's sys.excepthook raises while it is reported; an
+        # uncaught KeyboardInterrupt (not a subclass of it) kills the
+        # process with SIGINT, as the interpreter's exit_sigint does.
+        import signal
+        import subprocess
+        cases = {
+            "str_raises_systemexit": ("class E(Exception):\n    def __str__(self):\n        raise SystemExit(3)\n"
+                                      "raise E\n", "E", 1),
+            "str_raises_interrupt": ("class E(Exception):\n    def __str__(self):\n        raise KeyboardInterrupt\n"
+                                     "raise E('x')\n", "E", 1),
+            "hook_exits": ("import sys\nsys.excepthook = lambda *a: sys.exit(9)\nraise ValueError('v')\n", "ValueError", 9),
+            "hook_exits_with_text": ("import sys\nsys.excepthook = lambda *a: sys.exit('bye')\nraise ValueError('v')\n",
+                                     "ValueError", 1),
+            "hook_missing": ("import sys\ndel sys.excepthook\nraise ValueError('no hook')\n", "ValueError", 1),
+            "hook_none": ("import sys\nsys.excepthook = None\nraise ValueError('none')\n", "ValueError", 1),
+            "hook_raises": ("import sys\ndef hook(t, v, tb):\n    print('hook sees', t.__name__)\n"
+                            "    raise RuntimeError('hook broke')\nsys.excepthook = hook\nraise ValueError('original')\n",
+                            "ValueError", 1),
+            "interrupt": ("print('a', flush=True)\nraise KeyboardInterrupt\n", "KeyboardInterrupt", -signal.SIGINT),
+            "interrupt_subclass": ("class K(KeyboardInterrupt): pass\nraise K\n", "K", 1),
+            "interrupt_blocked": ("import signal\nsignal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})\n"
+                                  "raise KeyboardInterrupt\n", "KeyboardInterrupt", 130),
+            "interrupt_hook_exits": ("import sys\nsys.excepthook = lambda *a: sys.exit(4)\nraise KeyboardInterrupt\n",
+                                     "KeyboardInterrupt", 4),
+        }
+        # SystemExit's code as the interpreter takes it: a C long's low 8
+        # bits, 255 out of a C long's range, anything else printed and 1.
+        for code, status in (("None", 0), ("-1", 255), ("256", 0), ("True", 1), ("2**31", 0), ("2**32 + 3", 3),
+                             ("2**63 - 1", 255), ("2**63", 255), ("2**70", 255), ("-2**70", 255), ("1.5", 1),
+                             ("'msg'", 1)):
+            cases["exit %s" % code] = ("raise SystemExit(%s)\n" % code, None, status)
+        for name, (source, error_type, status) in cases.items():
+            with self.subTest(name), tempfile.TemporaryDirectory() as d:
+                script = self._write_job(d, source)
+                bare = subprocess.run([sys.executable, "-I", "-S", script], capture_output=True, text=True, cwd=d)
+                out = self._run_job(d, script, ["--job-fd", "JOB"])
+                self.assertEqual(bare.returncode, status, bare.stderr)
+                self.assertEqual((out.returncode, out.stdout, out.stderr), (bare.returncode, bare.stdout, bare.stderr))
+                outcome = os.path.join(d, "o.json")
+                if status < 0:
+                    # Killed before its outcome, as natively the sandbox's
+                    # init then writes one naming the signal.
+                    self.assertFalse(os.path.exists(outcome))
+                    continue
+                with open(outcome) as f:
+                    doc = json.load(f)
+                error = doc.get("error") and doc["error"]["type"]
+                self.assertEqual((doc["exit_code"], error), (status, error_type))
+
+    def test_site_builtins_as_python_script(self):
+        # `python script.py` has site's builtins (exit, quit, help,
+        # copyright, credits, license) though the runner starts with -S:
+        # what a script prints of them and how exit() ends it are the
+        # interpreter's with site (python -I), sys.path its without.
+        import subprocess
+        source = ("import sys\n"
+                  "print(sys.flags.no_site, exit, quit, type(help).__name__, repr(copyright)[:40], repr(credits)[:40])\n"
+                  "print(repr(license))\n"
+                  "print('site directories', any('-packages' in p for p in sys.path))\n"
+                  "exit(5)\n")
+        with tempfile.TemporaryDirectory() as d:
+            script = self._write_job(d, source)
+            bare = subprocess.run([sys.executable, "-I", script], capture_output=True, text=True, cwd=d)
+            out = self._run_job(d, script, ["--job-fd", "JOB"])
+        self.assertEqual(bare.returncode, 5, bare.stderr)
+        expected = bare.stdout.replace("0 Use", "1 Use", 1).replace("site directories True", "site directories False")
+        self.assertEqual((out.returncode, out.stdout, out.stderr), (5, expected, ""))
+
     def test_job_descriptor_run_exits_as_the_interpreter_does(self):
         # The runner skips the interpreter's teardown, not what a script
         # sees of its exit: threads joined, atexit, streams flushed, and the
