@@ -136,6 +136,11 @@ var corpus = []corpusCase{
 		"stderr_last": {native: "", wazero: "MemoryError"},
 		"guest_error": {native: "", wazero: "MemoryError: "},
 	}},
+	{script: "recursion_memory.py", limits: sandbox.Limits{MemoryBytes: 128 << 20}, status: sandbox.StatusMemoryLimit, stdout: "down\n", known: map[string]pinned{
+		"exit_code":   {native: "137", wazero: "1"},
+		"stderr_last": {native: "", wazero: "MemoryError"},
+		"guest_error": {native: "", wazero: "MemoryError: "},
+	}},
 	{script: "memory_caught.py", limits: sandbox.Limits{MemoryBytes: 256 << 20}, known: map[string]pinned{
 		"status":    {native: "memory_limit", wazero: "ok"},
 		"exit_code": {native: "137", wazero: "0"},

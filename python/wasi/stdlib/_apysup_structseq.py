@@ -107,3 +107,11 @@ def check_name(value, message):
     if "\0" in value:
         raise ValueError("embedded null byte")
     return value
+
+
+def find(entries, field, value):
+    """The first of the database's entries whose field holds value, or None."""
+    for entry in entries:
+        if entry[field] == value:
+            return entry
+    return None

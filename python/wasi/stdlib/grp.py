@@ -51,9 +51,9 @@ def getgrgid(*args, **kwargs):
     gid = _s.to_id(_s.one_argument_or_keyword("getgrgid", "id", args, kwargs), "gid")
     if gid is None:
         raise OverflowError("gid is less than minimum")
-    for entry in _ENTRIES:
-        if entry[2] == gid:
-            return _group(entry)
+    entry = _s.find(_ENTRIES, 2, gid)
+    if entry is not None:
+        return _group(entry)
     raise KeyError("getgrgid(): gid not found: %d" % gid)
 
 
@@ -63,9 +63,9 @@ def getgrnam(*args, **kwargs):
     If name is not valid, raise KeyError."""
     name = _s.one_argument_or_keyword("getgrnam", "name", args, kwargs)
     _s.check_name(name, "getgrnam() argument 'name' must be str, not %s")
-    for entry in _ENTRIES:
-        if entry[0] == name:
-            return _group(entry)
+    entry = _s.find(_ENTRIES, 0, name)
+    if entry is not None:
+        return _group(entry)
     raise KeyError("getgrnam(): name not found: %r" % name)
 
 

@@ -38,9 +38,9 @@ def getpwuid(*args, **kwargs):
 
     See `help(pwd)` for more on password database entries."""
     uid = _s.to_id(_s.one_argument("pwd.getpwuid", args, kwargs), "uid")
-    for entry in _ENTRIES:
-        if entry[2] == uid:
-            return struct_passwd(entry)
+    entry = _s.find(_ENTRIES, 2, uid)
+    if entry is not None:
+        return struct_passwd(entry)
     if uid is None:
         raise KeyError("getpwuid(): uid not found")
     raise KeyError("getpwuid(): uid not found: %d" % uid)
@@ -51,9 +51,9 @@ def getpwnam(*args, **kwargs):
 
     See `help(pwd)` for more on password database entries."""
     name = _s.check_name(_s.one_argument("pwd.getpwnam", args, kwargs), "getpwnam() argument must be str, not %s")
-    for entry in _ENTRIES:
-        if entry[0] == name:
-            return struct_passwd(entry)
+    entry = _s.find(_ENTRIES, 0, name)
+    if entry is not None:
+        return struct_passwd(entry)
     raise KeyError("getpwnam(): name not found: %r" % name)
 
 
