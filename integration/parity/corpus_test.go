@@ -101,6 +101,7 @@ var corpus = []corpusCase{
 	{name: "exc_hook_raises", script: "exc_hook.py", args: []string{"original"}, status: sandbox.StatusError, exit: 1, stdout: "hook sees ValueError original\n"},
 	{name: "exc_hook_exits", script: "exc_hook.py", args: []string{"exit"}, status: sandbox.StatusError, exit: 9, stdout: "hook sees ValueError exit\n"},
 	{script: "exit_signal.py", status: sandbox.StatusError, exit: 143, stdout: "before\n"},
+	{script: "crash_stack.py", status: sandbox.StatusError, exit: 139, stdout: "built\n"},
 	{script: "exc_capability.py", status: sandbox.StatusError, exit: 1},
 	{script: "exc_syntax.py", status: sandbox.StatusError, exit: 1},
 	{script: "exc_handled.py"},

@@ -27,9 +27,11 @@ const (
 	ErrorCodeSetupFailed     = sandbox.CodeSetupFailed
 	ErrorCodeCanceled        = sandbox.CodeCanceled
 	ErrorCodeOutcomeTooLarge = sandbox.CodeOutcomeTooLarge
-	// ErrorCodeTrap: the guest trapped (a wasm fault: the stack
-	// overflowed), a status error; natively such a death is an error
-	// killed_by_signal:SIGSEGV.
+	// ErrorCodeTrap: the guest trapped for a reason no native fault
+	// stands for (a float-to-integer conversion of NaN, a host function's
+	// failure), a status error. A trap that stands for a CPU fault (the
+	// stack overflowed, an access out of bounds) is the death by the
+	// signal the fault raises natively (trapSignals in signal.go).
 	ErrorCodeTrap = "wasm_trap"
 	// ErrorCodeKilledBySignal, followed by ":" and the signal's name: the
 	// guest ended itself by a signal (abort, or one it raised whose
@@ -282,9 +284,10 @@ type ending struct {
 // context included (os._exit(-1) is sys.ExitCodeContextCanceled), and its
 // status is what the kernel makes of an exit status natively, the low 8
 // bits. A signal the guest raised itself, or abort(), ends it as natively:
-// error, killed_by_signal, 128+N. A trap (the stack overflowed) is the
-// guest's own failure too: error, wasm_trap, with no exit status; natively
-// such a script dies of SIGSEGV, an error killed_by_signal.
+// error, killed_by_signal, 128+N, and so does a trap that stands for a CPU
+// fault (the stack overflowed: SIGSEGV, as natively; endOf). Any other
+// trap is the guest's own failure too: error, wasm_trap, with no exit
+// status.
 func classify(out *sandbox.Outcome, end guestEnd, how ending) {
 	switch {
 	case end.kind == endReturned: // _start returned: main returned 0

@@ -72,9 +72,11 @@ func endOf(err error) guestEnd {
 		return guestEnd{kind: endReturned}
 	case errors.As(err, &exit):
 		return guestEnd{kind: endExited, exitCode: exit.ExitCode()}
-	default:
-		return guestEnd{kind: endTrapped}
 	}
+	if sig := trapSignal(err); sig != 0 {
+		return guestEnd{kind: endSignaled, signal: int32(sig)}
+	}
+	return guestEnd{kind: endTrapped}
 }
 
 // guestRun is what execute saw of one guest.

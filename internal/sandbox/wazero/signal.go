@@ -2,7 +2,10 @@ package wazero
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
+	"syscall"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -60,4 +63,38 @@ func hostExitBySignal(ctx context.Context, mod api.Module, stack []uint64) {
 	code := uint32(128 + sig)
 	_ = mod.CloseWithExitCode(ctx, code)
 	panic(sys.NewExitError(code))
+}
+
+// trapSignals names, for each of wazero's runtime errors that stands for a
+// fault of the CPU natively, the signal the kernel sends a native process
+// for it: a C stack that ran out (a script that recursed through C, such
+// as repr() of a list nested a million deep once the recursion limit was
+// raised) is SIGSEGV natively, where wasm traps with "stack overflow"; an
+// access out of bounds or a call through a bad function pointer is
+// SIGSEGV, an integer division by zero or INT_MIN / -1 SIGFPE, clang's
+// __builtin_trap (wasm's unreachable, ud2 natively) SIGILL. The run is then
+// an error killed_by_signal:SIGNAME, exit status 128+N, as natively. A
+// float-to-integer conversion of NaN (natively no fault) and anything
+// else stays wasm_trap.
+var trapSignals = map[string]syscall.Signal{
+	"stack overflow":              syscall.SIGSEGV,
+	"out of bounds memory access": syscall.SIGSEGV,
+	"invalid table access":        syscall.SIGSEGV,
+	"indirect call type mismatch": syscall.SIGSEGV,
+	"integer divide by zero":      syscall.SIGFPE,
+	"integer overflow":            syscall.SIGFPE,
+	"unreachable":                 syscall.SIGILL,
+}
+
+// trapSignal is the signal for a guest's trap (trapSignals), 0 when the
+// error is none of wazero's runtime errors. wazero wraps the runtime's own
+// error, and only it, as "wasm error: %w" (internal/wasmdebug): a host
+// function's panic, ours included, is "... (recovered by wazero)" and
+// keeps wasm_trap.
+func trapSignal(err error) syscall.Signal {
+	inner := errors.Unwrap(err)
+	if inner == nil || !strings.HasPrefix(err.Error(), "wasm error: "+inner.Error()+"\n") {
+		return 0
+	}
+	return trapSignals[inner.Error()]
 }

@@ -1,7 +1,11 @@
 package wazero
 
 import (
+	"errors"
+	"fmt"
 	"testing"
+
+	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/apysup/apysup/internal/sandbox"
 )
@@ -31,5 +35,45 @@ func TestClassifySignaled(t *testing.T) {
 				t.Fatalf("status %s code %q exit %d, want %s %q %d", out.Status, out.ErrorCode, out.ExitCode, tc.status, tc.code, tc.exit)
 			}
 		})
+	}
+}
+
+// A guest's fault in wasm ends as the fault's signal ends a native
+// process; a host function's panic and anything unknown stay wasm_trap.
+// The errors are built as wazero builds them (internal/wasmdebug's
+// FromRecovered).
+func TestTrapSignal(t *testing.T) {
+	wasm := func(msg string) error {
+		return fmt.Errorf("wasm error: %w\nwasm stack trace:\n\tpython.wasm.$1234()", errors.New(msg))
+	}
+	for _, tc := range []struct {
+		name string
+		err  error
+		end  guestEnd
+	}{
+		{"stack overflow", wasm("stack overflow"), guestEnd{kind: endSignaled, signal: 11}},
+		{"out of bounds", wasm("out of bounds memory access"), guestEnd{kind: endSignaled, signal: 11}},
+		{"bad table entry", wasm("invalid table access"), guestEnd{kind: endSignaled, signal: 11}},
+		{"bad function type", wasm("indirect call type mismatch"), guestEnd{kind: endSignaled, signal: 11}},
+		{"divide by zero", wasm("integer divide by zero"), guestEnd{kind: endSignaled, signal: 8}},
+		{"INT_MIN / -1", wasm("integer overflow"), guestEnd{kind: endSignaled, signal: 8}},
+		{"unreachable", wasm("unreachable"), guestEnd{kind: endSignaled, signal: 4}},
+		{"NaN to integer", wasm("invalid conversion to integer"), guestEnd{kind: endTrapped}},
+		{"a host function's panic", fmt.Errorf("%w (recovered by wazero)\nwasm stack trace:\n\tx", errors.New("stack overflow")), guestEnd{kind: endTrapped}},
+		{"a message that only mentions one", fmt.Errorf("host: %w", errors.New("stack overflow")), guestEnd{kind: endTrapped}},
+		{"unwrapped", errors.New("wasm error: stack overflow\n"), guestEnd{kind: endTrapped}},
+		{"exit", sys.NewExitError(3), guestEnd{kind: endExited, exitCode: 3}},
+		{"returned", nil, guestEnd{kind: endReturned}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := endOf(tc.err); got != tc.end {
+				t.Fatalf("endOf: %+v, want %+v", got, tc.end)
+			}
+		})
+	}
+	out := sandbox.Outcome{ExitCode: noExitStatus}
+	classify(&out, endOf(wasm("stack overflow")), ending{})
+	if out.Status != sandbox.StatusError || out.ErrorCode != "killed_by_signal:SIGSEGV" || out.ExitCode != 139 {
+		t.Fatalf("a stack overflow: %s %q %d, want error killed_by_signal:SIGSEGV 139", out.Status, out.ErrorCode, out.ExitCode)
 	}
 }
