@@ -280,16 +280,22 @@ def _trim_tracebacks(exc):
 
 def _describe(exc, tb):
     cls = type(exc)
-    name = cls.__qualname__
-    if cls.__module__ not in ("builtins", "__main__"):
-        name = "%s.%s" % (cls.__module__, name)
+    try:
+        # type's own attributes: a metaclass may override them.
+        name = type.__dict__["__qualname__"].__get__(cls)
+        module = type.__dict__["__module__"].__get__(cls)
+        if module not in ("builtins", "__main__"):
+            name = "%s.%s" % (module, name)
+        name = str(name)
+    except BaseException:
+        name = "<unknown>"
     # The exception's own code runs here (__str__, __repr__ of its
     # arguments): what it raises, SystemExit and KeyboardInterrupt too, is
     # swallowed, as the interpreter's printer swallows it.
     try:
         message = str(exc)
     except BaseException:
-        message = "<unprintable %s>" % cls.__name__
+        message = "<unprintable %s>" % name.rpartition(".")[2]
     try:
         import traceback
 
@@ -340,9 +346,11 @@ def _display(exc, tb):
 def _report_uncaught(exc):
     """The exit status and the outcome's error for an exception the script
     left uncaught, once printed as the interpreter prints it."""
-    tb = _user_traceback(exc.__traceback__)
-    exc.with_traceback(tb)
+    tb = None
     try:
+        # BaseException's own methods: a subclass may override them.
+        tb = _user_traceback(BaseException.__dict__["__traceback__"].__get__(exc))
+        BaseException.with_traceback(exc, tb)
         _trim_tracebacks(exc)
         tb = exc.__traceback__
     except BaseException:
@@ -376,8 +384,13 @@ def _print_uncaught(exc, tb):
         return _exit_status(hook_exit.code)
     except BaseException as hook_error:
         _write_stderr("Error in sys.excepthook:\n")
-        hook_error.with_traceback(_user_traceback(hook_error.__traceback__))
-        _display(hook_error, hook_error.__traceback__)
+        tb_hook = None
+        try:
+            tb_hook = _user_traceback(BaseException.__dict__["__traceback__"].__get__(hook_error))
+            BaseException.with_traceback(hook_error, tb_hook)
+        except BaseException:
+            pass
+        _display(hook_error, tb_hook)
         _write_stderr("\nOriginal exception was:\n")
         _display(exc, tb)
     return None
@@ -617,6 +630,7 @@ def _die_interrupted():
     status is 130, as there; the outcome is written then."""
     import signal
 
+    _flush_streams()  # as the interpreter's finalization has, before the signal
     try:
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         signal.raise_signal(signal.SIGINT)

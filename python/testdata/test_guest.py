@@ -624,6 +624,15 @@ class RunnerArguments(unittest.TestCase):
                                   "raise KeyboardInterrupt\n", "KeyboardInterrupt", 130),
             "interrupt_hook_exits": ("import sys\nsys.excepthook = lambda *a: sys.exit(4)\nraise KeyboardInterrupt\n",
                                      "KeyboardInterrupt", 4),
+            "interrupt_output_at_exit": ("import sys\nclass Late:\n    def __del__(self, out=sys.stdout):\n        out.write('late')\n"
+                                         "late = Late()\nraise KeyboardInterrupt\n", "KeyboardInterrupt", -signal.SIGINT),
+            "hostile_class": ("class Meta(type):\n    def __getattribute__(cls, name):\n"
+                              "        if name in ('__qualname__', '__name__'):\n            raise SystemExit(5)\n"
+                              "        if name == '__module__':\n            raise KeyboardInterrupt\n"
+                              "        return super().__getattribute__(name)\n"
+                              "class E(Exception, metaclass=Meta):\n"
+                              "    def with_traceback(self, tb):\n        raise SystemExit(6)\n"
+                              "raise E('hostile')\n", "E", 1),
         }
         # SystemExit's code as the interpreter takes it: a C long's low 8
         # bits, 255 out of a C long's range, anything else printed and 1.
