@@ -106,6 +106,7 @@ var corpus = []corpusCase{
 	{script: "exc_syntax.py", status: sandbox.StatusError, exit: 1},
 	{script: "exc_handled.py"},
 	{name: "exit_0", script: "exit.py", args: []string{"0"}},
+	{script: "exit_flush_fails.py", status: sandbox.StatusError, exit: 120, stdout: "before\nwritten, never flushed by the exit\n"},
 	{script: "exit_builtin.py", status: sandbox.StatusError, exit: 4, stdout: "1 Use exit() or Ctrl-D (i.e. EOF) to exit Use quit() or Ctrl-D (i.e. EOF) to exit _Helper\nCopyright (c) 2001-2023 Python Software Foundation. ['Thanks', 'to'] Type license() to see the full license text\nquit raised SystemExit 3\n"},
 	{name: "exit_none", script: "exit.py", args: []string{"none"}},
 	{name: "exit_3", script: "exit.py", args: []string{"3"}, status: sandbox.StatusError, exit: 3},

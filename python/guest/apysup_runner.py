@@ -591,7 +591,10 @@ def _exit_as_interpreter(code):
     import atexit
 
     atexit._run_exitfuncs()
-    _flush_streams()
+    if not _flush_at_exit():
+        # As Py_FinalizeEx fails, and python exits 120.
+        code = 120
+        _outcome[:] = [(path, code, error) for path, _, error in _outcome]
     try:
         for module in _script_modules + _job_modules():
             _release_globals(module)
@@ -665,10 +668,61 @@ def _report_end(code):
         pass  # the host then learns the exit from the kernel
 
 
-def _flush_streams():
-    for stream in (sys.stdout, sys.stderr):
+def _flush_at_exit():
+    """Flushes sys.stdout and sys.stderr as the interpreter's finalization
+    does (flush_std_files): a stream that says it is closed is left alone,
+    stdout's failure is reported as an unraisable exception, stderr's
+    silently. False when either failed (a script that closed descriptor 1
+    with output still buffered)."""
+    ok = True
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name, None)
+        try:
+            closed = bool(stream.closed)
+        except BaseException:
+            closed = False
+        if stream is None or closed:
+            continue
         try:
             stream.flush()
+        except BaseException as exc:
+            ok = False
+            if name == "stdout":
+                _unraisable(exc, stream)
+    return ok
+
+
+def _unraisable(exc, obj):
+    """Hands exc to sys.unraisablehook as PyErr_WriteUnraisable(obj) does
+    where no Python frame runs: "Exception ignored in: repr(obj)", then
+    the exception, with the traceback of the frames it was raised in
+    below the runner's (none for a stream's own). The hook's argument type is not
+    public: an unraisable exception of the runner's own, caught by a
+    hook of its own, brings it."""
+    try:
+        kinds = []
+        hook = sys.unraisablehook
+        sys.unraisablehook = lambda args: kinds.append(type(args))
+
+        class _Probe:
+            def __del__(self):
+                raise RuntimeError
+
+        _Probe()
+        sys.unraisablehook = hook
+        tb = _user_traceback(exc.__traceback__)  # the flush's own frames only
+        hook(kinds[0]((type(exc), exc.with_traceback(tb), tb, None, obj)))
+    except BaseException:
+        pass
+
+
+def _flush_streams():
+    """Flushes the standard streams, the interpreter's own too where the
+    script replaced them (its finalization puts sys.__stdout__ and
+    sys.__stderr__ back and flushes them again), ignoring what fails."""
+    for name in ("stdout", "stderr", "__stdout__", "__stderr__"):
+        try:
+            getattr(sys, name).flush()
         except BaseException:
             pass
 

@@ -626,6 +626,17 @@ class RunnerArguments(unittest.TestCase):
                                      "KeyboardInterrupt", 4),
             "interrupt_output_at_exit": ("import sys\nclass Late:\n    def __del__(self, out=sys.stdout):\n        out.write('late')\n"
                                          "late = Late()\nraise KeyboardInterrupt\n", "KeyboardInterrupt", -signal.SIGINT),
+            # The streams' flush at exit fails: the interpreter exits 120.
+            "stdout_closed": ("import os\nprint('buffered')\nos.close(1)\n", None, 120),
+            "stdout_flush_raises": ("import sys\nclass W:\n    def write(self, s):\n        return len(s)\n"
+                                    "    def flush(self):\n        raise ValueError('no flush')\n"
+                                    "    def __repr__(self):\n        return '<W>'\nsys.stdout = W()\n", None, 120),
+            "stderr_flush_raises": ("import sys\nclass W:\n    def write(self, s):\n        return len(s)\n"
+                                    "    def flush(self):\n        raise ValueError('no flush')\nsys.stderr = W()\n", None, 120),
+            "stdout_replaced": ("import sys\nclass W:\n    def write(self, s):\n        return sys.__stdout__.write(s)\n"
+                                "    def flush(self):\n        pass\nsys.stdout = W()\nprint('through the original')\n",
+                                None, 0),
+            "stdout_closed_and_exit": ("import os, sys\nprint('buffered')\nos.close(1)\nsys.exit(3)\n", None, 120),
             "hostile_class": ("class Meta(type):\n    def __getattribute__(cls, name):\n"
                               "        if name in ('__qualname__', '__name__'):\n            raise SystemExit(5)\n"
                               "        if name == '__module__':\n            raise KeyboardInterrupt\n"
