@@ -588,9 +588,7 @@ def _exit_as_interpreter(code):
             threading._shutdown()
         except BaseException:
             pass
-    import atexit
-
-    atexit._run_exitfuncs()
+    _run_atexit()
     if not _flush_at_exit():
         # As Py_FinalizeEx fails, and python exits 120.
         code = 120
@@ -666,6 +664,30 @@ def _report_end(code):
             os.close(fd)
     except OSError:
         pass  # the host then learns the exit from the kernel
+
+
+def _run_atexit():
+    """Runs atexit's callbacks as the interpreter's exit runs them. atexit
+    reports what a callback raises as an unraisable exception; the
+    interpreter runs them from no Python frame, and an exception that a
+    builtin callback raises (atexit.register(sys.exit, 7)) has no
+    traceback of its own, so PyErr_WriteUnraisable shows none, where here
+    it would show the runner's frame: the hook is handed the frames below
+    the runner's only."""
+    import atexit
+
+    hook = sys.unraisablehook
+
+    def forward(args):
+        tb = _user_traceback(args.exc_traceback)
+        hook(type(args)((args.exc_type, args.exc_value, tb, args.err_msg, args.object)))
+
+    sys.unraisablehook = forward
+    try:
+        atexit._run_exitfuncs()
+    finally:
+        if sys.unraisablehook is forward:
+            sys.unraisablehook = hook
 
 
 def _flush_at_exit():

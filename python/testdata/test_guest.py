@@ -636,6 +636,10 @@ class RunnerArguments(unittest.TestCase):
             "stdout_replaced": ("import sys\nclass W:\n    def write(self, s):\n        return sys.__stdout__.write(s)\n"
                                 "    def flush(self):\n        pass\nsys.stdout = W()\nprint('through the original')\n",
                                 None, 0),
+            # What an atexit callback raises is reported, and changes nothing.
+            "atexit_builtin_exits": ("import atexit, sys\natexit.register(sys.exit, 7)\nprint('end')\n", None, 0),
+            "atexit_raises": ("import atexit\nclass Bye:\n    def __call__(self):\n        raise RuntimeError('in atexit')\n"
+                              "    def __repr__(self):\n        return '<Bye>'\natexit.register(Bye())\nprint('end')\n", None, 0),
             "stdout_closed_and_exit": ("import os, sys\nprint('buffered')\nos.close(1)\nsys.exit(3)\n", None, 120),
             "hostile_class": ("class Meta(type):\n    def __getattribute__(cls, name):\n"
                               "        if name in ('__qualname__', '__name__'):\n            raise SystemExit(5)\n"
