@@ -233,6 +233,15 @@ def _user_traceback(tb):
     return tb
 
 
+def _drop_runner_frames(exc):
+    """Drops the runner's frames from the head of exc's traceback and
+    returns what is left. BaseException's own descriptors are used: the
+    script's exception class may override them."""
+    tb = _user_traceback(BaseException.__dict__["__traceback__"].__get__(exc))
+    BaseException.with_traceback(exc, tb)
+    return tb
+
+
 def _last_entries(tb, count):
     """The last `count` entries of a traceback chain.
 
@@ -348,9 +357,7 @@ def _report_uncaught(exc):
     left uncaught, once printed as the interpreter prints it."""
     tb = None
     try:
-        # BaseException's own methods: a subclass may override them.
-        tb = _user_traceback(BaseException.__dict__["__traceback__"].__get__(exc))
-        BaseException.with_traceback(exc, tb)
+        tb = _drop_runner_frames(exc)
         _trim_tracebacks(exc)
         tb = exc.__traceback__
     except BaseException:
@@ -386,8 +393,7 @@ def _print_uncaught(exc, tb):
         _write_stderr("Error in sys.excepthook:\n")
         tb_hook = None
         try:
-            tb_hook = _user_traceback(BaseException.__dict__["__traceback__"].__get__(hook_error))
-            BaseException.with_traceback(hook_error, tb_hook)
+            tb_hook = _drop_runner_frames(hook_error)
         except BaseException:
             pass
         _display(hook_error, tb_hook)
@@ -591,8 +597,7 @@ def _exit_as_interpreter(code):
     _run_atexit()
     if not _flush_at_exit():
         # As Py_FinalizeEx fails, and python exits 120.
-        code = 120
-        _outcome[:] = [(path, code, error) for path, _, error in _outcome]
+        code = _exit_with(120)
     try:
         for module in _script_modules + _job_modules():
             _release_globals(module)
@@ -620,6 +625,12 @@ def _exit_as_interpreter(code):
     os._exit(code)
 
 
+def _exit_with(code):
+    """Makes code the exit status the outcome records; returns it."""
+    _outcome[:] = [(path, code, error) for path, _, error in _outcome]
+    return code
+
+
 def _die_interrupted():
     """Ends the process as the interpreter ends after an uncaught
     KeyboardInterrupt (exit_sigint in CPython's Modules/main.c): killed by
@@ -637,9 +648,7 @@ def _die_interrupted():
         signal.raise_signal(signal.SIGINT)
     except BaseException:
         pass
-    code = 128 + signal.SIGINT
-    _outcome[:] = [(path, code, error) for path, _, error in _outcome]
-    return code
+    return _exit_with(128 + signal.SIGINT)
 
 
 def _report_end(code):
@@ -717,10 +726,10 @@ def _flush_at_exit():
 def _unraisable(exc, obj):
     """Hands exc to sys.unraisablehook as PyErr_WriteUnraisable(obj) does
     where no Python frame runs: "Exception ignored in: repr(obj)", then
-    the exception, with the traceback of the frames it was raised in
-    below the runner's (none for a stream's own). The hook's argument type is not
-    public: an unraisable exception of the runner's own, caught by a
-    hook of its own, brings it."""
+    the exception, with the frames it was raised in below the runner's
+    (none for a stream's own flush). The hook's argument type is not
+    public: an unraisable exception of the runner's own, caught by a hook
+    of its own, brings it."""
     try:
         kinds = []
         hook = sys.unraisablehook
@@ -732,8 +741,8 @@ def _unraisable(exc, obj):
 
         _Probe()
         sys.unraisablehook = hook
-        tb = _user_traceback(exc.__traceback__)  # the flush's own frames only
-        hook(kinds[0]((type(exc), exc.with_traceback(tb), tb, None, obj)))
+        tb = _drop_runner_frames(exc)  # the flush's own frames only
+        hook(kinds[0]((type(exc), exc, tb, None, obj)))
     except BaseException:
         pass
 
@@ -742,9 +751,14 @@ def _flush_streams():
     """Flushes the standard streams, the interpreter's own too where the
     script replaced them (its finalization puts sys.__stdout__ and
     sys.__stderr__ back and flushes them again), ignoring what fails."""
+    flushed = []
     for name in ("stdout", "stderr", "__stdout__", "__stderr__"):
+        stream = getattr(sys, name, None)
+        if stream is None or any(stream is done for done in flushed):
+            continue  # the interpreter's own, not replaced: flushed already
+        flushed.append(stream)
         try:
-            getattr(sys, name).flush()
+            stream.flush()
         except BaseException:
             pass
 
