@@ -27,6 +27,8 @@ var corpus = []corpusCase{
 	{script: "std_locale.py"},
 	{script: "fs_stat_modes.py"},
 	{script: "fs_file_modes.py"},
+	{script: "fs_chown.py"},
+	{script: "fs_dir_fd.py"},
 	{script: "std_random.py"},
 	{script: "std_classes.py"},
 	{script: "std_csv_io.py"},
@@ -54,6 +56,7 @@ var corpus = []corpusCase{
 	{script: "sleep.py"},
 	{script: "zoneinfo_tz.py"},
 	{script: "zoneinfo_links.py"},
+	{script: "std_tzset.py"},
 	{script: "std_asyncio.py"},
 	{script: "std_sqlite3.py"},
 
@@ -211,6 +214,9 @@ var corpus = []corpusCase{
 	}},
 	{script: "gap_strftime.py", known: map[string]pinned{
 		"stdout": {native: "'%Y-%m-%d %H:%M:%S' '2024-03-10 14:05:09'\n'%a %A %b %B %p %j %U %W %w %y %C %D %F %R %T %h %r %s' 'Sun Sunday Mar March PM 070 10 10 0 24 20 03/10/24 2024-03-10 14:05 14:05:09 Mar 02:05:09 PM 1710079509'\n'%-d/%-m/%Y' '10/3/2024'\n'%_d' '10'\n'%e' '10'\n'%G-W%V-%u' '2024-W10-7'\n'%c | %x | %X' 'Sun Mar 10 14:05:09 2024 | 03/10/24 | 14:05:09'\n'100%% done' '100% done'\n'%Z %z' 'UTC +0000'\nextension '%k' '14'\nextension '%l' ' 2'\nextension '%P' 'pm'\nextension '%^a' 'SUN'\nextension '%#Z' 'utc'\nextension '%10A' '    Sunday'\nextension '%Q' '%Q'\nextension '%' '%'\n", wazero: "'%Y-%m-%d %H:%M:%S' '2024-03-10 14:05:09'\n'%a %A %b %B %p %j %U %W %w %y %C %D %F %R %T %h %r %s' 'Sun Sunday Mar March PM 070 10 10 0 24 20 03/10/24 2024-03-10 14:05 14:05:09 Mar 02:05:09 PM 1710079509'\n'%-d/%-m/%Y' '10/3/2024'\n'%_d' '10'\n'%e' '10'\n'%G-W%V-%u' '2024-W10-7'\n'%c | %x | %X' 'Sun Mar 10 14:05:09 2024 | 03/10/24 | 14:05:09'\n'100%% done' '100% done'\n'%Z %z' 'UTC +0000'\nextension '%k' ''\nextension '%l' ''\nextension '%P' ''\nextension '%^a' ''\nextension '%#Z' ''\nextension '%10A' 'Sunday'\nextension '%Q' ''\nextension '%' ''\n"},
+	}},
+	{script: "gap_tz_leap_seconds.py", known: map[string]pinned{
+		"stdout": {native: "('UTC', 'UTC') 2023-11-14 22:12:53 UTC 1700000000.0\n", wazero: "('UTC', 'UTC') 2023-11-14 22:13:20 UTC 1700000000.0\n"},
 	}},
 	{script: "gap_hash.py", known: map[string]pinned{
 		"stdout": {native: "hash_randomization 1\nstable within the run True True\nwidth 64\nmodulus 2305843009213693951 algorithm siphash13\nhash(2.5) 1152921504606846978 hash((1, 2)) -3550055125485641917\nset of tuples [(1, 2), (3, 4), (7, 8), (5, 6)]\nset of small ints [1, 2, 3, 4, 5]\n", wazero: "hash_randomization 1\nstable within the run True True\nwidth 32\nmodulus 2147483647 algorithm fnv\nhash(2.5) 1073741826 hash((1, 2)) 994727857\nset of tuples [(1, 2), (3, 4), (5, 6), (7, 8)]\nset of small ints [1, 2, 3, 4, 5]\n"},

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Build CPython 3.11 for wasm32-wasi from Debian's own python3.11 source, with
-# zlib, liblzma, libbz2, SQLite (Debian's sources too), CPython's test modules
+# zlib, liblzma, libbz2, SQLite and musl's time zone code (Debian's sources
+# too), CPython's test modules
 # (_testcapi and its kin, as Debian's libpython3.11-stdlib ships them) and the
 # _agent_runtime_host module built in (SPEC.md section 8); its libm is the
 # host's (_apysup_libm.c).
@@ -39,6 +40,7 @@ ZLIB_SRC_VERSION="1:1.2.13.dfsg-1" # Debian's zlib source package
 XZ_SRC_VERSION="5.4.1-1+deb12u1"   # Debian's xz-utils source package (liblzma)
 BZIP2_SRC_VERSION="1.0.8-5"        # Debian's bzip2 source package (libbz2)
 SQLITE_SRC_VERSION="3.40.1-2+deb12u2" # Debian's sqlite3 source package (libsqlite3)
+MUSL_SRC_VERSION="1.2.3-1"          # Debian's musl source package (its time zone code)
 LLVM=16
 PACKAGES=(
 	"clang-$LLVM" "lld-$LLVM" "llvm-$LLVM" "libclang-rt-$LLVM-dev-wasm32" wasi-libc
@@ -186,9 +188,10 @@ jobs=$(nproc)
 # __FILE__ paths and the sysconfig data read /build instead of $work.
 map_paths="-ffile-prefix-map=$work=/build"
 
-log "fetching python3.11 $PY_SRC_VERSION, zlib $ZLIB_SRC_VERSION, xz-utils $XZ_SRC_VERSION, bzip2 $BZIP2_SRC_VERSION and sqlite3 $SQLITE_SRC_VERSION sources"
+log "fetching python3.11 $PY_SRC_VERSION, zlib $ZLIB_SRC_VERSION, xz-utils $XZ_SRC_VERSION, bzip2 $BZIP2_SRC_VERSION, sqlite3 $SQLITE_SRC_VERSION and musl $MUSL_SRC_VERSION sources"
 (cd "$work/src" && apt-get source -q "python3.11=$PY_SRC_VERSION" "zlib=$ZLIB_SRC_VERSION" \
-	"xz-utils=$XZ_SRC_VERSION" "bzip2=$BZIP2_SRC_VERSION" "sqlite3=$SQLITE_SRC_VERSION" >"$work/apt-source.log" 2>&1) ||
+	"xz-utils=$XZ_SRC_VERSION" "bzip2=$BZIP2_SRC_VERSION" "sqlite3=$SQLITE_SRC_VERSION" \
+	"musl=$MUSL_SRC_VERSION" >"$work/apt-source.log" 2>&1) ||
 	{ cat "$work/apt-source.log" >&2; die "apt-get source failed"; }
 src_dir() { find "$work/src" -maxdepth 1 -type d -name "$1-*" | head -1; }
 py_src=$(src_dir python3.11)
@@ -196,7 +199,8 @@ zlib_src=$(src_dir zlib)
 xz_src=$(src_dir xz-utils)
 bzip2_src=$(src_dir bzip2)
 sqlite_src=$(src_dir sqlite3)
-[[ -d $py_src && -d $zlib_src && -d $xz_src && -d $bzip2_src && -d $sqlite_src ]] || die "sources did not unpack"
+musl_src=$(src_dir musl)
+[[ -d $py_src && -d $zlib_src && -d $xz_src && -d $bzip2_src && -d $sqlite_src && -d $musl_src ]] || die "sources did not unpack"
 # patches/<source package>/*.patch apply to that package's source.
 for p in $(cd "$here" && find . -path './patches/*.patch' | LC_ALL=C sort); do
 	pkg=${p#./patches/}
@@ -306,9 +310,19 @@ build_triple=$("$py_src/config.guess")
 # cache variables: configure falls back to -lrt (a wasi-libc stub) and would
 # define HAVE_CLOCK_NANOSLEEP again. umask: wasi-libc has none, and
 # _apysup_paths.c's (linked into python.wasm, not into configure's tests)
-# gives os.umask the mask its wrapped open and mkdir apply.
+# gives os.umask the mask its wrapped open and mkdir apply. chown, lchown,
+# fchown, fchownat and sendfile: _apysup_files.c's, linked the same way.
+# fdopendir: CPython's config.site turns it off because listdir and scandir
+# of a descriptor duplicated it with dup, which WASI has not;
+# patches/python3.11/wasi-files.patch opens the directory again instead, so
+# a site file of ours reads CPython's and turns it back on (a variable set
+# in the environment would not win over the site file's).
+cat >"$work/config.site" <<SITE
+. '$py_src/Tools/wasm/config.site-wasm32-wasi'
+ac_cv_func_fdopendir=yes
+SITE
 step wasi-configure env \
-	CONFIG_SITE="$py_src/Tools/wasm/config.site-wasm32-wasi" \
+	CONFIG_SITE="$work/config.site" \
 	CC="$wasi_cc" CPP="$wasi_cc -E" \
 	AR="llvm-ar-$LLVM" RANLIB="llvm-ranlib-$LLVM" \
 	CFLAGS="$WASI_CFLAGS $map_paths" \
@@ -318,12 +332,17 @@ step wasi-configure env \
 	LIBSQLITE3_CFLAGS="-I$sqlite_build" LIBSQLITE3_LIBS="-L$sqlite_build -lsqlite3" \
 	PKG_CONFIG_LIBDIR="$work/no-pkgconfig" PKG_CONFIG_PATH= \
 	ac_cv_func_clock_nanosleep=no ac_cv_lib_rt_clock_nanosleep=no ac_cv_func_umask=yes \
+	ac_cv_func_chown=yes ac_cv_func_lchown=yes ac_cv_func_fchown=yes ac_cv_func_fchownat=yes ac_cv_func_sendfile=yes \
+	ac_cv_working_tzset=yes \
 	sh -c "cd '$wasi_build' && '../src/${py_src##*/}/configure' -C --host=wasm32-unknown-wasi --build='$build_triple' \
 		--with-build-python='$build_python' --prefix=/usr $WASI_CONFIGURE_FLAGS"
 for m in ZLIB _BZ2 _LZMA _SQLITE3 _TESTCAPI; do
 	grep -q "^MODULE_${m}_STATE=yes" "$wasi_build/Makefile" || die "configure did not enable ${m#_}"
 done
 grep -q '^#define WITH_PYMALLOC 1' "$wasi_build/pyconfig.h" || die "configure did not enable pymalloc"
+for f in CHOWN LCHOWN FCHOWN FCHOWNAT SENDFILE FDOPENDIR WORKING_TZSET; do
+	grep -q "^#define HAVE_$f 1" "$wasi_build/pyconfig.h" || die "configure did not define HAVE_$f"
+done
 # The host's libm (_apysup_libm.c): an object on every link, so its
 # definitions win over wasi-libc's archive members.
 log "apysup_libm"
@@ -340,6 +359,19 @@ $wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_stat.c" -o "$work/apysup_stat
 # wrapped around wasi-libc's (musl's).
 log "apysup_locale"
 $wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_locale.c" -o "$work/apysup_locale.o"
+# Time zones: musl's own __tz.c (TZ, POSIX rules and the zoneinfo files), of
+# which wasi-libc keeps UTC alone, and its mktime; patches/musl/wasi-tz.patch
+# fits them to WASI (no mmap, no locks) and to what glibc answers natively.
+# Objects on every link, as the libm, so their definitions win over
+# wasi-libc's archive members; time.tzset exists (ac_cv_working_tzset
+# above: configure cannot run its test program). wasi-libc's struct tm keeps
+# tm_gmtoff in an int, which is wasm32's long.
+log "apysup_tz"
+$wasi_cc $WASI_CFLAGS $map_paths -c "$musl_src/src/time/__tz.c" -o "$work/apysup_tz.o"
+$wasi_cc $WASI_CFLAGS -Wno-incompatible-pointer-types $map_paths -c "$musl_src/src/time/mktime.c" -o "$work/apysup_mktime.o"
+# chown and its kin, and sendfile (_apysup_files.c), which wasi-libc lacks.
+log "apysup_files"
+$wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_files.c" -o "$work/apysup_files.o"
 # A guest that signals itself, or aborts, ends as killed by the signal
 # (_apysup_signal.c), as natively, instead of trapping.
 log "apysup_signal"
@@ -352,7 +384,7 @@ log "apysup_string"
 $wasi_cc $WASI_CFLAGS -mbulk-memory -msimd128 -fno-builtin $map_paths -c "$here/_apysup_string.c" -o "$work/apysup_string.o"
 # Replaces configure's own LDFLAGS_NODIST for WASI (a 512 KiB stack).
 step wasi-make make -C "$wasi_build" -j"$jobs" \
-	LDFLAGS_NODIST="$WASI_LDFLAGS_NODIST $work/apysup_libm.o $work/apysup_paths.o $work/apysup_string.o $work/apysup_locale.o $work/apysup_stat.o $work/apysup_signal.o -Wl,--wrap=__wasilibc_find_relpath_alloc,--wrap=rename,--wrap=link,--wrap=getcwd,--wrap=setlocale,--wrap=nl_langinfo,--wrap=fstat,--wrap=__wasilibc_nocwd_fstatat,--wrap=open,--wrap=mkdir,--wrap=raise,--wrap=abort"
+	LDFLAGS_NODIST="$WASI_LDFLAGS_NODIST $work/apysup_libm.o $work/apysup_paths.o $work/apysup_string.o $work/apysup_locale.o $work/apysup_stat.o $work/apysup_signal.o $work/apysup_files.o $work/apysup_tz.o $work/apysup_mktime.o -Wl,--wrap=__wasilibc_find_relpath_alloc,--wrap=rename,--wrap=link,--wrap=getcwd,--wrap=setlocale,--wrap=nl_langinfo,--wrap=fstat,--wrap=__wasilibc_nocwd_fstatat,--wrap=open,--wrap=mkdir,--wrap=raise,--wrap=abort"
 
 # --- output --------------------------------------------------------------------
 
@@ -377,9 +409,9 @@ if grep -qaF "$work" "$work/out/python.wasm" "$sysconfig_dir"/*; then
 fi
 
 "$build_python" -I -S - "$work/out" "$key" "$PY_SRC_VERSION" "$ZLIB_SRC_VERSION" "$XZ_SRC_VERSION" "$BZIP2_SRC_VERSION" \
-	"$SQLITE_SRC_VERSION" "$(dpkg-query -W -f='${Version}' "clang-$LLVM")" "$(dpkg-query -W -f='${Version}' wasi-libc)" <<'EOF'
+	"$SQLITE_SRC_VERSION" "$MUSL_SRC_VERSION" "$(dpkg-query -W -f='${Version}' "clang-$LLVM")" "$(dpkg-query -W -f='${Version}' wasi-libc)" <<'EOF'
 import hashlib, json, os, sys
-out, key, py, zlib, xz, bzip2, sqlite3, clang, wasi_libc = sys.argv[1:10]
+out, key, py, zlib, xz, bzip2, sqlite3, musl, clang, wasi_libc = sys.argv[1:11]
 files = {}
 for name in ("python.wasm", "python311.zip"):
     with open(os.path.join(out, name), "rb") as f:
@@ -389,7 +421,7 @@ manifest = {
     "schema_version": "apysup.wasi.v1",
     "key": key,
     "python_version": "3.11.2",
-    "source": {"python3.11": py, "zlib": zlib, "xz-utils": xz, "bzip2": bzip2, "sqlite3": sqlite3},
+    "source": {"python3.11": py, "zlib": zlib, "xz-utils": xz, "bzip2": bzip2, "sqlite3": sqlite3, "musl": musl},
     "toolchain": {"clang": clang, "wasi-libc": wasi_libc},
     "files": files,
 }

@@ -1,0 +1,31 @@
+# Local time under TZ, on both backends: time.tzset, localtime, mktime,
+# strftime and datetime's local conversions, for POSIX rules, zoneinfo
+# names and paths, and TZ strings that name no file (glibc reads them as
+# a POSIX name at UTC+0). wasi-libc's local time is UTC alone; the WASI
+# build links musl's time zone code instead
+# (python/wasi/patches/musl/wasi-tz.patch).
+import datetime
+import os
+import time
+
+print("start", time.tzname, time.timezone, time.altzone, time.daylight)
+winter, summer = 1700000000, 1690000000
+for tz in ("EST+05EDT,M3.2.0,M11.1.0", "AEST-10AEDT-11,M10.5.0,M3.5.0", "UTC", "UTC+0", "GMT0", "EST5EDT",
+           "EST+05", "<+0330>-3:30", "CET-1CEST,M3.5.0,M10.5.0/3", "Europe/Berlin", ":America/New_York",
+           "/usr/share/zoneinfo/Asia/Tokyo", "Australia/Lord_Howe", "PST8PDT",
+           "Nowhere/Missing", "XYZ", "LongZoneName+3", "", ":", "/no/such/file", "../etc/passwd"):
+    os.environ["TZ"] = tz
+    time.tzset()
+    w, s = time.localtime(winter), time.localtime(summer)
+    print(repr(tz), time.tzname, time.timezone, time.altzone, time.daylight,
+          w.tm_hour, w.tm_isdst, w.tm_zone, w.tm_gmtoff, s.tm_hour, s.tm_isdst, s.tm_zone, s.tm_gmtoff,
+          time.strftime("%Z %z", w), time.mktime(w), time.mktime(s),
+          time.mktime((2023, 3, 26, 2, 30, 0, 0, 0, -1)))
+os.environ["TZ"] = "Europe/Berlin"
+time.tzset()
+print(datetime.datetime.fromtimestamp(winter).isoformat(), datetime.datetime.fromtimestamp(winter).astimezone().isoformat(),
+      datetime.datetime(2023, 7, 1).astimezone().tzname(), datetime.datetime(2023, 7, 1).timestamp(),
+      time.ctime(summer), time.asctime(time.localtime(summer)))
+del os.environ["TZ"]
+time.tzset()
+print("unset", time.tzname, time.timezone, time.localtime(winter).tm_zone, time.localtime(winter).tm_hour)
