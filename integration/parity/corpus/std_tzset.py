@@ -1,8 +1,9 @@
 # Local time under TZ, on both backends: time.tzset, localtime, mktime,
 # strftime and datetime's local conversions, for POSIX rules, zoneinfo
 # names and paths, and TZ strings that name no file (glibc reads them as
-# a POSIX name at UTC+0). wasi-libc's local time is UTC alone; the WASI
-# build links musl's time zone code instead
+# a POSIX name at UTC+0; a DST name without rules takes the United
+# States' rules, glibc's posixrules). wasi-libc's local time is UTC
+# alone; the WASI build links musl's time zone code instead
 # (python/wasi/patches/musl/wasi-tz.patch).
 import datetime
 import os
@@ -13,7 +14,8 @@ winter, summer = 1700000000, 1690000000
 for tz in ("EST+05EDT,M3.2.0,M11.1.0", "AEST-10AEDT-11,M10.5.0,M3.5.0", "UTC", "UTC+0", "GMT0", "EST5EDT",
            "EST+05", "<+0330>-3:30", "CET-1CEST,M3.5.0,M10.5.0/3", "Europe/Berlin", ":America/New_York",
            "/usr/share/zoneinfo/Asia/Tokyo", "Australia/Lord_Howe", "PST8PDT",
-           "Nowhere/Missing", "XYZ", "LongZoneName+3", "", ":", "/no/such/file", "../etc/passwd"):
+           "ABC+5DEF", "Nowhere/Missing", "XYZ", "LongZoneName+3", "", ":", "/etc/localtime", "/no/such/file",
+           "../etc/passwd"):
     os.environ["TZ"] = tz
     time.tzset()
     w, s = time.localtime(winter), time.localtime(summer)
