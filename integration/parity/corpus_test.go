@@ -29,6 +29,9 @@ var corpus = []corpusCase{
 	{script: "fs_file_modes.py"},
 	{script: "fs_chown.py"},
 	{script: "fs_dir_fd.py"},
+	{script: "fs_stat_fields.py"},
+	{script: "fs_copy_file_range.py"},
+	{script: "std_getrandom.py"},
 	{script: "std_random.py"},
 	{script: "std_classes.py"},
 	{script: "std_csv_io.py"},
@@ -192,7 +195,7 @@ var corpus = []corpusCase{
 		"stdout": {native: "symlink created target.txt\nopen files stopped: OSError EMFILE True\nfile size stopped: OSError ENOSPC\ncpu_count " + hostCPUCount + "\n", wazero: "symlink refused: PermissionError EPERM\nopen files stopped: BlockingIOError EAGAIN True\nfile size stopped: OSError EIO\ncpu_count 1\n"},
 	}},
 	{script: "gap_os_host.py", known: map[string]pinned{
-		"stdout": {native: "getppid 1\nids (1000, 1000, 1000, 1000)\numask 18\nkill 0 None\nnice 0\ngetloadavg 3\nsched_getaffinity True\nstatvfs True\ndisk_usage True\ngetlogin OSError: [Errno 6] No such device or address\npwd sandbox\nos-release debian\nst_blocks st_blksize (8, 4096)\ndup None\npipe [None, None]\nget_inheritable True\nread(10**9) 6\nread(10**6) 6\n", wazero: "getppid 1\nids (1000, 1000, 1000, 1000)\numask 18\nkill 0 None\nnice AttributeError: module 'os' has no attribute 'nice'\ngetloadavg AttributeError: module 'os' has no attribute 'getloadavg'\nsched_getaffinity AttributeError: module 'os' has no attribute 'sched_getaffinity'\nstatvfs AttributeError: module 'os' has no attribute 'statvfs'\ndisk_usage AttributeError: module 'shutil' has no attribute 'disk_usage'\ngetlogin AttributeError: module 'os' has no attribute 'getlogin'\npwd sandbox\nos-release FileNotFoundError: [Errno 44] Unable to read files /etc/os-release, /usr/lib/os-release\nst_blocks st_blksize (0, 0)\ndup OSError: [Errno 58] Not supported\npipe AttributeError: module 'os' has no attribute 'pipe'\nget_inheritable False\nread(10**9) MemoryError: \nread(10**6) 6\n"},
+		"stdout": {native: "getppid 1\nids (1000, 1000, 1000, 1000)\numask 18\nkill 0 None\nnice 0\ngetloadavg 3\nsched_getaffinity True\nstatvfs True\ndisk_usage True\ngetlogin OSError: [Errno 6] No such device or address\npwd sandbox\nos-release debian\ndup None\npipe [None, None]\nget_inheritable True\nread(10**9) 6\nread(10**6) 6\n", wazero: "getppid 1\nids (1000, 1000, 1000, 1000)\numask 18\nkill 0 None\nnice AttributeError: module 'os' has no attribute 'nice'\ngetloadavg AttributeError: module 'os' has no attribute 'getloadavg'\nsched_getaffinity AttributeError: module 'os' has no attribute 'sched_getaffinity'\nstatvfs AttributeError: module 'os' has no attribute 'statvfs'\ndisk_usage AttributeError: module 'shutil' has no attribute 'disk_usage'\ngetlogin AttributeError: module 'os' has no attribute 'getlogin'\npwd sandbox\nos-release FileNotFoundError: [Errno 44] Unable to read files /etc/os-release, /usr/lib/os-release\ndup OSError: [Errno 58] Not supported\npipe AttributeError: module 'os' has no attribute 'pipe'\nget_inheritable False\nread(10**9) MemoryError: \nread(10**6) 6\n"},
 	}},
 	{script: "gap_platform.py", known: map[string]pinned{
 		"stdout": {native: "sys.platform linux\nos.name posix\nuname Linux\ngetpid True getuid 1000\nplatform Linux x86_64 ('64bit', 'ELF') ('glibc', '2.36')\nsysconfig linux-x86_64\n", wazero: "sys.platform wasi\nos.name posix\nuname wasi\ngetpid True getuid 1000\nplatform wasi wasm32 ('32bit', '') ('', '')\nsysconfig wasi-0.0.0-wasm32\n"},
@@ -214,6 +217,9 @@ var corpus = []corpusCase{
 	}},
 	{script: "gap_strftime.py", known: map[string]pinned{
 		"stdout": {native: "'%Y-%m-%d %H:%M:%S' '2024-03-10 14:05:09'\n'%a %A %b %B %p %j %U %W %w %y %C %D %F %R %T %h %r %s' 'Sun Sunday Mar March PM 070 10 10 0 24 20 03/10/24 2024-03-10 14:05 14:05:09 Mar 02:05:09 PM 1710079509'\n'%-d/%-m/%Y' '10/3/2024'\n'%_d' '10'\n'%e' '10'\n'%G-W%V-%u' '2024-W10-7'\n'%c | %x | %X' 'Sun Mar 10 14:05:09 2024 | 03/10/24 | 14:05:09'\n'100%% done' '100% done'\n'%Z %z' 'UTC +0000'\nextension '%k' '14'\nextension '%l' ' 2'\nextension '%P' 'pm'\nextension '%^a' 'SUN'\nextension '%#Z' 'utc'\nextension '%10A' '    Sunday'\nextension '%Q' '%Q'\nextension '%' '%'\n", wazero: "'%Y-%m-%d %H:%M:%S' '2024-03-10 14:05:09'\n'%a %A %b %B %p %j %U %W %w %y %C %D %F %R %T %h %r %s' 'Sun Sunday Mar March PM 070 10 10 0 24 20 03/10/24 2024-03-10 14:05 14:05:09 Mar 02:05:09 PM 1710079509'\n'%-d/%-m/%Y' '10/3/2024'\n'%_d' '10'\n'%e' '10'\n'%G-W%V-%u' '2024-W10-7'\n'%c | %x | %X' 'Sun Mar 10 14:05:09 2024 | 03/10/24 | 14:05:09'\n'100%% done' '100% done'\n'%Z %z' 'UTC +0000'\nextension '%k' ''\nextension '%l' ''\nextension '%P' ''\nextension '%^a' ''\nextension '%#Z' ''\nextension '%10A' 'Sunday'\nextension '%Q' ''\nextension '%' ''\n"},
+	}},
+	{script: "gap_sparse_blocks.py", known: map[string]pinned{
+		"stdout": {native: "holes 100001 8\ntruncated 1048576 0\n", wazero: "holes 100001 200\ntruncated 1048576 2048\n"},
 	}},
 	{script: "gap_tz_leap_seconds.py", known: map[string]pinned{
 		"stdout": {native: "('UTC', 'UTC') 2023-11-14 22:12:53 UTC 1700000000.0\n", wazero: "('UTC', 'UTC') 2023-11-14 22:13:20 UTC 1700000000.0\n"},

@@ -1,8 +1,9 @@
 /*
  * File calls WASI preview 1 lacks, answered as the native guest's kernel
- * answers them: chown and its kin, and sendfile. build.sh links this
- * object into python.wasm and tells configure they exist
- * (patches/python3.11/wasi-files.patch declares them to posixmodule.c).
+ * answers them: chown and its kin, sendfile, copy_file_range and
+ * getrandom. build.sh links this object into python.wasm and tells
+ * configure they exist (patches/python3.11/wasi-files.patch and
+ * wasi-devices-getrandom-copy.patch declare them to posixmodule.c).
  *
  * chown, lchown, fchown, fchownat. The native guest is uid and gid 1000,
  * in no other group, without capabilities, so chown(2) changes nothing
@@ -37,13 +38,34 @@
  * was: EBADF for a descriptor that is not open (or not for reading, or
  * writing), EINVAL for a negative offset, a file opened O_APPEND as the
  * output or a directory as the input, as the kernel checks them.
+ *
+ * copy_file_range copies between two regular files the same way, with
+ * Linux's checks in the kernel's order (vfs_copy_file_range): EBADF for
+ * a descriptor that is not open, EINVAL for flags; EISDIR for a
+ * directory, EINVAL for anything else not a regular file; EBADF for an
+ * output opened O_APPEND; EXDEV between two filesystems (the native
+ * guest's mounts are distinct tmpfs and its read-only root, which stat's
+ * view tells apart by st_dev; tmpfs copies only within itself); EOVERFLOW
+ * for a range that wraps (a negative offset); the count cut at the
+ * input's end; EINVAL for overlapping ranges of one file, then for a
+ * negative offset; 0 for nothing to copy. A descriptor opened without
+ * read (input) or write (output) access fails at the read or the write,
+ * EBADF, since WASI does not say how a descriptor was opened.
+ *
+ * getrandom fills a buffer from WASI's random_get (the host's
+ * crypto/rand) after getrandom(2)'s checks: EINVAL for an unknown flag,
+ * or GRND_INSECURE with GRND_RANDOM. The kernel's pool is ready long
+ * before a guest runs, so it never blocks nor answers EAGAIN, natively
+ * either.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
+#include <wasi/api.h>
 
 /* nativeview.go's rootDev, as _apysup_stat.c hands it on in st_dev. */
 #define ROOT_DEV 1
@@ -104,9 +126,42 @@ int fchown(int fd, uid_t uid, gid_t gid)
 	return may_chown(&st, uid, gid);
 }
 
-#define SENDFILE_MAX 0x7ffff000 /* Linux's MAX_RW_COUNT */
+#define MAX_RW_COUNT 0x7ffff000 /* Linux's bound on one read or write */
 
-static char sendfile_buf[65536];
+static char copy_buf[65536];
+
+/* copy_through copies up to count bytes from in_fd, read at pos_in, to
+ * out_fd, written at pos_out or, when pos_out is -1, at its own offset. It
+ * stops at the input's end or at a short write, and returns what it
+ * copied, or -1 with errno when a read or a write failed before anything
+ * was copied. */
+static ssize_t copy_through(int in_fd, off_t pos_in, int out_fd, off_t pos_out, size_t count)
+{
+	size_t done = 0;
+	int err = 0;
+	while (done < count) {
+		size_t want = count - done < sizeof copy_buf ? count - done : sizeof copy_buf;
+		ssize_t got = pread(in_fd, copy_buf, want, pos_in + (off_t)done);
+		if (got <= 0) {
+			err = got < 0 ? errno : 0;
+			break;
+		}
+		ssize_t put = pos_out == -1 ? write(out_fd, copy_buf, (size_t)got)
+		                            : pwrite(out_fd, copy_buf, (size_t)got, pos_out + (off_t)done);
+		if (put < 0) {
+			err = errno;
+			break;
+		}
+		done += (size_t)put;
+		if (put < got)
+			break;
+	}
+	if (done == 0 && err != 0) {
+		errno = err;
+		return -1;
+	}
+	return (ssize_t)done;
+}
 
 ssize_t sendfile(int out_fd, int in_fd, off_t *offset, size_t count)
 {
@@ -128,39 +183,114 @@ ssize_t sendfile(int out_fd, int in_fd, off_t *offset, size_t count)
 		errno = EINVAL;
 		return -1;
 	}
-	if (count > SENDFILE_MAX)
-		count = SENDFILE_MAX;
+	if (count > MAX_RW_COUNT)
+		count = MAX_RW_COUNT;
 	off_t pos;
 	if (offset != NULL) {
 		pos = *offset;
 	} else if ((pos = lseek(in_fd, 0, SEEK_CUR)) == -1) {
 		return -1;
 	}
-	size_t done = 0;
-	int err = 0;
-	while (done < count) {
-		size_t want = count - done < sizeof sendfile_buf ? count - done : sizeof sendfile_buf;
-		ssize_t got = pread(in_fd, sendfile_buf, want, pos + (off_t)done);
-		if (got <= 0) {
-			err = got < 0 ? errno : 0;
-			break;
-		}
-		ssize_t put = write(out_fd, sendfile_buf, (size_t)got);
-		if (put < 0) {
-			err = errno;
-			break;
-		}
-		done += (size_t)put;
-		if (put < got)
-			break;
-	}
-	if (done == 0 && err != 0) {
-		errno = err;
+	ssize_t done = copy_through(in_fd, pos, out_fd, -1, count);
+	if (done < 0)
 		return -1;
-	}
 	if (offset != NULL)
 		*offset = pos + (off_t)done;
 	else if (lseek(in_fd, pos + (off_t)done, SEEK_SET) == -1)
 		return -1;
-	return (ssize_t)done;
+	return done;
+}
+
+ssize_t copy_file_range(int fd_in, off_t *off_in, int fd_out, off_t *off_out, size_t len, unsigned flags)
+{
+	struct stat in_st, out_st;
+	if (fstat(fd_in, &in_st) != 0 || fstat(fd_out, &out_st) != 0)
+		return -1;
+	if (flags != 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (S_ISDIR(in_st.st_mode) || S_ISDIR(out_st.st_mode)) {
+		errno = EISDIR;
+		return -1;
+	}
+	if (!S_ISREG(in_st.st_mode) || !S_ISREG(out_st.st_mode)) {
+		errno = EINVAL;
+		return -1;
+	}
+	int out_flags = fcntl(fd_out, F_GETFL);
+	if (out_flags == -1)
+		return -1;
+	if ((out_flags & O_APPEND) != 0) {
+		errno = EBADF;
+		return -1;
+	}
+	if (in_st.st_dev != out_st.st_dev) {
+		errno = EXDEV;
+		return -1;
+	}
+	off_t pos_in, pos_out;
+	if (off_in != NULL)
+		pos_in = *off_in;
+	else if ((pos_in = lseek(fd_in, 0, SEEK_CUR)) == -1)
+		return -1;
+	if (off_out != NULL)
+		pos_out = *off_out;
+	else if ((pos_out = lseek(fd_out, 0, SEEK_CUR)) == -1)
+		return -1;
+	/* The kernel's arithmetic: offsets and count as unsigned 64 bits. */
+	uint64_t count = len, in = (uint64_t)pos_in, out = (uint64_t)pos_out;
+	if (in + count < in || out + count < out) {
+		errno = EOVERFLOW;
+		return -1;
+	}
+	if (pos_in >= in_st.st_size)
+		count = 0;
+	else if (count > (uint64_t)in_st.st_size - in)
+		count = (uint64_t)in_st.st_size - in;
+	if (in_st.st_ino == out_st.st_ino && out + count > in && out < in + count) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (pos_in < 0 || pos_out < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (count == 0)
+		return 0;
+	if (count > MAX_RW_COUNT)
+		count = MAX_RW_COUNT;
+	ssize_t done = copy_through(fd_in, pos_in, fd_out, pos_out, (size_t)count);
+	if (done <= 0)
+		return done;
+	if (off_in != NULL)
+		*off_in = pos_in + (off_t)done;
+	else if (lseek(fd_in, pos_in + (off_t)done, SEEK_SET) == -1)
+		return -1;
+	if (off_out != NULL)
+		*off_out = pos_out + (off_t)done;
+	else if (lseek(fd_out, pos_out + (off_t)done, SEEK_SET) == -1)
+		return -1;
+	return done;
+}
+
+#define GRND_NONBLOCK 0x0001
+#define GRND_RANDOM 0x0002
+#define GRND_INSECURE 0x0004
+
+ssize_t getrandom(void *buf, size_t len, unsigned flags)
+{
+	if ((flags & ~(unsigned)(GRND_NONBLOCK | GRND_RANDOM | GRND_INSECURE)) != 0 ||
+	    (flags & (GRND_INSECURE | GRND_RANDOM)) == (GRND_INSECURE | GRND_RANDOM)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (len > MAX_RW_COUNT)
+		len = MAX_RW_COUNT;
+	__wasi_errno_t e = __wasi_random_get((uint8_t *)buf, (__wasi_size_t)len);
+	if (e != 0) {
+		errno = e;
+		return -1;
+	}
+	return (ssize_t)len;
 }

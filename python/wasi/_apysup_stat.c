@@ -9,9 +9,23 @@
  * (internal/sandbox/wazero/nativeview.go) puts what the native guest
  * would see, per mount, in the filestat's device field: VIEW_MAGIC in its
  * top 16 bits, the mount's device number in the next 16, an owner class
- * in the next and the permission bits (setuid, setgid and sticky
+ * in the next, a device's minor number in the next 4 (the devices of /dev
+ * are all major 1) and the permission bits (setuid, setgid and sticky
  * included) in the low 12. A device field without the magic (the
  * standard streams, which wazero serves itself) is left as it is.
+ *
+ * WASI's filestat has no block size and no block count either, and
+ * wasi-libc left both 0: open() then buffered a file with Python's 8 KiB
+ * default where the native guest's 4 KiB st_blksize gives 4 KiB (a
+ * binary file's unflushed writes reached the file at other points), and
+ * st_blocks, from which scripts reckon disk usage, was 0. Every
+ * filesystem the native guest sees (tmpfs for its writable mounts and
+ * /dev, the host's for the rest, ext4 on Debian) answers a block size of
+ * 4096, and the blocks are reckoned as those filesystems allocate them: a
+ * regular file's size in whole pages, a directory nothing on tmpfs and
+ * one block on the read-only root, a link or a device nothing. A sparse
+ * file is reckoned as if written whole (the host's own count does not
+ * cross WASI).
  */
 #include <stdint.h>
 #include <sys/stat.h>
@@ -20,18 +34,31 @@ int __real_fstat(int fd, struct stat *st);
 int __real___wasilibc_nocwd_fstatat(int fd, const char *restrict path, struct stat *restrict st, int flag);
 
 #define VIEW_MAGIC 0xa9b5u
+#define ROOT_DEV 1 /* nativeview.go's rootDev: the read-only root */
+#define BLOCK_SIZE 4096
+#define MEM_MAJOR 1
 
 static void as_native(struct stat *st)
 {
+	st->st_blksize = BLOCK_SIZE;
 	uint64_t dev = st->st_dev;
 	if ((dev >> 48) != VIEW_MAGIC)
 		return;
 	unsigned owner = (dev >> 16) & 0xffff;
 	unsigned id = owner == 1 ? 1000 : owner == 2 ? 65534 : 0; /* the guest, nobody, root */
+	unsigned minor = (dev >> 12) & 0xf;
 	st->st_mode = (st->st_mode & S_IFMT) | (mode_t)(dev & 07777);
 	st->st_uid = id;
 	st->st_gid = id;
 	st->st_dev = (dev >> 32) & 0xffff;
+	st->st_rdev = 0;
+	st->st_blocks = 0;
+	if (S_ISREG(st->st_mode) && st->st_size > 0)
+		st->st_blocks = (st->st_size + BLOCK_SIZE - 1) / BLOCK_SIZE * (BLOCK_SIZE / 512);
+	else if (S_ISDIR(st->st_mode) && st->st_dev == ROOT_DEV)
+		st->st_blocks = BLOCK_SIZE / 512;
+	else if (S_ISCHR(st->st_mode) && minor != 0)
+		st->st_rdev = (MEM_MAJOR << 8) | minor; /* glibc's makedev(1, minor) */
 }
 
 int __wrap_fstat(int fd, struct stat *st)

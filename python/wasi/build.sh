@@ -311,7 +311,8 @@ build_triple=$("$py_src/config.guess")
 # define HAVE_CLOCK_NANOSLEEP again. umask: wasi-libc has none, and
 # _apysup_paths.c's (linked into python.wasm, not into configure's tests)
 # gives os.umask the mask its wrapped open and mkdir apply. chown, lchown,
-# fchown, fchownat and sendfile: _apysup_files.c's, linked the same way.
+# fchown, fchownat, sendfile and copy_file_range: _apysup_files.c's, linked
+# the same way.
 # fdopendir: CPython's config.site turns it off because listdir and scandir
 # of a descriptor duplicated it with dup, which WASI has not;
 # patches/python3.11/wasi-files.patch opens the directory again instead, so
@@ -332,7 +333,7 @@ step wasi-configure env \
 	LIBSQLITE3_CFLAGS="-I$sqlite_build" LIBSQLITE3_LIBS="-L$sqlite_build -lsqlite3" \
 	PKG_CONFIG_LIBDIR="$work/no-pkgconfig" PKG_CONFIG_PATH= \
 	ac_cv_func_clock_nanosleep=no ac_cv_lib_rt_clock_nanosleep=no ac_cv_func_umask=yes \
-	ac_cv_func_chown=yes ac_cv_func_lchown=yes ac_cv_func_fchown=yes ac_cv_func_fchownat=yes ac_cv_func_sendfile=yes \
+	ac_cv_func_chown=yes ac_cv_func_lchown=yes ac_cv_func_fchown=yes ac_cv_func_fchownat=yes ac_cv_func_sendfile=yes ac_cv_func_copy_file_range=yes \
 	ac_cv_working_tzset=yes \
 	sh -c "cd '$wasi_build' && '../src/${py_src##*/}/configure' -C --host=wasm32-unknown-wasi --build='$build_triple' \
 		--with-build-python='$build_python' --prefix=/usr $WASI_CONFIGURE_FLAGS"
@@ -340,7 +341,7 @@ for m in ZLIB _BZ2 _LZMA _SQLITE3 _TESTCAPI; do
 	grep -q "^MODULE_${m}_STATE=yes" "$wasi_build/Makefile" || die "configure did not enable ${m#_}"
 done
 grep -q '^#define WITH_PYMALLOC 1' "$wasi_build/pyconfig.h" || die "configure did not enable pymalloc"
-for f in CHOWN LCHOWN FCHOWN FCHOWNAT SENDFILE FDOPENDIR WORKING_TZSET; do
+for f in CHOWN LCHOWN FCHOWN FCHOWNAT SENDFILE COPY_FILE_RANGE FDOPENDIR WORKING_TZSET; do
 	grep -q "^#define HAVE_$f 1" "$wasi_build/pyconfig.h" || die "configure did not define HAVE_$f"
 done
 # The host's libm (_apysup_libm.c): an object on every link, so its
@@ -369,7 +370,8 @@ $wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_locale.c" -o "$work/apysup_lo
 log "apysup_tz"
 $wasi_cc $WASI_CFLAGS $map_paths -c "$musl_src/src/time/__tz.c" -o "$work/apysup_tz.o"
 $wasi_cc $WASI_CFLAGS -Wno-incompatible-pointer-types $map_paths -c "$musl_src/src/time/mktime.c" -o "$work/apysup_mktime.o"
-# chown and its kin, and sendfile (_apysup_files.c), which wasi-libc lacks.
+# chown and its kin, sendfile, copy_file_range and getrandom
+# (_apysup_files.c), which wasi-libc lacks.
 log "apysup_files"
 $wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_files.c" -o "$work/apysup_files.o"
 # A guest that signals itself, or aborts, ends as killed by the signal

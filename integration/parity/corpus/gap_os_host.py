@@ -1,7 +1,7 @@
 # What a script asks the OS about its process and its host, beyond
 # gap_platform.py: natively the sandbox answers (its own pid namespace, the
 # guest's user, the workspace's tmpfs); WASI preview 1 has none of these calls.
-# Then descriptor-level calls and stat fields WASI lacks, and a read sized
+# Then descriptor-level calls WASI lacks, and a read sized
 # far beyond the file: natively its buffer is reserved lazily (pages never
 # touched), in wasm32's linear memory it must fit under the run's memory
 # limit (512 MiB by default).
@@ -31,8 +31,6 @@ probe("pwd", lambda: __import__("pwd").getpwuid(os.getuid()).pw_name)
 probe("os-release", lambda: __import__("platform").freedesktop_os_release()["ID"])
 with open("small.txt", "w") as f:
     f.write("hello\n")
-st = os.stat("small.txt")
-probe("st_blocks st_blksize", lambda: (st.st_blocks, st.st_blksize))
 probe("dup", lambda: os.close(os.dup(0)))
 probe("pipe", lambda: [os.close(fd) for fd in os.pipe()])
 probe("get_inheritable", lambda: os.get_inheritable(1))

@@ -72,9 +72,12 @@ const (
 
 const viewMagic = 0xa9b5
 
-// viewDev packs a mount's device number, an owner and permission bits
-// (setuid, setgid and sticky included, as in st_mode) into a filestat's
-// device field.
+// viewDev packs a mount's device number, an owner, permission bits
+// (setuid, setgid and sticky included, as in st_mode) and, for a device of
+// /dev, its minor number (deviceMinor: the four bits above the permission
+// bits) into a filestat's device field. The WASI build's stat
+// (python/wasi/_apysup_stat.c) makes st_rdev of the minor, and st_blksize
+// and st_blocks as the native guest's filesystems answer them.
 func viewDev(dev uint16, o owner, perm fs.FileMode) uint64 {
 	bits := uint64(perm.Perm())
 	if perm&fs.ModeSetuid != 0 {
@@ -86,7 +89,17 @@ func viewDev(dev uint16, o owner, perm fs.FileMode) uint64 {
 	if perm&fs.ModeSticky != 0 {
 		bits |= 0o1000
 	}
-	return viewMagic<<48 | uint64(dev)<<32 | uint64(o)<<16 | bits
+	return viewMagic<<48 | uint64(dev)<<32 | uint64(o)<<16 | uint64(deviceMinor(dev))<<12 | bits
+}
+
+// deviceMinor is the minor number of the host's device behind a device
+// number of the view (firstDeviceDev onwards), 0 for any other: the
+// devices of /dev are all the kernel's memory devices, major 1.
+func deviceMinor(dev uint16) uint16 {
+	if i := int(dev) - int(firstDeviceDev); dev >= firstDeviceDev && i < len(deviceMinors) {
+		return deviceMinors[i]
+	}
+	return 0
 }
 
 // bits is what the view gives path, whose mount's answer is st, with the

@@ -9,6 +9,7 @@ import (
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 	"github.com/tetratelabs/wazero/experimental/sysfs"
 	wsys "github.com/tetratelabs/wazero/sys"
+	"golang.org/x/sys/unix"
 )
 
 // The device field carries the magic, the device, the owner and the bits
@@ -23,6 +24,11 @@ func TestViewDev(t *testing.T) {
 		{rootDev, ownerNobody, 0o644, 0xa9b5_0001_0002_01a4},
 		{tmpDev, ownerRoot, 0o777 | fs.ModeSticky, 0xa9b5_0004_0003_03ff},
 		{workDev, ownerGuest, fs.ModeDir | 0o755 | fs.ModeSetuid | fs.ModeSetgid, 0xa9b5_0003_0001_0ded},
+		// /dev/null (1, 3) and /dev/urandom (1, 9): their minors above
+		// the bits.
+		{firstDeviceDev + 1, ownerNobody, 0o666, 0xa9b5_0007_0002_31b6},
+		{firstDeviceDev + 3, ownerNobody, 0o666, 0xa9b5_0009_0002_91b6},
+		{devDev, ownerRoot, 0o755, 0xa9b5_0005_0003_01ed},
 	} {
 		if got := viewDev(c.dev, c.o, c.perm); got != c.want {
 			t.Errorf("viewDev(%d, %d, %v) = %#x, want %#x", c.dev, c.o, c.perm, got, c.want)
@@ -181,4 +187,25 @@ func TestNativeViewChangesAsOwner(t *testing.T) {
 	check("mkdir at the top now", v.Mkdir("top2", 0o755), experimentalsys.EACCES)
 	check("chmod the mount back", v.Chmod(".", 0o755), 0)
 	check("rmdir at the top", v.Rmdir("top"), 0)
+}
+
+// deviceMinors are the host's own devices' minor numbers, in deviceNames'
+// order: the native guest's /dev binds these nodes, so its st_rdev is
+// theirs.
+func TestDeviceMinorsAreTheHosts(t *testing.T) {
+	if len(deviceMinors) != len(deviceNames) {
+		t.Fatalf("%d minors for %d devices", len(deviceMinors), len(deviceNames))
+	}
+	for i, name := range deviceNames {
+		var st unix.Stat_t
+		if err := unix.Stat("/dev/"+name, &st); err != nil {
+			t.Fatal(err)
+		}
+		if major, minor := unix.Major(st.Rdev), unix.Minor(st.Rdev); major != 1 || minor != uint32(deviceMinors[i]) {
+			t.Errorf("/dev/%s is (%d, %d), deviceMinors says (1, %d)", name, major, minor, deviceMinors[i])
+		}
+		if deviceMinors[i] > 0xf {
+			t.Errorf("/dev/%s: minor %d does not fit viewDev's four bits", name, deviceMinors[i])
+		}
+	}
 }

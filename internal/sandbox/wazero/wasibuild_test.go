@@ -284,3 +284,21 @@ except PermissionError as e:
 		"fstat 0o100644 1000", "mounts True False False", "zip 0o100644",
 		"created 0o100600 0o40700", "modes 0o40555 0o100640", "chmod 0o100200 Permission denied True False")
 }
+
+// The block size, blocks and device numbers stat answers are the native
+// guest's (_apysup_stat.c): 4096-byte blocks everywhere, a file's size in
+// whole pages, a tmpfs directory nothing and one on the read-only root,
+// and /dev/zero the host's (1, 5).
+func TestStatBlocksAsNative(t *testing.T) {
+	wantLines(t, guestLines(t, `import os
+os.mkdir("d")
+with open("f", "wb") as f:
+    f.write(b"x" * 5000)
+for p in ("f", "d", "/usr/lib/python3.11", "/dev/zero"):
+    st = os.stat(p)
+    print(p, st.st_blksize, st.st_blocks, st.st_rdev)
+print("fd", os.fstat(1).st_blksize, open("f", "rb").raw._blksize)
+print("dev", os.major(261), os.minor(261), os.makedev(1, 5))
+`), "f 4096 16 0", "d 4096 0 0", "/usr/lib/python3.11 4096 8 0", "/dev/zero 4096 0 261",
+		"fd 4096 4096", "dev 1 5 261")
+}
