@@ -15,7 +15,12 @@ import (
 
 func main() {
 	native.MaybeInit() // libcontainer re-executes this binary as the container's init
-	if err := runApp(newApp(os.Stdout, os.Stderr), os.Args); err != nil {
+	err := runApp(newApp(os.Stdout, os.Stderr), os.Args)
+	if sawBrokenPipe.saw() {
+		// The run is torn down: end as a writer whose reader left does.
+		sawBrokenPipe.die()
+	}
+	if err != nil {
 		if msg := err.Error(); msg != "" { // an exit status alone has already said everything
 			fmt.Fprintln(os.Stderr, "apysup:", msg)
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -53,7 +54,10 @@ func runCommand() *cli.Command {
 			"itself failed), 126 refused (an unavailable feature, never a weaker fallback), 130 killed\n" +
 			"(interrupted), 137 memory_limit, as timeout(1) and docker use them. Only the host decides\n" +
 			"these: a script's own exit with one of them becomes 1 (--json keeps it).\n" +
-			"2: a usage error (a bad flag, a SCRIPT that does not exist), before anything starts.",
+			"2: a usage error (a bad flag, a SCRIPT that does not exist), before anything starts.\n" +
+			"When the reader of apysup's stdout or stderr goes away (`apysup run s.py | head -1`), the\n" +
+			"run is cancelled and torn down, and apysup then ends by SIGPIPE, as any writer does (141\n" +
+			"in a shell).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "c", Usage: "run `CODE`, a program passed as a string (as python -c); what follows is its argv"},
 			&cli.StringFlag{Name: "plan", Usage: "manifest `FILE`; without it an empty Plan (every call is denied)"},
@@ -128,9 +132,16 @@ func runAction(c *cli.Context) error {
 
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sawBrokenPipe.watch(cancel)
+	outTerminal := report.IsTerminal(c.App.Writer)
+	// Everything the run prints goes to stdout through here: the guest's
+	// output, the summary, --json's RunResult.
+	c.App.Writer = sawBrokenPipe.writer(c.App.Writer)
 	// The guest's stderr, the approval prompt and progress notes share the
 	// user's stderr.
-	errOut := &lockedWriter{w: c.App.ErrWriter}
+	errOut := &lockedWriter{w: sawBrokenPipe.writer(c.App.ErrWriter)}
 	approvals := broker.NewApprovals(broker.ApprovalOptions{})
 	stopApprover, err := startApprover(ctx, c, sel.values["approve"], approvals, errOut)
 	if err != nil {
@@ -155,7 +166,7 @@ func runAction(c *cli.Context) error {
 	var streams *report.Streams
 	var output sandbox.Output
 	if !c.Bool("json") {
-		streams = report.NewStreams(c.App.Writer, report.IsTerminal(c.App.Writer), errOut, report.IsTerminal(c.App.ErrWriter))
+		streams = report.NewStreams(c.App.Writer, outTerminal, errOut, report.IsTerminal(c.App.ErrWriter))
 		output = streams.Output
 	}
 	res, err := sup.Run(ctx, supervisor.Request{

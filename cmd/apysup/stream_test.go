@@ -25,20 +25,7 @@ func TestBinaryStreamsGuestOutput(t *testing.T) {
 	for _, backend := range []string{"native", "wazero"} {
 		t.Run(backend, func(t *testing.T) {
 			needBackend(t, backend)
-			cmd := exec.Command(os.Args[0], "run", "--backend", backend, "--timeout", "60s", s)
-			cmd.Env = append(os.Environ(), cliEnv+"=1")
-			stdout, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			stderr, err := cmd.StderrPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer cmd.Process.Kill() // a no-op once it exited
+			cmd, stdout, stderr := startRun(t, nil, "--backend", backend, "--timeout", "60s", s)
 			outLines, errLines := bufio.NewReader(stdout), bufio.NewReader(stderr)
 			if line, err := outLines.ReadString('\n'); line != "first\n" {
 				t.Fatalf("first stdout line %q (%v)", line, err)
@@ -51,13 +38,35 @@ func TestBinaryStreamsGuestOutput(t *testing.T) {
 			}
 			rest, _ := io.ReadAll(outLines)
 			io.Copy(io.Discard, errLines)
-			err = cmd.Wait()
+			err := cmd.Wait()
 			var exit *exec.ExitError
 			if !errors.As(err, &exit) || exit.ExitCode() != ExitKilled || !strings.HasPrefix(string(rest), "──\nstatus    killed (canceled)") {
 				t.Fatalf("%v; the rest of stdout:\n%s", err, rest)
 			}
 		})
 	}
+}
+
+// startRun starts `apysup run ARGS` as a user would, with env added to the
+// test's own, and hands back its stdout and stderr; the process is killed
+// at the test's end if it is still running.
+func startRun(t *testing.T, env []string, args ...string) (*exec.Cmd, io.ReadCloser, io.ReadCloser) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"run"}, args...)...)
+	cmd.Env = append(append(os.Environ(), cliEnv+"=1"), env...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() }) // a no-op once it exited
+	return cmd, stdout, stderr
 }
 
 // readUntil reads lines until want (skipping a progress note before it).
@@ -108,6 +117,47 @@ func TestRunShowsOutputAndTraceback(t *testing.T) {
 			var res supervisor.Result
 			if err := json.Unmarshal([]byte(out), &res); err != nil || res.Stdout != "out\n" || strings.Contains(errOut, "err\n") {
 				t.Fatalf("--json: %v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
+			}
+		})
+	}
+}
+
+// TestBrokenPipeTearsTheRunDown: a reader that leaves after the first line
+// (`apysup run s.py | head -1`) ends the command as it ends any writer, by
+// SIGPIPE, but only after the run is cancelled and torn down: nothing of
+// it stays in the command's temporary directory, mounted or not.
+func TestBrokenPipeTearsTheRunDown(t *testing.T) {
+	s := script(t, "import time\nfor i in range(3000):\n    print('line', i, flush=True)\n    time.sleep(0.1)\n")
+	for _, backend := range []string{"native", "wazero"} {
+		t.Run(backend, func(t *testing.T) {
+			needBackend(t, backend)
+			tmp := shortTempDir(t)
+			cmd, stdout, _ := startRun(t, []string{"TMPDIR=" + tmp}, "--backend", backend, "--timeout", "60s", s)
+			if line, err := bufio.NewReader(stdout).ReadString('\n'); line != "line 0\n" {
+				t.Fatalf("first stdout line %q (%v)", line, err)
+			}
+			stdout.Close() // the reader leaves; the guest prints on
+			err := cmd.Wait()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) {
+				t.Fatalf("the command ended %v, want SIGPIPE", err)
+			}
+			if ws := exit.Sys().(syscall.WaitStatus); !ws.Signaled() || ws.Signal() != syscall.SIGPIPE {
+				t.Fatalf("the command ended %v, want SIGPIPE", err)
+			}
+			mounts, err := os.ReadFile("/proc/self/mountinfo")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(mounts), tmp) {
+				t.Errorf("mounts left under %s:\n%s", tmp, mounts)
+			}
+			left, err := os.ReadDir(tmp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range left {
+				t.Errorf("left behind: %s", e.Name())
 			}
 		})
 	}
