@@ -80,7 +80,7 @@ func (p pipeWriter) Write(data []byte) (int, error) {
 	return n, err
 }
 
-// dieOfBrokenPipe ends the process by SIGPIPE: with SIGPIPE no longer
+// die ends the process by SIGPIPE: with SIGPIPE no longer
 // notified, a write to the broken standard stream is what makes the Go
 // runtime end the process by the signal (a SIGPIPE sent by kill it would
 // ignore). A stream that is no file, or a write that does not end the

@@ -137,28 +137,46 @@ func TestBrokenPipeTearsTheRunDown(t *testing.T) {
 				t.Fatalf("first stdout line %q (%v)", line, err)
 			}
 			stdout.Close() // the reader leaves; the guest prints on
-			err := cmd.Wait()
-			var exit *exec.ExitError
-			if !errors.As(err, &exit) {
-				t.Fatalf("the command ended %v, want SIGPIPE", err)
-			}
-			if ws := exit.Sys().(syscall.WaitStatus); !ws.Signaled() || ws.Signal() != syscall.SIGPIPE {
-				t.Fatalf("the command ended %v, want SIGPIPE", err)
-			}
-			mounts, err := os.ReadFile("/proc/self/mountinfo")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if strings.Contains(string(mounts), tmp) {
-				t.Errorf("mounts left under %s:\n%s", tmp, mounts)
-			}
-			left, err := os.ReadDir(tmp)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, e := range left {
-				t.Errorf("left behind: %s", e.Name())
-			}
+			endedByBrokenPipe(t, cmd, tmp)
 		})
+	}
+}
+
+// TestBrokenPipeAfterJSONRun: with --json the run prints nothing until its
+// RunResult, which finds the reader gone: the command ends by SIGPIPE
+// there too, not by an error status of its own, and leaves nothing.
+func TestBrokenPipeAfterJSONRun(t *testing.T) {
+	needNative(t)
+	tmp := shortTempDir(t)
+	cmd, stdout, _ := startRun(t, []string{"TMPDIR=" + tmp}, "--json", "-c", "print('hi')")
+	stdout.Close() // the reader leaves before the run ends
+	endedByBrokenPipe(t, cmd, tmp)
+}
+
+// endedByBrokenPipe waits for cmd, which must end by SIGPIPE, and checks
+// that nothing of its run stays in tmp, its TMPDIR, mounted or not.
+func endedByBrokenPipe(t *testing.T, cmd *exec.Cmd, tmp string) {
+	t.Helper()
+	err := cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) {
+		t.Fatalf("the command ended %v, want SIGPIPE", err)
+	}
+	if ws := exit.Sys().(syscall.WaitStatus); !ws.Signaled() || ws.Signal() != syscall.SIGPIPE {
+		t.Fatalf("the command ended %v, want SIGPIPE", err)
+	}
+	mounts, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(mounts), tmp) {
+		t.Errorf("mounts left under %s:\n%s", tmp, mounts)
+	}
+	left, err := os.ReadDir(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range left {
+		t.Errorf("left behind: %s", e.Name())
 	}
 }
