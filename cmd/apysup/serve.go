@@ -49,6 +49,12 @@ func serveCommand() *cli.Command {
 const serveGrace = 30 * time.Second
 
 func serveAction(c *cli.Context) error {
+	// A server outlives the reader of its log (`apysup serve 2>&1 | tee
+	// serve.log`, and tee ends): a line written to it then is lost, where
+	// Go's default would end the server by SIGPIPE at that line (its own,
+	// net/http's or libcontainer's), mid-run, leaving its runs' sandboxes
+	// for the next server to sweep.
+	failBrokenPipes()
 	specs := c.StringSlice("listen")
 	if len(specs) == 0 {
 		specs = []string{"unix:" + serve.DefaultSocket}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -40,6 +41,20 @@ func shortTempDir(t testing.TB) string {
 // startServeAt starts `apysup serve` with its socket and state in dir.
 func startServeAt(t testing.TB, dir string, extra ...string) (cmd *exec.Cmd, socket, state string) {
 	t.Helper()
+	cmd, socket, state, _, lines := launchServe(t, dir, extra...)
+	go func() {
+		for lines.Scan() {
+			t.Log("serve:", lines.Text())
+		}
+	}()
+	return cmd, socket, state
+}
+
+// launchServe starts `apysup serve` with its socket and state in dir and
+// returns once it serves, with its stderr, whose lines past the first
+// the caller reads (or not).
+func launchServe(t testing.TB, dir string, extra ...string) (cmd *exec.Cmd, socket, state string, stderr io.ReadCloser, lines *bufio.Scanner) {
+	t.Helper()
 	needNative(t)
 	socket, state = filepath.Join(dir, "api.sock"), filepath.Join(dir, "state")
 	self, err := os.Executable()
@@ -48,7 +63,7 @@ func startServeAt(t testing.TB, dir string, extra ...string) (cmd *exec.Cmd, soc
 	}
 	cmd = exec.Command(self, append([]string{"serve", "--listen", "unix:" + socket, "--state", state}, extra...)...)
 	cmd.Env = append(os.Environ(), cliEnv+"=1")
-	stderr, err := cmd.StderrPipe()
+	stderr, err = cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,20 +84,47 @@ func startServeAt(t testing.TB, dir string, extra ...string) (cmd *exec.Cmd, soc
 			<-done
 		}
 	})
-	lines := bufio.NewScanner(stderr)
+	lines = bufio.NewScanner(stderr)
 	for lines.Scan() {
 		if strings.Contains(lines.Text(), "serving on unix:") {
-			go func() {
-				for lines.Scan() {
-					t.Log("serve:", lines.Text())
-				}
-			}()
-			return cmd, socket, state
+			return cmd, socket, state, stderr, lines
 		}
 		t.Log("serve:", lines.Text())
 	}
 	t.Fatal("apysup serve ended before it served")
-	return nil, "", ""
+	return nil, "", "", nil, nil
+}
+
+// TestServeOutlivesItsLogReader: a server whose stderr reader has gone
+// (`apysup serve 2>&1 | tee serve.log`, and tee ends) goes on serving,
+// and its next log line, here the last one after SIGTERM's drain, does
+// not end it by SIGPIPE: it exits 0 and leaves nothing.
+func TestServeOutlivesItsLogReader(t *testing.T) {
+	cmd, socket, state, stderr, _ := launchServe(t, shortTempDir(t))
+	if err := stderr.Close(); err != nil {
+		t.Fatal(err)
+	}
+	client, err := serve.NewClient("unix:"+socket, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	res, err := client.Run(context.Background(), serve.RunRequest{Source: "print('served')"})
+	if err != nil {
+		t.Fatalf("a run after the log reader left: %v", err)
+	}
+	if res.Status != "ok" || res.Stdout != "served\n" {
+		t.Fatalf("a run after the log reader left: %s %q %q", res.Status, res.Stdout, res.Error)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("apysup serve: %v, want exit 0", err)
+	}
+	for _, left := range serveLeftovers(cmd.Process.Pid, state, socket) {
+		t.Error(left)
+	}
 }
 
 // TestServeDrainsOnSIGTERM: SIGTERM lets a run in flight finish, cancels

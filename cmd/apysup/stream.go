@@ -43,10 +43,18 @@ var sawBrokenPipe brokenPipe
 // watch makes writes to a broken pipe fail with EPIPE instead of ending
 // the process, and has such a failure call cancel.
 func (b *brokenPipe) watch(cancel func()) {
-	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	failBrokenPipes()
 	b.mu.Lock()
 	b.cancel = cancel
 	b.mu.Unlock()
+}
+
+// failBrokenPipes makes a write to a broken stdout or stderr fail with
+// EPIPE, where Go's runtime would end the process by SIGPIPE. A notified
+// signal's handler is reset at exec, so the processes this one starts
+// (sandboxes, wazero children) still get the default.
+func failBrokenPipes() {
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 }
 
 // writer is w, whose EPIPE cancels the run.
