@@ -32,6 +32,7 @@ var corpus = []corpusCase{
 	{script: "fs_stat_fields.py"},
 	{script: "fs_copy_file_range.py"},
 	{script: "std_getrandom.py"},
+	{script: "std_errno.py"},
 	{script: "std_random.py"},
 	{script: "std_classes.py"},
 	{script: "std_csv_io.py"},
@@ -126,12 +127,8 @@ var corpus = []corpusCase{
 	{script: "workspace_write.py"},
 	// The guest spoils its own outcome: an error on both, never the host's.
 	{script: "out_outcome_dir.py", status: sandbox.StatusError, exit: 1},
-	{script: "fd_exhausted_outcome.py", status: sandbox.StatusError, exit: 1, known: map[string]pinned{
-		"stdout": {native: "stopped: OSError EMFILE True\n", wazero: "stopped: BlockingIOError EAGAIN True\n"},
-	}},
-	{script: "fd_held_by_globals.py", known: map[string]pinned{
-		"stdout": {native: "stopped: OSError EMFILE True\n", wazero: "stopped: BlockingIOError EAGAIN True\n"},
-	}},
+	{script: "fd_exhausted_outcome.py", status: sandbox.StatusError, exit: 1},
+	{script: "fd_held_by_globals.py"},
 	// The out directory is bounded on both backends, credited when freed.
 	{script: "out_dir_full.py", known: map[string]pinned{
 		"stdout": {native: "bytes stopped: OSError ENOSPC at 5 MiB: True\nfiles stopped: OSError ENOSPC at 63\nroom again\n", wazero: "bytes stopped: OSError EIO at 5 MiB: True\nfiles stopped: OSError EIO at 63\nroom again\n"},
@@ -160,13 +157,13 @@ var corpus = []corpusCase{
 		"stdout": {native: "_thread importable: True\nthread ran: [1]\nactive: 1\n", wazero: "_thread importable: True\nthread failed: RuntimeError can't start new thread\nactive: 1\n"},
 	}},
 	{script: "gap_subprocess.py", known: map[string]pinned{
-		"stdout": {native: "ran: 0 b'hi\\n'\nfork: True posix_spawn: True system: True\n", wazero: "failed: OSError [Errno 58] wasi does not support processes.\nfork: False posix_spawn: False system: False\n"},
+		"stdout": {native: "ran: 0 b'hi\\n'\nfork: True posix_spawn: True system: True\n", wazero: "failed: OSError [Errno 95] wasi does not support processes.\nfork: False posix_spawn: False system: False\n"},
 	}},
 	{script: "gap_sockets.py", known: map[string]pinned{
-		"stdout": {native: "inet failed: OSError [Errno 97] Address family not supported by protocol\nunix created\nsocketpair created\nconnect failed: OSError\n", wazero: "inet failed: OSError [Errno 58] Not supported\nunix failed: AttributeError module 'socket' has no attribute 'AF_UNIX'\nsocketpair failed: OSError [Errno 58] Not supported\nconnect failed: AttributeError\n"},
+		"stdout": {native: "inet failed: OSError [Errno 97] Address family not supported by protocol\nunix created\nsocketpair created\nconnect failed: OSError\n", wazero: "inet failed: OSError [Errno 95] Operation not supported\nunix failed: AttributeError module 'socket' has no attribute 'AF_UNIX'\nsocketpair failed: OSError [Errno 95] Operation not supported\nconnect failed: AttributeError\n"},
 	}},
 	{script: "gap_asyncio.py", known: map[string]pinned{
-		"stdout": {native: "run_in_executor: 42\nto_thread: 8\nsubprocess: 0 b'child\\n'\nasyncio.run: done\n", wazero: "run_in_executor: 42\nto_thread: 8\nsubprocess failed: OSError [Errno 58] wasi does not support processes.\nasyncio.run: done\n"},
+		"stdout": {native: "run_in_executor: 42\nto_thread: 8\nsubprocess: 0 b'child\\n'\nasyncio.run: done\n", wazero: "run_in_executor: 42\nto_thread: 8\nsubprocess failed: OSError [Errno 95] wasi does not support processes.\nasyncio.run: done\n"},
 	}},
 	{script: "gap_process_time.py", known: map[string]pinned{
 		"stdout": {native: processTimeOut("True"), wazero: processTimeOut("False")},
@@ -189,25 +186,22 @@ var corpus = []corpusCase{
 		"stdout":      {native: "fcntl ok\npwd ok\ngrp ok\nresource ok\nmmap ok\ntermios ok\n_posixsubprocess ok\nselect ok\n_bz2 ok\n_lzma ok\nreadline ok\n_curses ok\n_uuid ok\n_dbm ok\npyexpat ok\n_decimal ok\n_multiprocessing ok\n_posixshmem ok\nsyslog ok\nspwd ok\n_crypt ok\n", wazero: "fcntl failed\npwd ok\ngrp ok\nresource failed\nmmap failed\ntermios failed\n_posixsubprocess failed\nselect ok\n_bz2 ok\n_lzma ok\nreadline failed\n_curses failed\n_uuid failed\n_dbm failed\npyexpat ok\n_decimal ok\n_multiprocessing failed\n_posixshmem failed\nsyslog failed\nspwd failed\n_crypt ok\n"},
 	}},
 	{script: "gap_listdir_root.py", known: map[string]pinned{
-		"stdout": {native: "/ ['bin', 'dev', 'etc', 'lib', 'lib64', 'opt']\n/usr/lib/python3.11/json ['__init__.py', 'decoder.py', 'encoder.py', 'scanner.py', 'tool.py']\n/opt/apysup ['_agent_runtime_host.py', '_agent_runtime_wire.py', 'agent_runtime.py', 'apysup_runner.py']\n/run/apysup/job ['.argv', 'gap_listdir_root.py', 'prelude.py']\n/tmp []\n/etc ['alternatives', 'group', 'hostname', 'hosts', 'ld.so.cache', 'nsswitch.conf']\n/proc True\n", wazero: "/ ['dev', 'opt', 'run', 'tmp', 'usr', 'workspace']\n/usr/lib/python3.11/json ['__init__.py', 'decoder.py', 'encoder.py', 'scanner.py', 'tool.py']\n/opt/apysup ['_agent_runtime_host.py', '_agent_runtime_wire.py', 'agent_runtime.py', 'apysup_runner.py']\n/run/apysup/job ['.argv', 'gap_listdir_root.py', 'prelude.py']\n/tmp []\n/etc failed: FileNotFoundError 44\n/proc failed: FileNotFoundError 44\n"},
+		"stdout": {native: "/ ['bin', 'dev', 'etc', 'lib', 'lib64', 'opt']\n/usr/lib/python3.11/json ['__init__.py', 'decoder.py', 'encoder.py', 'scanner.py', 'tool.py']\n/opt/apysup ['_agent_runtime_host.py', '_agent_runtime_wire.py', 'agent_runtime.py', 'apysup_runner.py']\n/run/apysup/job ['.argv', 'gap_listdir_root.py', 'prelude.py']\n/tmp []\n/etc ['alternatives', 'group', 'hostname', 'hosts', 'ld.so.cache', 'nsswitch.conf']\n/proc True\n", wazero: "/ ['dev', 'opt', 'run', 'tmp', 'usr', 'workspace']\n/usr/lib/python3.11/json ['__init__.py', 'decoder.py', 'encoder.py', 'scanner.py', 'tool.py']\n/opt/apysup ['_agent_runtime_host.py', '_agent_runtime_wire.py', 'agent_runtime.py', 'apysup_runner.py']\n/run/apysup/job ['.argv', 'gap_listdir_root.py', 'prelude.py']\n/tmp []\n/etc failed: FileNotFoundError 2\n/proc failed: FileNotFoundError 2\n"},
 	}},
 	{script: "gap_symlinks_limits.py", known: map[string]pinned{
-		"stdout": {native: "symlink created target.txt\nopen files stopped: OSError EMFILE True\nfile size stopped: OSError ENOSPC\ncpu_count " + hostCPUCount + "\n", wazero: "symlink refused: PermissionError EPERM\nopen files stopped: BlockingIOError EAGAIN True\nfile size stopped: OSError EIO\ncpu_count 1\n"},
+		"stdout": {native: "symlink created target.txt\nopen files stopped: OSError EMFILE True\nfile size stopped: OSError ENOSPC\ncpu_count " + hostCPUCount + "\n", wazero: "symlink refused: PermissionError EPERM\nopen files stopped: OSError EMFILE True\nfile size stopped: OSError EIO\ncpu_count 1\n"},
 	}},
 	{script: "gap_os_host.py", known: map[string]pinned{
-		"stdout": {native: "getppid 1\nids (1000, 1000, 1000, 1000)\numask 18\nkill 0 None\nnice 0\ngetloadavg 3\nsched_getaffinity True\nstatvfs True\ndisk_usage True\ngetlogin OSError: [Errno 6] No such device or address\npwd sandbox\nos-release debian\ndup None\npipe [None, None]\nget_inheritable True\nread(10**9) 6\nread(10**6) 6\n", wazero: "getppid 1\nids (1000, 1000, 1000, 1000)\numask 18\nkill 0 None\nnice AttributeError: module 'os' has no attribute 'nice'\ngetloadavg AttributeError: module 'os' has no attribute 'getloadavg'\nsched_getaffinity AttributeError: module 'os' has no attribute 'sched_getaffinity'\nstatvfs AttributeError: module 'os' has no attribute 'statvfs'\ndisk_usage AttributeError: module 'shutil' has no attribute 'disk_usage'\ngetlogin AttributeError: module 'os' has no attribute 'getlogin'\npwd sandbox\nos-release FileNotFoundError: [Errno 44] Unable to read files /etc/os-release, /usr/lib/os-release\ndup OSError: [Errno 58] Not supported\npipe AttributeError: module 'os' has no attribute 'pipe'\nget_inheritable False\nread(10**9) MemoryError: \nread(10**6) 6\n"},
+		"stdout": {native: "getppid 1\nids (1000, 1000, 1000, 1000)\numask 18\nkill 0 None\nnice 0\ngetloadavg 3\nsched_getaffinity True\nstatvfs True\ndisk_usage True\ngetlogin OSError: [Errno 6] No such device or address\npwd sandbox\nos-release debian\ndup None\npipe [None, None]\nget_inheritable True\nread(10**9) 6\nread(10**6) 6\n", wazero: "getppid 1\nids (1000, 1000, 1000, 1000)\numask 18\nkill 0 None\nnice AttributeError: module 'os' has no attribute 'nice'\ngetloadavg AttributeError: module 'os' has no attribute 'getloadavg'\nsched_getaffinity AttributeError: module 'os' has no attribute 'sched_getaffinity'\nstatvfs AttributeError: module 'os' has no attribute 'statvfs'\ndisk_usage AttributeError: module 'shutil' has no attribute 'disk_usage'\ngetlogin AttributeError: module 'os' has no attribute 'getlogin'\npwd sandbox\nos-release FileNotFoundError: [Errno 2] Unable to read files /etc/os-release, /usr/lib/os-release\ndup OSError: [Errno 95] Operation not supported\npipe AttributeError: module 'os' has no attribute 'pipe'\nget_inheritable False\nread(10**9) MemoryError: \nread(10**6) 6\n"},
 	}},
 	{script: "gap_platform.py", known: map[string]pinned{
 		"stdout": {native: "sys.platform linux\nos.name posix\nuname Linux\ngetpid True getuid 1000\nplatform Linux x86_64 ('64bit', 'ELF') ('glibc', '2.36')\nsysconfig linux-x86_64\n", wazero: "sys.platform wasi\nos.name posix\nuname wasi\ngetpid True getuid 1000\nplatform wasi wasm32 ('32bit', '') ('', '')\nsysconfig wasi-0.0.0-wasm32\n"},
-	}},
-	{script: "gap_errno.py", known: map[string]pinned{
-		"stdout": {native: "ENOENT 2 EACCES 13 EEXIST 17 EROFS 30\nOSError(2) FileNotFoundError OSError(13) PermissionError\nstrerror(2) No such file or directory\nmkdir . FileExistsError True\n", wazero: "ENOENT 44 EACCES 2 EEXIST 20 EROFS 69\nOSError(2) PermissionError OSError(13) ConnectionAbortedError\nstrerror(2) Permission denied\nmkdir . FileExistsError True\n"},
 	}},
 	{script: "gap_names_not_utf8.py", known: map[string]pinned{
 		"stdout": {native: "b'\\xff' made True\n'caf\\udce9' made True\n'café' made True\n", wazero: "b'\\xff' PermissionError EPERM\n'caf\\udce9' PermissionError EPERM\n'café' made True\n"},
 	}},
 	{script: "gap_outside_mounts.py", known: map[string]pinned{
-		"stdout": {native: "/etc/parity-nope OSError 30\n/usr/lib/parity-nope OSError 30\n/opt/apysup/parity-nope OSError 30\n/run/apysup/job/parity-nope OSError 30\n/parity-nope OSError 30\n", wazero: "/etc/parity-nope FileNotFoundError 44\n/usr/lib/parity-nope OSError 69\n/opt/apysup/parity-nope OSError 69\n/run/apysup/job/parity-nope OSError 69\n/parity-nope OSError 69\n"},
+		"stdout": {native: "/etc/parity-nope OSError 30\n/usr/lib/parity-nope OSError 30\n/opt/apysup/parity-nope OSError 30\n/run/apysup/job/parity-nope OSError 30\n/parity-nope OSError 30\n", wazero: "/etc/parity-nope FileNotFoundError 2\n/usr/lib/parity-nope OSError 30\n/opt/apysup/parity-nope OSError 30\n/run/apysup/job/parity-nope OSError 30\n/parity-nope OSError 30\n"},
 	}},
 	{script: "gap_stdlib_modules.py", known: map[string]pinned{
 		"stdout": {native: "305 names; 9 do not import:\n_msi _overlapped _scproxy _winapi msilib msvcrt nt winreg winsound\n", wazero: "305 names; 33 do not import:\n_ctypes _curses _curses_panel _dbm _hashlib _msi _multiprocessing _overlapped _posixshmem _posixsubprocess _scproxy _ssl _uuid _winapi ctypes curses fcntl mmap msilib msvcrt nis nt ossaudiodev pty readline resource spwd ssl syslog termios tty winreg winsound\n"},

@@ -11,8 +11,8 @@
  * top 16 bits, the mount's device number in the next 16, an owner class
  * in the next, a device's minor number in the next 4 (the devices of /dev
  * are all major 1) and the permission bits (setuid, setgid and sticky
- * included) in the low 12. A device field without the magic (the
- * standard streams, which wazero serves itself) is left as it is.
+ * included) in the low 12. A device field without the magic is one of the
+ * standard streams, which wazero serves itself: as_native_stream.
  *
  * WASI's filestat has no block size and no block count either, and
  * wasi-libc left both 0: open() then buffered a file with Python's 8 KiB
@@ -61,11 +61,38 @@ static void as_native(struct stat *st)
 		st->st_rdev = (MEM_MAJOR << 8) | minor; /* glibc's makedev(1, minor) */
 }
 
+/*
+ * The standard streams wazero serves itself carry no view: the empty
+ * stdin answers a block device and the output pipes no file type at all
+ * (WASI has none for a pipe). Natively stdin is /dev/null and stdout and
+ * stderr are the supervisor's pipes, all three nobody's (65534: the host's
+ * owners are outside the guest's user namespace).
+ */
+static void as_native_stream(int fd, struct stat *st)
+{
+	if (fd == 0 && S_ISBLK(st->st_mode)) {
+		st->st_mode = S_IFCHR | 0666;
+		st->st_rdev = (MEM_MAJOR << 8) | 3; /* /dev/null */
+	} else if ((fd == 1 || fd == 2) && ((st->st_mode & S_IFMT) == 0 || S_ISBLK(st->st_mode))) {
+		st->st_mode = S_IFIFO | 0600;
+	} else {
+		return;
+	}
+	st->st_uid = 65534;
+	st->st_gid = 65534;
+	st->st_nlink = 1;
+	st->st_size = 0;
+	st->st_blocks = 0;
+}
+
 int __wrap_fstat(int fd, struct stat *st)
 {
 	int r = __real_fstat(fd, st);
-	if (r == 0)
+	if (r == 0) {
+		if ((st->st_dev >> 48) != VIEW_MAGIC)
+			as_native_stream(fd, st);
 		as_native(st);
+	}
 	return r;
 }
 

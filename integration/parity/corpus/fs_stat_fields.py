@@ -5,7 +5,8 @@
 # reached the file at other points before it was flushed), st_blocks (disk
 # usage) was 0, /dev's devices had no st_rdev and os.major, os.minor and
 # os.makedev did not exist. The WASI build answers as the native guest's
-# tmpfs and devices do (python/wasi/_apysup_stat.c).
+# tmpfs and devices do (python/wasi/_apysup_stat.c), and the standard
+# streams as the native guest's pipes and /dev/null.
 import os
 import stat
 
@@ -60,3 +61,12 @@ for chunk in (5000, 5000):
     t.write("z" * chunk)
     print("text wrote", chunk, "file has", os.path.getsize("w.txt"))
 t.close()
+
+# The standard streams: stdin is /dev/null and stdout and stderr are pipes,
+# all nobody's (under wazero, which serves them itself, the WASI build
+# answers so: they carried no type, or a block device's).
+for fd in (0, 1, 2):
+    st = os.fstat(fd)
+    print("stream", fd, stat.filemode(st.st_mode), st.st_uid, st.st_gid, st.st_nlink, st.st_size,
+          st.st_blksize, st.st_blocks, os.major(st.st_rdev), os.minor(st.st_rdev),
+          stat.S_ISFIFO(st.st_mode), stat.S_ISCHR(st.st_mode), os.isatty(fd))

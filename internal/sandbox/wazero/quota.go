@@ -12,8 +12,9 @@ import (
 // the guest holds open, on every mount (host directories, the in-memory
 // stdlib, guest and job files alike), as RLIMIT_NOFILE does natively:
 // without it a guest could hold the supervisor's descriptors (or its
-// memory) until every other run failed with EMFILE. WASI has no EMFILE, so
-// the guest sees EAGAIN (a documented parity difference). One per run,
+// memory) until every other run failed with EMFILE. wazero has no EMFILE
+// to answer, so OpenFile answers EAGAIN, which the WASI build's open turns
+// into EMFILE (python/wasi/_apysup_errno.c), as natively. One per run,
 // shared by its mounts; all it counts is released when the module closes.
 //
 // The runner writes outcome.json with the same budget, after the script:

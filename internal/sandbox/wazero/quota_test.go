@@ -39,17 +39,17 @@ for name, path, flags in [
         os.close(fd)
 `, runOpts{limits: sandbox.Limits{OpenFiles: 32}})
 	// 32, less the nine mounts' own directories ("/" included).
-	want := `zoneinfo 23 BlockingIOError EAGAIN
-zoneinfo dir 23 BlockingIOError EAGAIN
-stdlib 23 BlockingIOError EAGAIN
-guest files 23 BlockingIOError EAGAIN
-job 23 BlockingIOError EAGAIN
-out 23 BlockingIOError EAGAIN
-workspace 23 BlockingIOError EAGAIN
-workspace dir 23 BlockingIOError EAGAIN
-tmp 23 BlockingIOError EAGAIN
-device 23 BlockingIOError EAGAIN
-devices dir 23 BlockingIOError EAGAIN
+	want := `zoneinfo 23 OSError EMFILE
+zoneinfo dir 23 OSError EMFILE
+stdlib 23 OSError EMFILE
+guest files 23 OSError EMFILE
+job 23 OSError EMFILE
+out 23 OSError EMFILE
+workspace 23 OSError EMFILE
+workspace dir 23 OSError EMFILE
+tmp 23 OSError EMFILE
+device 23 OSError EMFILE
+devices dir 23 OSError EMFILE
 `
 	if out.Status != sandbox.StatusOK || string(out.Stdout) != want {
 		t.Fatalf("status %s stdout:\n%s\nwant:\n%s\nstderr %s", out.Status, out.Stdout, want, out.Stderr)
@@ -97,7 +97,7 @@ print(datetime.datetime(2024, 7, 1, tzinfo=zoneinfo.ZoneInfo("Europe/Berlin")).u
 	go func() { defer wg.Done(); hogOut = run(t, hog, runOpts{}) }()
 	go func() { defer wg.Done(); nOut = run(t, neighbour, runOpts{}) }()
 	wg.Wait()
-	if got := string(hogOut.Stdout); got != "247 BlockingIOError EAGAIN\n" {
+	if got := string(hogOut.Stdout); got != "247 OSError EMFILE\n" {
 		t.Errorf("the hog: %q (stderr %s)", got, hogOut.Stderr)
 	}
 	if nOut.Status != sandbox.StatusOK || string(nOut.Stdout) != "2:00:00\n" {
@@ -125,8 +125,8 @@ except OSError as e:
 `
 	out := run(t, exhaust+"import sys\nsys.held = held\n", runOpts{limits: sandbox.Limits{OpenFiles: 16}})
 	if out.Status != sandbox.StatusError || out.ExitCode != 1 || out.GuestOutcome != nil ||
-		string(out.Stdout) != "7 BlockingIOError\n" ||
-		!strings.HasPrefix(lastLine(out.Stderr), "BlockingIOError: [Errno 6] Resource temporarily unavailable: '/run/apysup/out/outcome.json.tmp-") {
+		string(out.Stdout) != "7 OSError\n" ||
+		!strings.HasPrefix(lastLine(out.Stderr), "OSError: [Errno 24] Too many open files: '/run/apysup/out/outcome.json.tmp-") {
 		t.Fatalf("held: status %s exit %d outcome %s stdout %q stderr %s", out.Status, out.ExitCode, out.GuestOutcome, out.Stdout, out.Stderr)
 	}
 	for name, end := range map[string]string{"closed": "for f in held:\n    f.close()\n", "in its globals": "def keep():\n    return held\n"} {
