@@ -17,8 +17,8 @@
  * build an OSError or compare one's number by hand (_io's
  * BlockingIOError and EINTR, the interpreter's "can't open file").
  *
- * One errno changes in C as well: the host's open-file budget answers
- * EAGAIN where the native guest's RLIMIT_NOFILE answers EMFILE (below).
+ * A few errnos change in C as well: those the host's limits answer where
+ * the native guest's kernel answers ENOSPC, EFBIG or EMFILE (below).
  *
  * The tables below are generated from the native guest's interpreter
  * (errno_test.go): every name of its errno module, with Linux's number,
@@ -764,19 +764,74 @@ int _apysup_errno_name(int i, const char **name, int *number) {
     return 1;
 }
 
-int __real___wasilibc_nocwd_openat_nomode(int fd, const char *path, int oflag);
+/*
+ * The host's limits answer with the errnos wazero has
+ * (internal/sandbox/wazero: budget.go, quota.go, devfs.go), where the
+ * native guest's kernel has better ones: EIO where its tmpfs mounts and
+ * /dev/full say ENOSPC, ERANGE where its RLIMIT_FSIZE says EFBIG, EAGAIN
+ * where its RLIMIT_NOFILE says EMFILE. Nothing else in the guest's view
+ * answers those calls so (no FIFOs, no locks; a host disk that fails or
+ * fills is ENOSPC's family too), so the WASI calls that can meet a limit
+ * give them the native names. build.sh links this object with
+ * -Wl,--wrap=__wasi_<call> for each.
+ */
+#include <wasi/api.h>
 
-/* Every open of a path (open, openat, opendir) ends here. The host's
-   budget of open files (internal/sandbox/wazero/quota.go, the run's
-   Limits.OpenFiles) refuses path_open with EAGAIN, as wazero has no
-   EMFILE to answer; nothing else makes path_open answer EAGAIN in the
-   guest's view (no FIFOs, no locks). The native guest's RLIMIT_NOFILE
-   answers EMFILE, "Too many open files". build.sh links this object with
-   -Wl,--wrap=__wasilibc_nocwd_openat_nomode. */
-int __wrap___wasilibc_nocwd_openat_nomode(int fd, const char *path, int oflag) {
-    int r = __real___wasilibc_nocwd_openat_nomode(fd, path, oflag);
-    if (r < 0 && errno == EAGAIN) {
-        errno = EMFILE;
+static __wasi_errno_t full(__wasi_errno_t e) {
+    switch (e) {
+    case __WASI_ERRNO_IO:
+        return __WASI_ERRNO_NOSPC;
+    case __WASI_ERRNO_RANGE:
+        return __WASI_ERRNO_FBIG;
+    default:
+        return e;
     }
-    return r;
+}
+
+__wasi_errno_t __real___wasi_fd_write(__wasi_fd_t fd, const __wasi_ciovec_t *iovs, size_t n, __wasi_size_t *written);
+__wasi_errno_t __real___wasi_fd_pwrite(__wasi_fd_t fd, const __wasi_ciovec_t *iovs, size_t n, __wasi_filesize_t off, __wasi_size_t *written);
+__wasi_errno_t __real___wasi_fd_filestat_set_size(__wasi_fd_t fd, __wasi_filesize_t size);
+__wasi_errno_t __real___wasi_fd_allocate(__wasi_fd_t fd, __wasi_filesize_t off, __wasi_filesize_t len);
+__wasi_errno_t __real___wasi_path_create_directory(__wasi_fd_t fd, const char *path);
+__wasi_errno_t __real___wasi_path_link(__wasi_fd_t old_fd, __wasi_lookupflags_t flags, const char *old_path, __wasi_fd_t new_fd, const char *new_path);
+__wasi_errno_t __real___wasi_path_open(__wasi_fd_t fd, __wasi_lookupflags_t dirflags, const char *path, __wasi_oflags_t oflags,
+                                       __wasi_rights_t base, __wasi_rights_t inheriting, __wasi_fdflags_t fdflags, __wasi_fd_t *opened);
+
+/* The standard streams are wazero's own, not a limit's: left alone. */
+__wasi_errno_t __wrap___wasi_fd_write(__wasi_fd_t fd, const __wasi_ciovec_t *iovs, size_t n, __wasi_size_t *written) {
+    __wasi_errno_t e = __real___wasi_fd_write(fd, iovs, n, written);
+    return fd > 2 ? full(e) : e;
+}
+
+__wasi_errno_t __wrap___wasi_fd_pwrite(__wasi_fd_t fd, const __wasi_ciovec_t *iovs, size_t n, __wasi_filesize_t off, __wasi_size_t *written) {
+    __wasi_errno_t e = __real___wasi_fd_pwrite(fd, iovs, n, off, written);
+    return fd > 2 ? full(e) : e;
+}
+
+__wasi_errno_t __wrap___wasi_fd_filestat_set_size(__wasi_fd_t fd, __wasi_filesize_t size) {
+    return full(__real___wasi_fd_filestat_set_size(fd, size));
+}
+
+__wasi_errno_t __wrap___wasi_fd_allocate(__wasi_fd_t fd, __wasi_filesize_t off, __wasi_filesize_t len) {
+    return full(__real___wasi_fd_allocate(fd, off, len));
+}
+
+__wasi_errno_t __wrap___wasi_path_create_directory(__wasi_fd_t fd, const char *path) {
+    return full(__real___wasi_path_create_directory(fd, path));
+}
+
+__wasi_errno_t __wrap___wasi_path_link(__wasi_fd_t old_fd, __wasi_lookupflags_t flags, const char *old_path, __wasi_fd_t new_fd, const char *new_path) {
+    return full(__real___wasi_path_link(old_fd, flags, old_path, new_fd, new_path));
+}
+
+/* Every open of a path (open, openat, opendir) ends here: EMFILE for the
+   open-file budget; ENOSPC for a file that cannot be made in a full mount
+   (an open that creates nothing meets no space limit). */
+__wasi_errno_t __wrap___wasi_path_open(__wasi_fd_t fd, __wasi_lookupflags_t dirflags, const char *path, __wasi_oflags_t oflags,
+                                       __wasi_rights_t base, __wasi_rights_t inheriting, __wasi_fdflags_t fdflags, __wasi_fd_t *opened) {
+    __wasi_errno_t e = __real___wasi_path_open(fd, dirflags, path, oflags, base, inheriting, fdflags, opened);
+    if (e == __WASI_ERRNO_AGAIN) {
+        return __WASI_ERRNO_MFILE;
+    }
+    return (oflags & __WASI_OFLAGS_CREAT) && e == __WASI_ERRNO_IO ? __WASI_ERRNO_NOSPC : e;
 }

@@ -25,8 +25,10 @@ import (
 // hard link too) or per open, nameless file, and the directory itself.
 // Sizes are apparent: a hole costs what data would, where tmpfs would
 // charge pages only; a native guest gets a little more out of sparse
-// files, never the other way round. WASI has no ENOSPC: a write past the
-// budget is cut short, then refused with EIO.
+// files, never the other way round. wazero has no ENOSPC: a write past the
+// budget is cut short, then refused with EIO, which the WASI build's
+// writes, opens that create, mkdir and link turn into ENOSPC
+// (python/wasi/_apysup_errno.c), as the native guest's tmpfs answers.
 //
 // Every change to the tree goes through budgetDir and its files: the
 // directory is private to the run, and only the guest, one thread in one
@@ -326,17 +328,25 @@ func (f *budgetFile) Pwrite(buf []byte, off int64) (int, experimentalsys.Errno) 
 	return f.File.Pwrite(buf, off)
 }
 
-// fit cuts buf, to be written at off, to what the budget lets the file
-// grow by, and reserves that.
+// fit cuts buf, to be written at off, to what the file size limit and
+// then the budget let the file grow by, and reserves that. The size limit
+// comes first, as the kernel checks RLIMIT_FSIZE before tmpfs looks for
+// room: a write that meets both is EFBIG natively, not ENOSPC.
 func (f *budgetFile) fit(buf []byte, off int64) ([]byte, experimentalsys.Errno) {
 	if len(buf) == 0 {
 		return buf, 0
+	}
+	if s, ok := f.File.(*sizedFile); ok {
+		var errno experimentalsys.Errno
+		if buf, errno = clip(buf, s.room(off), experimentalsys.ERANGE); errno != 0 {
+			return nil, errno
+		}
 	}
 	limit, ok := f.reserve(off + int64(len(buf)))
 	if ok {
 		return buf, 0
 	}
-	buf, errno := clip(buf, limit-off)
+	buf, errno := clip(buf, limit-off, experimentalsys.EIO)
 	if errno != 0 {
 		return nil, errno
 	}
@@ -347,6 +357,9 @@ func (f *budgetFile) fit(buf []byte, off int64) ([]byte, experimentalsys.Errno) 
 }
 
 func (f *budgetFile) Truncate(size int64) experimentalsys.Errno {
+	if s, ok := f.File.(*sizedFile); ok && size > s.max {
+		return experimentalsys.ERANGE // the size limit first, as in fit
+	}
 	if _, ok := f.reserve(size); !ok {
 		return experimentalsys.EIO
 	}

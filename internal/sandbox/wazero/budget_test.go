@@ -203,7 +203,7 @@ with open(out + "again", "wb") as f:
 os.remove(out + "again")
 print("room again")
 `, runOpts{})
-	want := "bytes stopped 5242880 OSError EIO\nfiles stopped 63 OSError EIO\nroom again\n"
+	want := "bytes stopped 5242880 OSError ENOSPC\nfiles stopped 63 OSError ENOSPC\nroom again\n"
 	if out.Status != sandbox.StatusOK || string(out.Stdout) != want || out.GuestOutcome == nil {
 		t.Fatalf("status %s stdout %q, want %q; outcome %s stderr %s", out.Status, out.Stdout, want, out.GuestOutcome, out.Stderr)
 	}
@@ -220,7 +220,7 @@ func TestWorkspaceIsBounded(t *testing.T) {
 fill_files("", 100)
 `, runOpts{workspace: ws, limits: sandbox.Limits{WorkspaceBytes: 1 << 20, WorkspaceFiles: 10}})
 	// 1 MiB less the seed; 10 files less the root, the seed and big.
-	want := "bytes stopped 946176 OSError EIO\nfiles stopped 7 OSError EIO\n"
+	want := "bytes stopped 946176 OSError ENOSPC\nfiles stopped 7 OSError ENOSPC\n"
 	if out.Status != sandbox.StatusOK || string(out.Stdout) != want {
 		t.Fatalf("status %s stdout %q, want %q; stderr %s", out.Status, out.Stdout, want, out.Stderr)
 	}
@@ -245,7 +245,7 @@ print("workspace", sorted(os.listdir(".")))
 `, runOpts{workspace: ws, runDir: runDir, limits: sandbox.Limits{TmpBytes: 1 << 20}})
 	// 1 MiB less /tmp/kept; 1024 files (the least TmpFiles gives) less the
 	// directory and /tmp/kept.
-	want := "gettempdir /tmp\nnamed /tmp\nbytes stopped 1048575 OSError EIO\nfiles stopped 1022 OSError EIO\nworkspace []\n"
+	want := "gettempdir /tmp\nnamed /tmp\nbytes stopped 1048575 OSError ENOSPC\nfiles stopped 1022 OSError ENOSPC\nworkspace []\n"
 	if out.Status != sandbox.StatusOK || string(out.Stdout) != want {
 		t.Fatalf("status %s stdout %q, want %q; stderr %s", out.Status, out.Stdout, want, out.Stderr)
 	}

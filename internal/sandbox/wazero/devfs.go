@@ -20,7 +20,7 @@ const devicesDir = "/dev"
 // name (os.devnull above all), behaving as the native guest's do. null
 // reads as empty; zero and full read zeros; random and urandom read the
 // host's crypto/rand; writes are discarded, but full refuses them (EIO:
-// wazero has no ENOSPC). Every seek lands at 0. Nothing else is there, and nothing can be
+// wazero has no ENOSPC; the WASI build's write answers ENOSPC). Every seek lands at 0. Nothing else is there, and nothing can be
 // created, removed, renamed or retimed (EACCES, as for the native guest's
 // uid in its root-owned /dev). Their mode says character device; wasi-libc
 // calls a character device that cannot seek a terminal, so isatty() is

@@ -99,8 +99,8 @@ func TestQuotaCountsOpenFiles(t *testing.T) {
 	if n, errno := a.Write([]byte("abcdef")); n != 4 || errno != 0 {
 		t.Fatalf("write past the size limit: %d %v, want 4 and no error", n, errno)
 	}
-	if _, errno := a.Write([]byte("g")); errno != experimentalsys.EIO {
-		t.Fatalf("write at the size limit: %v, want EIO", errno)
+	if _, errno := a.Write([]byte("g")); errno != experimentalsys.ERANGE {
+		t.Fatalf("write at the size limit: %v, want ERANGE (the guest's EFBIG)", errno)
 	}
 	if _, errno := a.Pwrite([]byte("zz"), 3); errno != 0 {
 		t.Fatalf("pwrite within: %v", errno)

@@ -78,8 +78,7 @@
 //
 // Where the guest's world differs from native (beyond what WASI lacks:
 // threads, subprocesses, sockets, ctypes, ssl, sqlite3): no symlinks in
-// the writable mounts, EIO where
-// RLIMIT_FSIZE gives EFBIG and a full out directory or /tmp ENOSPC, a
+// the writable mounts, a
 // caught MemoryError where the cgroup would kill, and a response envelope
 // bounded to 1 MiB (native reads up to 8 MiB).
 package wazero

@@ -144,7 +144,8 @@ func (f *countedFile) Close() experimentalsys.Errno {
 }
 
 // sizedFile stops writes at Limits.FileSizeBytes, as RLIMIT_FSIZE does
-// natively; WASI has no EFBIG, so the guest sees EIO.
+// natively. wazero has no EFBIG: the refusal is ERANGE, which the WASI
+// build's writes and truncates turn into EFBIG (python/wasi/_apysup_errno.c).
 type sizedFile struct {
 	experimentalsys.File
 	max int64
@@ -158,14 +159,14 @@ func (f *sizedFile) Write(buf []byte) (int, experimentalsys.Errno) {
 	if errno != 0 {
 		return 0, errno
 	}
-	if buf, errno = clip(buf, f.room(off)); errno != 0 {
+	if buf, errno = clip(buf, f.room(off), experimentalsys.ERANGE); errno != 0 {
 		return 0, errno
 	}
 	return f.File.Write(buf)
 }
 
 func (f *sizedFile) Pwrite(buf []byte, off int64) (int, experimentalsys.Errno) {
-	buf, errno := clip(buf, f.room(off))
+	buf, errno := clip(buf, f.room(off), experimentalsys.ERANGE)
 	if errno != 0 {
 		return 0, errno
 	}
@@ -174,7 +175,7 @@ func (f *sizedFile) Pwrite(buf []byte, off int64) (int, experimentalsys.Errno) {
 
 func (f *sizedFile) Truncate(size int64) experimentalsys.Errno {
 	if size > f.max {
-		return experimentalsys.EIO
+		return experimentalsys.ERANGE
 	}
 	return f.File.Truncate(size)
 }
@@ -189,10 +190,10 @@ func writeOffset(f experimentalsys.File) (int64, experimentalsys.Errno) {
 }
 
 // clip cuts buf to room bytes, a short write as at a full disk; no room at
-// all is EIO.
-func clip(buf []byte, room int64) ([]byte, experimentalsys.Errno) {
+// all is full.
+func clip(buf []byte, room int64, full experimentalsys.Errno) ([]byte, experimentalsys.Errno) {
 	if room <= 0 && len(buf) > 0 {
-		return nil, experimentalsys.EIO
+		return nil, full
 	}
 	if int64(len(buf)) > room {
 		buf = buf[:room]

@@ -731,7 +731,7 @@ except OSError as e:
     print("truncate", errno.errorcode[e.errno])
 `, runOpts{workspace: ws, limits: sandbox.Limits{OpenFiles: sandbox.MinOpenFiles, FileSizeBytes: 1000}})
 	// 7 of 16: the directories of the nine mounts ("/" included) are open too.
-	if want := "7 EMFILE\n1000\nfull EIO\ntruncate EIO\n"; string(out.Stdout) != want {
+	if want := "7 EMFILE\n1000\nfull EFBIG\ntruncate EFBIG\n"; string(out.Stdout) != want {
 		t.Fatalf("stdout %q, want %q; stderr %s", out.Stdout, want, out.Stderr)
 	}
 	if fi, err := os.Stat(filepath.Join(ws, "big")); err != nil || fi.Size() != 1000 {
