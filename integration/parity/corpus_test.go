@@ -33,6 +33,7 @@ var corpus = []corpusCase{
 	{script: "fs_copy_file_range.py"},
 	{script: "std_getrandom.py"},
 	{script: "std_errno.py"},
+	{script: "std_open_flags.py"},
 	{script: "std_random.py"},
 	{script: "std_classes.py"},
 	{script: "std_csv_io.py"},

@@ -376,6 +376,11 @@ $wasi_cc $WASI_CFLAGS -Wno-incompatible-pointer-types $map_paths -c "$musl_src/s
 # and EAGAIN (wazero has none of the three).
 log "apysup_errno"
 $wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_errno.c" -o "$work/apysup_errno.o"
+# open's flags, posix_fadvise's advice and the clock ids as the native
+# guest's (Linux's) where Python takes them (_apysup_flags.c,
+# patches/python3.11/wasi-linux-flags.patch).
+log "apysup_flags"
+$wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_flags.c" -o "$work/apysup_flags.o"
 # chown and its kin, sendfile, copy_file_range and getrandom
 # (_apysup_files.c), which wasi-libc lacks.
 log "apysup_files"
@@ -392,7 +397,7 @@ log "apysup_string"
 $wasi_cc $WASI_CFLAGS -mbulk-memory -msimd128 -fno-builtin $map_paths -c "$here/_apysup_string.c" -o "$work/apysup_string.o"
 # Replaces configure's own LDFLAGS_NODIST for WASI (a 512 KiB stack).
 step wasi-make make -C "$wasi_build" -j"$jobs" \
-	LDFLAGS_NODIST="$WASI_LDFLAGS_NODIST $work/apysup_libm.o $work/apysup_paths.o $work/apysup_string.o $work/apysup_locale.o $work/apysup_stat.o $work/apysup_signal.o $work/apysup_files.o $work/apysup_errno.o $work/apysup_tz.o $work/apysup_mktime.o -Wl,--wrap=__wasilibc_find_relpath_alloc,--wrap=rename,--wrap=link,--wrap=getcwd,--wrap=setlocale,--wrap=nl_langinfo,--wrap=fstat,--wrap=__wasilibc_nocwd_fstatat,--wrap=open,--wrap=mkdir,--wrap=raise,--wrap=abort,--wrap=__wasi_fd_write,--wrap=__wasi_fd_pwrite,--wrap=__wasi_fd_filestat_set_size,--wrap=__wasi_fd_allocate,--wrap=__wasi_path_create_directory,--wrap=__wasi_path_link,--wrap=__wasi_path_open"
+	LDFLAGS_NODIST="$WASI_LDFLAGS_NODIST $work/apysup_libm.o $work/apysup_paths.o $work/apysup_string.o $work/apysup_locale.o $work/apysup_stat.o $work/apysup_signal.o $work/apysup_files.o $work/apysup_errno.o $work/apysup_flags.o $work/apysup_tz.o $work/apysup_mktime.o -Wl,--wrap=__wasilibc_find_relpath_alloc,--wrap=rename,--wrap=link,--wrap=getcwd,--wrap=setlocale,--wrap=nl_langinfo,--wrap=fstat,--wrap=__wasilibc_nocwd_fstatat,--wrap=open,--wrap=mkdir,--wrap=raise,--wrap=abort,--wrap=__wasi_fd_write,--wrap=__wasi_fd_pwrite,--wrap=__wasi_fd_filestat_set_size,--wrap=__wasi_fd_allocate,--wrap=__wasi_path_create_directory,--wrap=__wasi_path_link,--wrap=__wasi_path_open"
 
 # --- output --------------------------------------------------------------------
 

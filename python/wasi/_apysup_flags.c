@@ -1,0 +1,224 @@
+/*
+ * The numbers scripts pass to open, posix_fadvise and the clock functions
+ * as the native guest has them: Linux's.
+ *
+ * wasi-libc numbers open's flags its own way (O_RDONLY is 0x04000000,
+ * O_CREAT 0x1000), swaps POSIX_FADV_RANDOM and POSIX_FADV_SEQUENTIAL,
+ * and makes a clockid_t a pointer (time.CLOCK_REALTIME printed an
+ * address). The os and time modules exported those values, so a script
+ * that wrote Linux's numbers itself (os.open(path, 0), os.open(path,
+ * 0o101), time.clock_gettime(1)) failed with EINVAL or read another clock,
+ * and one that printed a constant printed another number.
+ *
+ * The modules now export Linux's values, and the functions that take them
+ * turn them into wasi-libc's (patches/python3.11/wasi-linux-flags.patch):
+ * os.open, the flags io's FileIO hands a custom opener (the other way
+ * round), os.posix_fadvise, and time's clock functions. Inside C nothing
+ * changes. The Linux values are the kernel's ABI (x86-64), checked against
+ * the native guest's interpreter by flags_test.go.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <time.h>
+
+/* BEGIN LINUX VALUES: checked by flags_test.go against the native guest's os and time modules */
+#define L_O_RDONLY 00
+#define L_O_WRONLY 01
+#define L_O_RDWR 02
+#define L_O_ACCMODE 03
+#define L_O_CREAT 0100
+#define L_O_EXCL 0200
+#define L_O_NOCTTY 0400
+#define L_O_TRUNC 01000
+#define L_O_APPEND 02000
+#define L_O_NONBLOCK 04000
+#define L_O_DSYNC 010000
+#define L_O_ASYNC 020000
+#define L_O_DIRECT 040000
+#define L_O_LARGEFILE_BIT 0100000 /* the kernel's; glibc exports O_LARGEFILE as 0 on 64-bit */
+#define L_O_DIRECTORY 0200000
+#define L_O_NOFOLLOW 0400000
+#define L_O_NOATIME 01000000
+#define L_O_CLOEXEC 02000000
+#define L_O_SYNC_BIT 04000000 /* __O_SYNC: O_SYNC is it with O_DSYNC */
+#define L_O_PATH 010000000
+#define L_O_TMPFILE_BIT 020000000 /* __O_TMPFILE: O_TMPFILE is it with O_DIRECTORY */
+
+static const struct linux_name {
+    const char *name;
+    long value;
+} open_names[] = {
+    {"O_ACCMODE", L_O_ACCMODE},
+    {"O_APPEND", L_O_APPEND},
+    {"O_ASYNC", L_O_ASYNC},
+    {"O_CLOEXEC", L_O_CLOEXEC},
+    {"O_CREAT", L_O_CREAT},
+    {"O_DIRECT", L_O_DIRECT},
+    {"O_DIRECTORY", L_O_DIRECTORY},
+    {"O_DSYNC", L_O_DSYNC},
+    {"O_EXCL", L_O_EXCL},
+    {"O_FSYNC", L_O_SYNC_BIT | L_O_DSYNC},
+    {"O_LARGEFILE", 0},
+    {"O_NDELAY", L_O_NONBLOCK},
+    {"O_NOATIME", L_O_NOATIME},
+    {"O_NOCTTY", L_O_NOCTTY},
+    {"O_NOFOLLOW", L_O_NOFOLLOW},
+    {"O_NONBLOCK", L_O_NONBLOCK},
+    {"O_PATH", L_O_PATH},
+    {"O_RDONLY", L_O_RDONLY},
+    {"O_RDWR", L_O_RDWR},
+    {"O_RSYNC", L_O_SYNC_BIT | L_O_DSYNC},
+    {"O_SYNC", L_O_SYNC_BIT | L_O_DSYNC},
+    {"O_TMPFILE", L_O_TMPFILE_BIT | L_O_DIRECTORY},
+    {"O_TRUNC", L_O_TRUNC},
+    {"O_WRONLY", L_O_WRONLY},
+    {"POSIX_FADV_DONTNEED", 4},
+    {"POSIX_FADV_NOREUSE", 5},
+    {"POSIX_FADV_NORMAL", 0},
+    {"POSIX_FADV_RANDOM", 1},
+    {"POSIX_FADV_SEQUENTIAL", 2},
+    {"POSIX_FADV_WILLNEED", 3},
+};
+
+/* The clocks WASI has, by Linux's id. */
+static const struct linux_name clock_names[] = {
+    {"CLOCK_MONOTONIC", 1},
+    {"CLOCK_PROCESS_CPUTIME_ID", 2},
+    {"CLOCK_REALTIME", 0},
+    {"CLOCK_THREAD_CPUTIME_ID", 3},
+};
+/* END LINUX VALUES */
+
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* The os module's O_ and POSIX_FADV_ names with Linux's values: entry i,
+   0 past the last. */
+int _apysup_open_flag_name(int i, const char **name, long *value) {
+    if (i < 0 || i >= COUNT(open_names)) {
+        return 0;
+    }
+    *name = open_names[i].name;
+    *value = open_names[i].value;
+    return 1;
+}
+
+/* The time module's CLOCK_ names with Linux's ids. */
+int _apysup_clock_name(int i, const char **name, long *value) {
+    if (i < 0 || i >= COUNT(clock_names)) {
+        return 0;
+    }
+    *name = clock_names[i].name;
+    *value = clock_names[i].value;
+    return 1;
+}
+
+/* wasi-libc's open flags for Linux's, or -1 (EINVAL) for what WASI cannot
+   do: O_PATH, O_TMPFILE, and an access mode of 3. Flags WASI has no use
+   for are dropped, as they change nothing a single process in its view
+   sees: O_NOCTTY, O_CLOEXEC, O_LARGEFILE, O_NOATIME, O_ASYNC (it acts
+   through fcntl only), O_DIRECT. Unknown bits are ignored, as Linux's open
+   ignores them. */
+int _apysup_open_flags_from_linux(int flags) {
+    int out;
+    switch (flags & L_O_ACCMODE) {
+    case L_O_RDONLY:
+        out = O_RDONLY;
+        break;
+    case L_O_WRONLY:
+        out = O_WRONLY;
+        break;
+    case L_O_RDWR:
+        out = O_RDWR;
+        break;
+    default:
+        return -1;
+    }
+    if (flags & (L_O_PATH | L_O_TMPFILE_BIT)) {
+        return -1;
+    }
+    static const struct {
+        int linux_flag, wasi_flag;
+    } bits[] = {
+        {L_O_CREAT, O_CREAT},       {L_O_EXCL, O_EXCL},         {L_O_TRUNC, O_TRUNC},
+        {L_O_APPEND, O_APPEND},     {L_O_NONBLOCK, O_NONBLOCK}, {L_O_DIRECTORY, O_DIRECTORY},
+        {L_O_NOFOLLOW, O_NOFOLLOW}, {L_O_DSYNC, O_DSYNC},       {L_O_SYNC_BIT, O_SYNC},
+    };
+    for (int i = 0; i < COUNT(bits); i++) {
+        if (flags & bits[i].linux_flag) {
+            out |= bits[i].wasi_flag;
+        }
+    }
+    return out;
+}
+
+/* Linux's open flags for wasi-libc's: what io's FileIO hands a custom
+   opener, which natively always carries O_CLOEXEC. */
+int _apysup_open_flags_to_linux(int flags) {
+    int out = L_O_CLOEXEC;
+    switch (flags & O_ACCMODE) {
+    case O_WRONLY:
+        out |= L_O_WRONLY;
+        break;
+    case O_RDWR:
+        out |= L_O_RDWR;
+        break;
+    default:
+        out |= L_O_RDONLY;
+    }
+    static const struct {
+        int wasi_flag, linux_flag;
+    } bits[] = {
+        {O_CREAT, L_O_CREAT},       {O_EXCL, L_O_EXCL},         {O_TRUNC, L_O_TRUNC},
+        {O_APPEND, L_O_APPEND},     {O_NONBLOCK, L_O_NONBLOCK}, {O_DIRECTORY, L_O_DIRECTORY},
+        {O_NOFOLLOW, L_O_NOFOLLOW}, {O_DSYNC, L_O_DSYNC},       {O_SYNC, L_O_SYNC_BIT | L_O_DSYNC},
+    };
+    for (int i = 0; i < COUNT(bits); i++) {
+        if ((flags & bits[i].wasi_flag) == bits[i].wasi_flag) {
+            out |= bits[i].linux_flag;
+        }
+    }
+    return out;
+}
+
+/* wasi-libc's advice for Linux's, or -1 (EINVAL, as Linux answers an
+   unknown advice). */
+int _apysup_fadvise_from_linux(int advice) {
+    switch (advice) {
+    case 0:
+        return POSIX_FADV_NORMAL;
+    case 1:
+        return POSIX_FADV_RANDOM;
+    case 2:
+        return POSIX_FADV_SEQUENTIAL;
+    case 3:
+        return POSIX_FADV_WILLNEED;
+    case 4:
+        return POSIX_FADV_DONTNEED;
+    case 5:
+        return POSIX_FADV_NOREUSE;
+    default:
+        return -1;
+    }
+}
+
+/* wasi-libc's clock for Linux's id; 0 (with errno EINVAL, as Linux
+   answers an unknown clock) for a clock WASI has not. */
+int _apysup_clockid(long id, clockid_t *clock) {
+    switch (id) {
+    case 0:
+        *clock = CLOCK_REALTIME;
+        return 1;
+    case 1:
+        *clock = CLOCK_MONOTONIC;
+        return 1;
+    case 2:
+        *clock = CLOCK_PROCESS_CPUTIME_ID;
+        return 1;
+    case 3:
+        *clock = CLOCK_THREAD_CPUTIME_ID;
+        return 1;
+    default:
+        errno = EINVAL;
+        return 0;
+    }
+}
