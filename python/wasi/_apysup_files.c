@@ -1,7 +1,7 @@
 /*
  * File calls WASI preview 1 lacks, answered as the native guest's kernel
- * answers them: chown and its kin, sendfile, copy_file_range and
- * getrandom. build.sh links this object into python.wasm and tells
+ * answers them: chown and its kin, sendfile, copy_file_range,
+ * getrandom and getlogin. build.sh links this object into python.wasm and tells
  * configure they exist (patches/python3.11/wasi-files.patch and
  * wasi-devices-getrandom-copy.patch declare them to posixmodule.c).
  *
@@ -293,4 +293,18 @@ ssize_t getrandom(void *buf, size_t len, unsigned flags)
 		return -1;
 	}
 	return (ssize_t)len;
+}
+
+/*
+ * getlogin as the native guest's glibc answers it: the sandbox has no
+ * controlling terminal and no utmp, so there is no login name (NULL,
+ * ENXIO: os.getlogin raises "[Errno 6] No such device or address").
+ * wasi-libc declares getlogin and has none, so os.getlogin did not exist
+ * and the common idiom `try: os.getlogin() except OSError: ...` ended in
+ * an AttributeError under wazero.
+ */
+char *getlogin(void)
+{
+	errno = ENXIO;
+	return NULL;
 }

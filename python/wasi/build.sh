@@ -333,7 +333,7 @@ step wasi-configure env \
 	LIBSQLITE3_CFLAGS="-I$sqlite_build" LIBSQLITE3_LIBS="-L$sqlite_build -lsqlite3" \
 	PKG_CONFIG_LIBDIR="$work/no-pkgconfig" PKG_CONFIG_PATH= \
 	ac_cv_func_clock_nanosleep=no ac_cv_lib_rt_clock_nanosleep=no ac_cv_func_umask=yes \
-	ac_cv_func_chown=yes ac_cv_func_lchown=yes ac_cv_func_fchown=yes ac_cv_func_fchownat=yes ac_cv_func_sendfile=yes ac_cv_func_copy_file_range=yes \
+	ac_cv_func_chown=yes ac_cv_func_lchown=yes ac_cv_func_fchown=yes ac_cv_func_fchownat=yes ac_cv_func_sendfile=yes ac_cv_func_copy_file_range=yes ac_cv_func_getlogin=yes \
 	ac_cv_working_tzset=yes \
 	sh -c "cd '$wasi_build' && '../src/${py_src##*/}/configure' -C --host=wasm32-unknown-wasi --build='$build_triple' \
 		--with-build-python='$build_python' --prefix=/usr $WASI_CONFIGURE_FLAGS"
@@ -341,7 +341,7 @@ for m in ZLIB _BZ2 _LZMA _SQLITE3 _TESTCAPI; do
 	grep -q "^MODULE_${m}_STATE=yes" "$wasi_build/Makefile" || die "configure did not enable ${m#_}"
 done
 grep -q '^#define WITH_PYMALLOC 1' "$wasi_build/pyconfig.h" || die "configure did not enable pymalloc"
-for f in CHOWN LCHOWN FCHOWN FCHOWNAT SENDFILE COPY_FILE_RANGE FDOPENDIR WORKING_TZSET; do
+for f in CHOWN LCHOWN FCHOWN FCHOWNAT SENDFILE COPY_FILE_RANGE GETLOGIN FDOPENDIR WORKING_TZSET; do
 	grep -q "^#define HAVE_$f 1" "$wasi_build/pyconfig.h" || die "configure did not define HAVE_$f"
 done
 # The host's libm (_apysup_libm.c): an object on every link, so its
@@ -381,7 +381,7 @@ $wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_errno.c" -o "$work/apysup_err
 # patches/python3.11/wasi-linux-flags.patch).
 log "apysup_flags"
 $wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_flags.c" -o "$work/apysup_flags.o"
-# chown and its kin, sendfile, copy_file_range and getrandom
+# chown and its kin, sendfile, copy_file_range, getrandom and getlogin
 # (_apysup_files.c), which wasi-libc lacks.
 log "apysup_files"
 $wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_files.c" -o "$work/apysup_files.o"
