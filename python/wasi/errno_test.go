@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/apysup/apysup/internal/sandbox"
 )
 
 var updateErrno = flag.Bool("update-errno", false, "rewrite _apysup_errno.c's tables from the host's python3.11")
@@ -33,25 +35,32 @@ type nativeErrno struct {
 
 func readNativeErrno(t *testing.T) nativeErrno {
 	t.Helper()
-	const python = "/usr/bin/python3.11"
-	if _, err := os.Stat(python); err != nil {
-		t.Fatalf("the native guest's interpreter: %v (make deps installs it)", err)
-	}
-	out, err := exec.Command(python, "-I", "-S", "-c", `
+	var n nativeErrno
+	askNativeGuest(t, `
 import errno, json, os
 names = {n: v for n, v in vars(errno).items() if n.startswith("E")}
 top = max(errno.errorcode)
 print(json.dumps({"names": names, "errorcode": errno.errorcode,
                   "strerror": [os.strerror(i) for i in range(top + 2)]}))
-`).Output()
-	if err != nil {
-		t.Fatalf("%s: %v", python, err)
+`, &n)
+	return n
+}
+
+// askNativeGuest runs code under the native guest's interpreter (the
+// host's, which the sandbox mounts read-only, on the host's glibc) and
+// decodes the JSON it prints into v.
+func askNativeGuest(t *testing.T, code string, v any) {
+	t.Helper()
+	if _, err := os.Stat(sandbox.GuestPython); err != nil {
+		t.Fatalf("the native guest's interpreter: %v (make deps installs it)", err)
 	}
-	var n nativeErrno
-	if err := json.Unmarshal(out, &n); err != nil {
+	out, err := exec.Command(sandbox.GuestPython, "-I", "-S", "-c", code).Output()
+	if err != nil {
+		t.Fatalf("%s: %v", sandbox.GuestPython, err)
+	}
+	if err := json.Unmarshal(out, v); err != nil {
 		t.Fatal(err)
 	}
-	return n
 }
 
 // renderErrnoTables is the C of the tables: every name of the native

@@ -1,9 +1,7 @@
 package wasi
 
 import (
-	"encoding/json"
 	"os"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -15,22 +13,12 @@ import (
 // native guest's: every O_ and POSIX_FADV_ name of its os module with the
 // same value, and the clocks WASI has with the same ids.
 func TestFlagValuesAreTheNativeGuests(t *testing.T) {
-	const python = "/usr/bin/python3.11"
-	if _, err := os.Stat(python); err != nil {
-		t.Fatalf("the native guest's interpreter: %v (make deps installs it)", err)
-	}
-	out, err := exec.Command(python, "-I", "-S", "-c", `
+	var native struct{ OS, Time map[string]int64 }
+	askNativeGuest(t, `
 import json, os, time
 print(json.dumps({"os": {n: getattr(os, n) for n in dir(os) if n.startswith(("O_", "POSIX_FADV_"))},
                   "time": {n: getattr(time, n) for n in dir(time) if n.startswith("CLOCK_")}}))
-`).Output()
-	if err != nil {
-		t.Fatalf("%s: %v", python, err)
-	}
-	var native struct{ OS, Time map[string]int64 }
-	if err := json.Unmarshal(out, &native); err != nil {
-		t.Fatal(err)
-	}
+`, &native)
 	src, err := os.ReadFile("_apysup_flags.c")
 	if err != nil {
 		t.Fatal(err)

@@ -77,8 +77,7 @@
 // workspace, all writable and refusing symlinks.
 //
 // Where the guest's world differs from native (beyond what WASI lacks:
-// threads, subprocesses, sockets, ctypes, ssl, sqlite3): no symlinks in
-// the writable mounts, a
-// caught MemoryError where the cgroup would kill, and a response envelope
-// bounded to 1 MiB (native reads up to 8 MiB).
+// threads, subprocesses, sockets, ctypes, ssl): no symlinks in
+// the writable mounts, a caught MemoryError where the cgroup would kill,
+// and a response envelope bounded to 1 MiB (native reads up to 8 MiB).
 package wazero
