@@ -228,8 +228,9 @@ print("x" * 100000)
 	}
 }
 
-// Wait on a sandbox whose runner reported its end leaves pid 1 to the
-// teardown, which reaps it: nothing of the guest is left after Release.
+// Wait on a sandbox whose runner reported its end leaves pid 1 and the
+// watch to the teardown, which reaps and closes them: nothing of the guest
+// or of its run is left after Release.
 func TestReportedEndIsReaped(t *testing.T) {
 	b := testBackend(t)
 	s, err := b.Prepare(context.Background(), sandbox.Limits{})
@@ -253,6 +254,12 @@ func TestReportedEndIsReaped(t *testing.T) {
 	if s.pending == nil {
 		t.Fatal("the run ended without the runner's report")
 	}
+	// The watch outlives Wait: closing an inotify instance waits for an
+	// SRCU grace period, which Release pays, off the result's path.
+	watch := s.ended
+	if watch == nil || watch.f.Fd() == ^uintptr(0) {
+		t.Fatal("Wait closed the watch")
+	}
 	pid, err := s.process.Pid()
 	if err != nil {
 		t.Fatal(err)
@@ -262,6 +269,9 @@ func TestReportedEndIsReaped(t *testing.T) {
 	}
 	if !s.reaped || s.pending != nil {
 		t.Fatalf("Release left pid 1 unreaped (reaped %v)", s.reaped)
+	}
+	if s.ended != nil || watch.f.Fd() != ^uintptr(0) {
+		t.Fatal("Release left the watch open")
 	}
 	if err := syscall.Kill(pid, 0); err != syscall.ESRCH {
 		t.Fatalf("pid 1 (host pid %d) after Release: %v", pid, err)

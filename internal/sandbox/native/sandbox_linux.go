@@ -597,8 +597,9 @@ func (s *Sandbox) Wait(ctx context.Context) (*sandbox.Outcome, error) {
 		r = <-done
 	}
 	s.timings.Run = time.Since(s.started)
-	s.ended.close()
-	s.ended = nil
+	// The watch is closed by Release, off the result's path: closing an
+	// inotify instance waits for the kernel to free its marks (an SRCU
+	// grace period, 5-20 ms here), which was most of a pooled run's time.
 	out := &sandbox.Outcome{ExitCode: -1}
 	var sig syscall.Signal // the one that ended pid 1
 	if byReport {
@@ -773,7 +774,7 @@ func (s *Sandbox) release() []error {
 		}
 	}
 	s.jobW, s.readyR = nil, nil
-	s.ended.close() // a job handed over but never waited for
+	s.ended.close() // the job's watch, whether Wait took its report or not
 	s.ended = nil
 	s.endOutput()
 	// Mount points in the caller's RunDir are free once the mounts are gone.
