@@ -190,8 +190,26 @@ func (b *Backend) init(files fs.FS, cache string) error {
 	if err := unix.Mount("tmpfs", b.containersDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, containersMountData); err != nil {
 		return fmt.Errorf("native: containers dir: %w", err)
 	}
-	return os.Mkdir(b.runsDir, 0o711)
+	if err := os.Mkdir(b.runsDir, 0o711); err != nil {
+		return err
+	}
+	if err := unix.Mount("tmpfs", b.runsDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, runsMountData); err != nil {
+		return fmt.Errorf("native: runs dir: %w", err)
+	}
+	return nil
 }
+
+// runsMountData is the tmpfs that holds every sandbox's directories: nine
+// directories a sandbox, made by the pool's refills, and the job's files,
+// written on a run's path. On a disk file system each directory costs
+// what a journal does (0.45 ms a mkdir on this VM's ext4 /tmp, 39 % of the
+// supervisor's CPU in BenchmarkPoolThroughput); here 4 us. Only the host
+// writes here: the guest's out directory is a tmpfs of its own mounted
+// below, bounded by sandbox.OutDirBytes, and the job directory is
+// read-only to the guest. What the host writes is the job it holds in
+// memory anyway (a script of at most sandbox.MaxScriptBytes, its argv and
+// the prelude).
+const runsMountData = "mode=0711"
 
 // containersMountData is the tmpfs that holds libcontainer's state. Every
 // container's init is this binary, re-executed through a read-only

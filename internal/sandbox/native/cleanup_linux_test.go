@@ -41,8 +41,8 @@ func assertClean(t *testing.T, b *Backend) {
 	}
 	for _, line := range strings.Split(string(mi), "\n") {
 		// The Backend's own mounts, of its state dir (private) and of its
-		// containers dir (a tmpfs), stay until Close.
-		if strings.Contains(line, b.stateDir+"/") && !strings.Contains(line, " "+b.containersDir+" ") {
+		// containers and runs dirs (tmpfs), stay until Close.
+		if strings.Contains(line, b.stateDir+"/") && !strings.Contains(line, " "+b.containersDir+" ") && !strings.Contains(line, " "+b.runsDir+" ") {
 			t.Errorf("mount left: %s", line)
 		}
 	}
