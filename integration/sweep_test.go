@@ -124,12 +124,16 @@ func TestKilledPoolIsSwept(t *testing.T) {
 
 // childLeftovers lists, by kind, what the supervisor process pid left:
 // its sandboxes' cgroups and their processes, the mounts and the entries
-// of its state directory, except the run directory of the run ownRun
-// (when not empty) of the next supervisor.
+// of its state directory, except, when ownRun is not empty, what the next
+// supervisor (this process) made for its run ownRun: its runs root, its
+// backend's state and, from earlier versions, a run directory named after
+// the run.
 func childLeftovers(state string, pid int, ownRun string) map[string][]string {
 	out := map[string][]string{}
 	prefix := fmt.Sprintf("apysup-%d-", pid)
-	own := func(s string) bool { return ownRun != "" && strings.Contains(s, "apysup-"+ownRun+"-") }
+	own := func(s string) bool {
+		return ownRun != "" && (strings.Contains(s, "apysup-"+ownRun+"-") || strings.Contains(s, fmt.Sprintf("-%d-", os.Getpid())))
+	}
 	filepath.WalkDir("/sys/fs/cgroup", func(p string, d os.DirEntry, err error) error {
 		switch {
 		case err != nil || !d.IsDir():

@@ -75,6 +75,7 @@ type Supervisor struct {
 	cfg       Config
 	channels  *rpc.Registry
 	sweepOnce sync.Once // run directories of dead supervisors are removed once
+	runs      runsRoot  // where this Supervisor's runs make their directories
 
 	native nativeState // the backend and its pool, built on first use (Linux)
 	after  background  // the teardowns of runs whose results were returned
@@ -108,6 +109,7 @@ func (s *Supervisor) Close() error {
 	if s.wazero != nil {
 		errs = append(errs, s.wazero.Close(context.Background()))
 	}
+	errs = append(errs, s.runs.close())
 	return errors.Join(errs...)
 }
 
@@ -231,12 +233,11 @@ func (s *Supervisor) Run(ctx context.Context, req Request) (*Result, error) {
 	defer b.Close()
 
 	s.sweep()
-	dir, err := newRunDir(s.cfg.StateDir, runID)
+	runDir, err := s.runs.newRunDir(s.cfg.StateDir)
 	if err != nil {
 		return refuse(sandbox.StatusSetupFailed, native.CodeSetupFailed, err)
 	}
-	undo.add(dir.Remove)
-	runDir := dir.Path
+	undo.add(func() error { return os.RemoveAll(runDir) })
 	workspace := filepath.Join(runDir, workspaceName)
 	unmount, err := mountWorkspace(workspace, limits)
 	if err != nil {

@@ -52,7 +52,12 @@ func scriptFile(t *testing.T) string {
 func TestRunRefusals(t *testing.T) {
 	state := t.TempDir()
 	s := New(Config{StateDir: state, Wazero: wazero.Config{CacheDir: t.TempDir()}})
-	defer s.Close()
+	closed := false
+	defer func() {
+		if !closed {
+			s.Close()
+		}
+	}()
 	cases := []struct {
 		name string
 		edit func(r *Request)
@@ -91,11 +96,18 @@ func TestRunRefusals(t *testing.T) {
 	if err := s.after.wait(); err != nil {
 		t.Fatal(err)
 	}
-	entries, _ := os.ReadDir(state)
-	if len(entries) != 0 {
-		t.Fatalf("left behind in the state dir: %v", entries)
+	if entries, err := os.ReadDir(s.runs.path); err != nil || len(entries) != 0 {
+		t.Fatalf("left behind in the runs root: %v (%v)", entries, err)
 	}
 	if _, err := s.Run(context.Background(), Request{}); err == nil {
 		t.Fatal("an empty request was accepted")
+	}
+	// The runs root itself goes with the Supervisor.
+	closed = true
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(state); len(entries) != 0 {
+		t.Fatalf("left behind in the state dir: %v", entries)
 	}
 }
