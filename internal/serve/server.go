@@ -442,7 +442,30 @@ func (s *Server) decide(id string, approve bool) (Decision, *Error) {
 		rec, _ := r.approvals.Get(id)
 		return Decision{ID: id, State: string(rec.State)}, nil
 	}
+	// A run that finished while the decision was on its way: its request
+	// was decided (approved, rejected, expired or cancelled at the run's
+	// end), and the answer says so whichever side of the run's end it
+	// arrived, never that the request does not exist.
+	if r := s.finishedWith(id); r != nil {
+		return Decision{}, refusal(CodeApprovalDecided, "the request was decided already")
+	}
 	return Decision{}, refusal(CodeApprovalNotFound, "no such waiting request")
+}
+
+// finishedWith is the finished run, still kept, that holds approval
+// request id.
+func (s *Server) finishedWith(id string) *run {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.finished {
+		if r.approvals == nil {
+			continue
+		}
+		if _, ok := r.approvals.Get(id); ok {
+			return r
+		}
+	}
+	return nil
 }
 
 func limitSources(v *validRun) []supervisor.Selected {

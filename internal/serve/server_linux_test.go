@@ -188,6 +188,7 @@ func TestApprovalsThroughTheAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	decided := ""
 	for ev, err := range ls.client.Events(ctx, id) {
 		if err != nil {
 			t.Fatal(err)
@@ -198,6 +199,7 @@ func TestApprovalsThroughTheAPI(t *testing.T) {
 			if rec.State != "waiting" {
 				continue
 			}
+			decided = rec.ID
 			var list struct{ Approvals []struct{ ID string } }
 			if err := ls.client.call(ctx, http.MethodGet, "/v1/approvals", nil, &list); err != nil || len(list.Approvals) != 1 || list.Approvals[0].ID != rec.ID {
 				t.Fatalf("pending: %v %+v", err, list)
@@ -219,6 +221,18 @@ func TestApprovalsThroughTheAPI(t *testing.T) {
 				t.Fatalf("approved run: %s %q %+v", res.Status, res.Stdout, res.Receipts)
 			}
 		}
+	}
+	// After the run's end the request is still known as decided (a
+	// decision on its way when the run ended gets the same answer as one
+	// that came before), and an id no run issued is not found.
+	var d Decision
+	err = ls.client.call(ctx, http.MethodPost, "/v1/approvals/"+decided+"/reject", nil, &d)
+	if e := (*Error)(nil); decided == "" || !errors.As(err, &e) || e.Code != CodeApprovalDecided {
+		t.Errorf("a decision after the run's end: %v", err)
+	}
+	err = ls.client.call(ctx, http.MethodPost, "/v1/approvals/apr-nonexistent/approve", nil, &d)
+	if e := (*Error)(nil); !errors.As(err, &e) || e.Code != CodeApprovalNotFound {
+		t.Errorf("a decision on an unknown id: %v", err)
 	}
 }
 
