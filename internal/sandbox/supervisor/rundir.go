@@ -21,10 +21,11 @@ import (
 // directory lies: a run makes five directories and a file there, on its
 // result's path, and on a disk file system each costs what a journal does
 // (0.45 ms a mkdir on this VM's ext4, whose /tmp and /run are on disk, as
-// Debian's /tmp is: STARTUP.md, "Directories on disk"). Only the host
-// writes in it: a run's workspace and a wazero run's out directory and
-// /tmp are tmpfs mounts of their own, bounded by the run's limits, and
-// the native guest sees its run directory read-only.
+// Debian's /tmp is: STARTUP.md, "An inotify close and directories on
+// disk"). Only the host writes in it: a run's workspace and a wazero
+// run's out directory and /tmp are tmpfs mounts of their own, bounded by
+// the run's limits, and the native guest sees its run directory
+// read-only.
 const (
 	runsRootPrefix = "apysup-runs-"
 	runsRootTmpfs  = "r"
