@@ -58,7 +58,8 @@ WASI_CONFIGURE_FLAGS="--with-pymalloc --enable-test-modules --without-ensurepip"
 WASI_LDFLAGS_NODIST="-z stack-size=8388608 -Wl,--stack-first -Wl,--initial-memory=16777216"
 # Built-in modules beyond configure's own choice, as Modules/Setup.local lines
 # (source paths relative to Modules/: makesetup breaks on absolute paths).
-SETUP_LOCAL="_agent_runtime_host _agent_runtime_host.c"
+SETUP_LOCAL="_agent_runtime_host _agent_runtime_host.c
+_apysup_os _apysup_os.c"
 
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export LC_ALL=C TZ=UTC SOURCE_DATE_EPOCH=0
@@ -210,7 +211,7 @@ for p in $(cd "$here" && find . -path './patches/*.patch' | LC_ALL=C sort); do
 	log "applying $p"
 	patch -d "$pkg_src" -p1 --quiet <"$here/$p"
 done
-cp "$here/_agent_runtime_host.c" "$py_src/Modules/"
+cp "$here/_agent_runtime_host.c" "$here/_apysup_os.c" "$py_src/Modules/"
 
 # Runs a build step quietly; on failure shows the end of its log.
 step() {
@@ -385,6 +386,10 @@ $wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_flags.c" -o "$work/apysup_fla
 # (_apysup_files.c), which wasi-libc lacks.
 log "apysup_files"
 $wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_files.c" -o "$work/apysup_files.o"
+# The CPU counts and os.sched_getaffinity as the native guest's: the host's
+# online CPUs (_apysup_host.c, and the _apysup_os module above).
+log "apysup_host"
+$wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_host.c" -o "$work/apysup_host.o"
 # A guest that signals itself, or aborts, ends as killed by the signal
 # (_apysup_signal.c), as natively, instead of trapping.
 log "apysup_signal"
@@ -397,7 +402,7 @@ log "apysup_string"
 $wasi_cc $WASI_CFLAGS -mbulk-memory -msimd128 -fno-builtin $map_paths -c "$here/_apysup_string.c" -o "$work/apysup_string.o"
 # Replaces configure's own LDFLAGS_NODIST for WASI (a 512 KiB stack).
 step wasi-make make -C "$wasi_build" -j"$jobs" \
-	LDFLAGS_NODIST="$WASI_LDFLAGS_NODIST $work/apysup_libm.o $work/apysup_paths.o $work/apysup_string.o $work/apysup_locale.o $work/apysup_stat.o $work/apysup_signal.o $work/apysup_files.o $work/apysup_errno.o $work/apysup_flags.o $work/apysup_tz.o $work/apysup_mktime.o -Wl,--wrap=__wasilibc_find_relpath_alloc,--wrap=rename,--wrap=link,--wrap=getcwd,--wrap=setlocale,--wrap=nl_langinfo,--wrap=fstat,--wrap=__wasilibc_nocwd_fstatat,--wrap=open,--wrap=mkdir,--wrap=raise,--wrap=abort,--wrap=__wasi_fd_write,--wrap=__wasi_fd_pwrite,--wrap=__wasi_fd_filestat_set_size,--wrap=__wasi_fd_allocate,--wrap=__wasi_path_create_directory,--wrap=__wasi_path_link,--wrap=__wasi_path_open"
+	LDFLAGS_NODIST="$WASI_LDFLAGS_NODIST $work/apysup_libm.o $work/apysup_paths.o $work/apysup_string.o $work/apysup_locale.o $work/apysup_stat.o $work/apysup_signal.o $work/apysup_files.o $work/apysup_errno.o $work/apysup_flags.o $work/apysup_host.o $work/apysup_tz.o $work/apysup_mktime.o -Wl,--wrap=__wasilibc_find_relpath_alloc,--wrap=rename,--wrap=link,--wrap=getcwd,--wrap=setlocale,--wrap=nl_langinfo,--wrap=fstat,--wrap=__wasilibc_nocwd_fstatat,--wrap=open,--wrap=mkdir,--wrap=raise,--wrap=abort,--wrap=__wasi_fd_write,--wrap=__wasi_fd_pwrite,--wrap=__wasi_fd_filestat_set_size,--wrap=__wasi_fd_allocate,--wrap=__wasi_path_create_directory,--wrap=__wasi_path_link,--wrap=__wasi_path_open,--wrap=sysconf"
 
 # --- output --------------------------------------------------------------------
 

@@ -286,6 +286,9 @@ func (in *Interpreter) init(ctx context.Context, wasm []byte) error {
 	if err := exportProc(ctx, in.runtime); err != nil {
 		return err
 	}
+	if err := exportHostInfo(ctx, in.runtime); err != nil {
+		return err
+	}
 	_, err := in.runtime.NewHostModuleBuilder(hostModule).
 		NewFunctionBuilder().
 		WithGoModuleFunction(api.GoModuleFunc(hostCall),

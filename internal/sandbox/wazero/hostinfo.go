@@ -1,0 +1,111 @@
+package wazero
+
+import (
+	"context"
+	"fmt"
+	"math/bits"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+)
+
+// The machine's CPUs as the native guest sees them. Natively
+// os.cpu_count() is the number of online CPUs and os.sched_getaffinity(0)
+// all of them (runc's init resets the affinity it inherits, whatever the
+// supervisor's); under WASI os.cpu_count() was 1 and sched_getaffinity
+// did not exist, so a script that sized a worker pool by either printed
+// or did something else on the two backends. The WASI build asks this
+// module for both (python/wasi/_apysup_host.c, _apysup_os.c).
+const (
+	hostInfoModule = "apysup_host"
+	onlineCPUsName = "online_cpus"
+	// maxCPUs bounds the mask: the guest's buffer holds 4,096 CPUs.
+	maxCPUs = 4096
+)
+
+// exportHostInfo instantiates the module in rt. The CPUs are read here,
+// when the interpreter loads, before a wazero child confines itself.
+func exportHostInfo(ctx context.Context, rt wazero.Runtime) error {
+	mask := onlineCPUs()
+	_, err := rt.NewHostModuleBuilder(hostInfoModule).
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(func(_ context.Context, mod api.Module, stack []uint64) {
+			stack[0] = api.EncodeI32(writeCPUMask(mod.Memory(), mask, api.DecodeU32(stack[0]), api.DecodeI32(stack[1])))
+		}), []api.ValueType{api.ValueTypeI32, api.ValueTypeI32}, []api.ValueType{api.ValueTypeI32}).
+		WithParameterNames("mask", "len").
+		Export(onlineCPUsName).
+		Instantiate(ctx)
+	if err != nil {
+		return fmt.Errorf("wazero: host info module: %w", err)
+	}
+	return nil
+}
+
+// writeCPUMask is online_cpus(mask, len): it writes up to n bytes of the
+// mask at ptr and returns how many CPUs it holds, or 0 when the buffer
+// lies outside the guest's memory.
+func writeCPUMask(mem api.Memory, mask []byte, ptr uint32, n int32) int32 {
+	if n > 0 {
+		out := make([]byte, n)
+		copy(out, mask)
+		if mem == nil || !mem.Write(ptr, out) {
+			return 0
+		}
+	}
+	count := 0
+	for _, b := range mask {
+		count += bits.OnesCount8(b)
+	}
+	return int32(count)
+}
+
+// onlineCPUs is the mask of the online CPUs (CPU i is bit i%8 of byte
+// i/8): the kernel's list, or where it cannot be read (off Linux) as many
+// as the Go runtime counts.
+var onlineCPUs = sync.OnceValue(func() []byte {
+	if b, err := os.ReadFile("/sys/devices/system/cpu/online"); err == nil {
+		if mask, ok := parseCPUList(strings.TrimSpace(string(b))); ok {
+			return mask
+		}
+	}
+	mask := make([]byte, (min(runtime.NumCPU(), maxCPUs)+7)/8)
+	for i := range min(runtime.NumCPU(), maxCPUs) {
+		mask[i/8] |= 1 << (i % 8)
+	}
+	return mask
+})
+
+// parseCPUList reads the kernel's CPU list format ("0-3,5,7-8") into a
+// mask; CPUs from maxCPUs on are left out. An empty or malformed list is
+// not ok.
+func parseCPUList(s string) ([]byte, bool) {
+	var mask []byte
+	if s == "" {
+		return nil, false
+	}
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		first, err := strconv.Atoi(lo)
+		if err != nil || first < 0 {
+			return nil, false
+		}
+		last := first
+		if isRange {
+			if last, err = strconv.Atoi(hi); err != nil || last < first {
+				return nil, false
+			}
+		}
+		for cpu := first; cpu <= min(last, maxCPUs-1); cpu++ {
+			for len(mask) <= cpu/8 {
+				mask = append(mask, 0)
+			}
+			mask[cpu/8] |= 1 << (cpu % 8)
+		}
+	}
+	return mask, len(mask) > 0
+}

@@ -1,0 +1,62 @@
+package wazero
+
+import (
+	"bytes"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+func TestParseCPUList(t *testing.T) {
+	for _, c := range []struct {
+		list string
+		mask []byte
+		ok   bool
+	}{
+		{"0", []byte{0x01}, true},
+		{"0-1", []byte{0x03}, true},
+		{"0-3,5,7-8", []byte{0xaf, 0x01}, true},
+		{"9", []byte{0x00, 0x02}, true},
+		{"4094-5000", append(make([]byte, 511), 0xc0), true}, // beyond maxCPUs left out
+		{"", nil, false},
+		{"a", nil, false},
+		{"3-1", nil, false},
+		{"-1", nil, false},
+		{"0,", nil, false},
+		{"1-", nil, false},
+	} {
+		mask, ok := parseCPUList(c.list)
+		if ok != c.ok || !bytes.Equal(mask, c.mask) {
+			t.Errorf("%q: %x %v, want %x %v", c.list, mask, ok, c.mask, c.ok)
+		}
+	}
+}
+
+func FuzzParseCPUList(f *testing.F) {
+	for _, s := range []string{"0", "0-1", "0-3,5,7-8", "", "3-1", "0-4095,9999999999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		mask, ok := parseCPUList(s)
+		if ok != (len(mask) > 0) || len(mask) > maxCPUs/8 {
+			t.Fatalf("%q: %d bytes, ok %v", s, len(mask), ok)
+		}
+	})
+}
+
+// The mask is the kernel's online list, whatever this process's affinity,
+// as the native guest's (runc's init resets its affinity to every CPU).
+func TestOnlineCPUsAreTheKernels(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the kernel's list is Linux's")
+	}
+	b, err := os.ReadFile("/sys/devices/system/cpu/online")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, ok := parseCPUList(strings.TrimSpace(string(b)))
+	if !ok || !bytes.Equal(onlineCPUs(), want) {
+		t.Fatalf("onlineCPUs %x, the kernel's %q", onlineCPUs(), b)
+	}
+}
