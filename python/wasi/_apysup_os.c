@@ -1,5 +1,5 @@
 // os.sched_getaffinity under WASI (Lib/os.py imports it from here:
-// patches/python3.11/wasi-os-cpus.patch): the online CPUs, as the native
+// patches/python3.11/wasi-os-host.patch): the online CPUs, as the native
 // guest's answers for itself (_apysup_host.c). A guest has one process:
 // pid 0 and its own pid are it, any other pid is no process (ESRCH, as
 // Linux answers for a negative one too). Its arguments are parsed and

@@ -14,16 +14,23 @@ import (
 	"github.com/tetratelabs/wazero/api"
 )
 
-// The machine's CPUs as the native guest sees them. Natively
+// The machine as the native guest sees it: its CPUs and its load average.
+//
+// CPUs. Natively
 // os.cpu_count() is the number of online CPUs and os.sched_getaffinity(0)
 // all of them (runc's init resets the affinity it inherits, whatever the
 // supervisor's); under WASI os.cpu_count() was 1 and sched_getaffinity
 // did not exist, so a script that sized a worker pool by either printed
 // or did something else on the two backends. The WASI build asks this
 // module for both (python/wasi/_apysup_host.c, _apysup_os.c).
+//
+// Load average. Natively os.getloadavg() is glibc's, from sysinfo(2):
+// the kernel's fixed-point loads over 65536. Under WASI it did not exist.
+// The host answers the same, at each call.
 const (
 	hostInfoModule = "apysup_host"
 	onlineCPUsName = "online_cpus"
+	loadavgName    = "loadavg"
 	// maxCPUs bounds the mask: the guest's buffer holds 4,096 CPUs.
 	maxCPUs = 4096
 )
@@ -39,6 +46,12 @@ func exportHostInfo(ctx context.Context, rt wazero.Runtime) error {
 		}), []api.ValueType{api.ValueTypeI32, api.ValueTypeI32}, []api.ValueType{api.ValueTypeI32}).
 		WithParameterNames("mask", "len").
 		Export(onlineCPUsName).
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(func(_ context.Context, mod api.Module, stack []uint64) {
+			stack[0] = api.EncodeI32(writeLoadavg(mod.Memory(), api.DecodeU32(stack[0])))
+		}), []api.ValueType{api.ValueTypeI32}, []api.ValueType{api.ValueTypeI32}).
+		WithParameterNames("avg").
+		Export(loadavgName).
 		Instantiate(ctx)
 	if err != nil {
 		return fmt.Errorf("wazero: host info module: %w", err)
@@ -62,6 +75,22 @@ func writeCPUMask(mem api.Memory, mask []byte, ptr uint32, n int32) int32 {
 		count += bits.OnesCount8(b)
 	}
 	return int32(count)
+}
+
+// writeLoadavg is loadavg(avg): it writes the three load averages as
+// doubles at ptr and returns 3, or 0 when the host cannot tell or the
+// buffer lies outside the guest's memory.
+func writeLoadavg(mem api.Memory, ptr uint32) int32 {
+	avg, ok := loadavg()
+	if !ok || mem == nil {
+		return 0
+	}
+	for i, v := range avg {
+		if !mem.WriteFloat64Le(ptr+uint32(8*i), v) {
+			return 0
+		}
+	}
+	return 3
 }
 
 // onlineCPUs is the mask of the online CPUs (CPU i is bit i%8 of byte

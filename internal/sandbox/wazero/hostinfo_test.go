@@ -2,8 +2,10 @@ package wazero
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -58,5 +60,27 @@ func TestOnlineCPUsAreTheKernels(t *testing.T) {
 	want, ok := parseCPUList(strings.TrimSpace(string(b)))
 	if !ok || !bytes.Equal(onlineCPUs(), want) {
 		t.Fatalf("onlineCPUs %x, the kernel's %q", onlineCPUs(), b)
+	}
+}
+
+// The load averages are the kernel's, as /proc/loadavg prints them to two
+// decimals (the two reads may straddle one of the kernel's 5 s updates).
+func TestLoadavgIsTheKernels(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the kernel's counters are Linux's")
+	}
+	avg, ok := loadavg()
+	b, err := os.ReadFile("/proc/loadavg")
+	if !ok || err != nil {
+		t.Fatalf("loadavg ok %v, /proc/loadavg: %v", ok, err)
+	}
+	for i, f := range strings.Fields(string(b))[:3] {
+		want, err := strconv.ParseFloat(f, 64)
+		if err != nil || avg[i] < 0 || math.Abs(avg[i]-want) > 0.25 {
+			t.Errorf("load %d: %v, /proc/loadavg says %s", i, avg[i], f)
+		}
+	}
+	if got := writeLoadavg(nil, 0); got != 0 {
+		t.Errorf("loadavg without a memory answered %d", got)
 	}
 }

@@ -1,0 +1,17 @@
+package wazero
+
+import "golang.org/x/sys/unix"
+
+// loadavg is the kernel's 1, 5 and 15 minute load averages as glibc's
+// getloadavg computes them (sysinfo's fixed-point loads over 1 << 16).
+func loadavg() ([3]float64, bool) {
+	var info unix.Sysinfo_t
+	if unix.Sysinfo(&info) != nil {
+		return [3]float64{}, false
+	}
+	var avg [3]float64
+	for i, l := range info.Loads {
+		avg[i] = float64(l) / (1 << unix.SI_LOAD_SHIFT)
+	}
+	return avg, true
+}
