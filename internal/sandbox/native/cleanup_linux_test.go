@@ -287,3 +287,17 @@ func (l *sealLog) counts() (overlay, copied int) {
 	defer l.mu.Unlock()
 	return l.overlay, l.copied
 }
+
+// The Backend's containers and runs directories are tmpfs mounts of its
+// own, whatever file system its state directory is on (a mkdir on this
+// VM's ext4 cost 0.45 ms, on a tmpfs 4 us: RATIONALE.md, "Run directories
+// live on a tmpfs, wherever the state directory is").
+func TestStateDirsAreTmpfs(t *testing.T) {
+	b := testBackend(t)
+	for _, dir := range []string{b.containersDir, b.runsDir} {
+		m, err := mountinfo.GetMounts(mountinfo.SingleEntryFilter(dir))
+		if err != nil || len(m) != 1 || m[0].FSType != "tmpfs" {
+			t.Errorf("%s: mounts %v (%v), want one tmpfs", dir, m, err)
+		}
+	}
+}
