@@ -330,10 +330,8 @@ func (s *Supervisor) wazeroInterpreter(ctx context.Context) (*wazero.Interpreter
 		return s.wazero, nil
 	}
 	// A failure is not remembered: a build made meanwhile (make wasi-python)
-	// is found by the next run of a long-lived supervisor.
-	if _, err := wazero.Locate(s.cfg.Wazero.CacheDir); err != nil {
-		return nil, err
-	}
+	// is found by the next run of a long-lived supervisor. Load locates the
+	// build first and refuses a missing one as Locate does.
 	cfg := s.cfg.Wazero
 	if s.cfg.WazeroPool > 0 {
 		cfg.Pool = s.cfg.WazeroPool

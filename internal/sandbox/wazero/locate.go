@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/apysup/apysup/python/wasi"
@@ -94,6 +95,10 @@ func BuildKey(inputs fs.FS) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
+// embeddedKey is the BuildKey of the inputs compiled into this binary,
+// hashed once per process.
+var embeddedKey = sync.OnceValues(func() (string, error) { return BuildKey(wasi.Inputs) })
+
 // DefaultCacheDir is where build.sh writes: ${XDG_CACHE_HOME:-$HOME/.cache}.
 func DefaultCacheDir() (string, error) {
 	if dir := os.Getenv("XDG_CACHE_HOME"); dir != "" {
@@ -116,7 +121,7 @@ func Locate(cacheDir string) (*Build, error) {
 			return nil, missing("no cache directory: " + err.Error())
 		}
 	}
-	key, err := BuildKey(wasi.Inputs)
+	key, err := embeddedKey()
 	if err != nil {
 		return nil, fmt.Errorf("wazero: build key: %w", err)
 	}

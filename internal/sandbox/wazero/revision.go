@@ -1,7 +1,6 @@
 package wazero
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -66,37 +65,44 @@ func HostRevision(statusPath string) (rev string, ok bool, err error) {
 // is "install ok installed" from dpkg's status file: stanzas of
 // "Field: value" lines separated by blank lines, continuation lines
 // starting with a space. Architecture-qualified names (":amd64") are not
-// used in the file itself.
+// used in the file itself. Lines end at "\n", a "\r" before it dropped (as
+// bufio.ScanLines does). The file is hundreds of kilobytes on any host and
+// every wazero Load reads it: the lines are read in place, nothing is
+// allocated for a stanza that is not wanted.
 func installedVersions(data []byte, wanted []string) map[string]string {
-	want := map[string]bool{}
-	for _, p := range wanted {
-		want[p] = true
-	}
 	found := map[string]string{}
-	var pkg, status, version string
+	var pkg, status, version []byte
 	flush := func() {
-		if want[pkg] && status == "install ok installed" && version != "" {
-			found[pkg] = version
+		if string(status) == "install ok installed" && len(version) > 0 {
+			for _, p := range wanted {
+				if string(pkg) == p {
+					found[p] = string(version)
+				}
+			}
 		}
-		pkg, status, version = "", "", ""
+		pkg, status, version = nil, nil, nil
 	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.TrimSpace(line) == "" {
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		if len(bytes.TrimSpace(line)) == 0 {
 			flush()
 			continue
 		}
 		if line[0] == ' ' || line[0] == '\t' {
 			continue
 		}
-		field, value, ok := strings.Cut(line, ":")
+		field, value, ok := bytes.Cut(line, []byte(":"))
 		if !ok {
 			continue
 		}
-		value = strings.TrimSpace(value)
-		switch field {
+		value = bytes.TrimSpace(value)
+		switch string(field) {
 		case "Package":
 			pkg = value
 		case "Status":

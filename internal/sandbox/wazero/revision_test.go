@@ -1,12 +1,16 @@
 package wazero
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -125,6 +129,7 @@ func TestPinnedRevisionMatchesBuildScript(t *testing.T) {
 func FuzzInstalledVersions(f *testing.F) {
 	f.Add([]byte("Package: python3.11-minimal\nStatus: install ok installed\nVersion: 3.11.2-6+deb12u8\n\n"))
 	f.Add([]byte("Package: libpython3.11-stdlib\nVersion:\nStatus: install ok installed\n \nPackage\n:\n\t x\n"))
+	f.Add([]byte("Package: python3.11-minimal\r\nStatus: install ok installed \r\nVersion:\t3.11.2-6+deb12u8\r\n \t\nPackage: x\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		got := installedVersions(data, guestPackages)
 		for p, v := range got {
@@ -132,5 +137,37 @@ func FuzzInstalledVersions(f *testing.F) {
 				t.Fatalf("%s = %q is not from the input", p, v)
 			}
 		}
+		if want := scannedVersions(data, guestPackages); !maps.Equal(got, want) {
+			t.Fatalf("installedVersions = %v, a line scanner reads %v", got, want)
+		}
 	})
+}
+
+// scannedVersions is installedVersions written another way, as the fuzz
+// test's oracle: the file split into stanzas at blank lines (bufio.Scanner's
+// lines, strings throughout), each stanza's fields into a map.
+func scannedVersions(data []byte, wanted []string) map[string]string {
+	found := map[string]string{}
+	stanza := map[string]string{}
+	end := func() {
+		if p := stanza["Package"]; slices.Contains(wanted, p) && stanza["Status"] == "install ok installed" && stanza["Version"] != "" {
+			found[p] = stanza["Version"]
+		}
+		clear(stanza)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64*1024), len(data)+1)
+	for sc.Scan() {
+		switch line := sc.Text(); {
+		case strings.TrimSpace(line) == "":
+			end()
+		case strings.HasPrefix(line, " "), strings.HasPrefix(line, "\t"):
+		default:
+			if field, value, ok := strings.Cut(line, ":"); ok {
+				stanza[field] = strings.TrimSpace(value)
+			}
+		}
+	}
+	end()
+	return found
 }
