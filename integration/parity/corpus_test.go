@@ -34,6 +34,7 @@ var corpus = []corpusCase{
 	{script: "std_open_flags.py"},
 	{script: "std_cpus.py"},
 	{script: "std_nice_loadavg.py"},
+	{script: "fs_statvfs.py"},
 	{script: "std_random.py"},
 	{script: "std_classes.py"},
 	{script: "std_csv_io.py"},
@@ -191,7 +192,7 @@ var corpus = []corpusCase{
 		"stdout": {native: "symlink created target.txt\nopen files stopped: OSError EMFILE True\nfile size stopped: OSError ENOSPC\n", wazero: "symlink refused: PermissionError EPERM\nopen files stopped: OSError EMFILE True\nfile size stopped: OSError ENOSPC\n"},
 	}},
 	{script: "gap_os_host.py", known: map[string]pinned{
-		"stdout": {native: "getppid 1\nids (1000, 1000, 1000, 1000)\numask 18\nkill 0 None\nnice 0\ngetloadavg 3\nsched_getaffinity True\nstatvfs True\ndisk_usage True\ngetlogin OSError: [Errno 6] No such device or address\npwd sandbox\nos-release debian\ndup None\npipe [None, None]\nget_inheritable True\nread(10**9) 6\nread(10**6) 6\n", wazero: "getppid 1\nids (1000, 1000, 1000, 1000)\numask 18\nkill 0 None\nnice 0\ngetloadavg 3\nsched_getaffinity True\nstatvfs AttributeError: module 'os' has no attribute 'statvfs'\ndisk_usage AttributeError: module 'shutil' has no attribute 'disk_usage'\ngetlogin OSError: [Errno 6] No such device or address\npwd sandbox\nos-release FileNotFoundError: [Errno 2] Unable to read files /etc/os-release, /usr/lib/os-release\ndup OSError: [Errno 95] Operation not supported\npipe AttributeError: module 'os' has no attribute 'pipe'\nget_inheritable False\nread(10**9) MemoryError: \nread(10**6) 6\n"},
+		"stdout": {native: "getppid 1\nids (1000, 1000, 1000, 1000)\numask 18\nkill 0 None\nnice 0\ngetloadavg 3\nsched_getaffinity True\ngetlogin OSError: [Errno 6] No such device or address\npwd sandbox\nos-release debian\ndup None\npipe [None, None]\nget_inheritable True\nread(10**9) 6\nread(10**6) 6\n", wazero: "getppid 1\nids (1000, 1000, 1000, 1000)\numask 18\nkill 0 None\nnice 0\ngetloadavg 3\nsched_getaffinity True\ngetlogin OSError: [Errno 6] No such device or address\npwd sandbox\nos-release FileNotFoundError: [Errno 2] Unable to read files /etc/os-release, /usr/lib/os-release\ndup OSError: [Errno 95] Operation not supported\npipe AttributeError: module 'os' has no attribute 'pipe'\nget_inheritable False\nread(10**9) MemoryError: \nread(10**6) 6\n"},
 	}},
 	{script: "gap_platform.py", known: map[string]pinned{
 		"stdout": {native: "sys.platform linux\nos.name posix\nuname Linux\ngetpid True getuid 1000\nplatform Linux x86_64 ('64bit', 'ELF') ('glibc', '2.36')\nsysconfig linux-x86_64\n", wazero: "sys.platform wasi\nos.name posix\nuname wasi\ngetpid True getuid 1000\nplatform wasi wasm32 ('32bit', '') ('', '')\nsysconfig wasi-0.0.0-wasm32\n"},

@@ -132,3 +132,11 @@ func orDefault[T comparable](v *T, d T) {
 		*v = d
 	}
 }
+
+// The guest's /dev is a small tmpfs of its own on both backends' terms: the
+// native sandbox mounts it with these bounds (native/config_linux.go), and
+// the wazero backend's statvfs answers with them (wazero/statvfs.go).
+const (
+	DevBytes = 64 << 10
+	DevFiles = 64
+)

@@ -308,3 +308,59 @@ char *getlogin(void)
 	errno = ENXIO;
 	return NULL;
 }
+
+/*
+ * statvfs and fstatvfs as the native guest's kernel answers them, for the
+ * mount the file is on: the file is looked up as statvfs(2) looks it up
+ * (stat, following links, with the kernel's errno for a path that does
+ * not resolve), and stat's view names the mount by its device
+ * (_apysup_stat.c: the read-only root, the out directory, the workspace,
+ * /tmp, /dev, or one of /dev's nodes). The host answers for that mount
+ * (internal/sandbox/wazero/statvfs.go): the writable mounts as tmpfs of
+ * the run's limits, the root and /dev's nodes as the host's filesystems
+ * under the native sandbox's flags, /dev as its own small tmpfs. A
+ * descriptor without a mount of the view (a pipe, the guest's stdio) is
+ * ENOSYS.
+ */
+#include <sys/statvfs.h>
+
+__attribute__((import_module("apysup_fs"), import_name("statvfs")))
+int32_t apysup_fs_statvfs(uint32_t dev, uint64_t *out);
+
+static int statvfs_of(const struct stat *st, struct statvfs *buf)
+{
+	uint64_t v[11];
+	int32_t e = apysup_fs_statvfs((uint32_t)st->st_dev, v);
+	if (e != 0) {
+		errno = e;
+		return -1;
+	}
+	buf->f_bsize = v[0];
+	buf->f_frsize = v[1];
+	buf->f_blocks = v[2];
+	buf->f_bfree = v[3];
+	buf->f_bavail = v[4];
+	buf->f_files = v[5];
+	buf->f_ffree = v[6];
+	buf->f_favail = v[7];
+	buf->f_fsid = v[8];
+	buf->f_flag = v[9];
+	buf->f_namemax = v[10];
+	return 0;
+}
+
+int statvfs(const char *restrict path, struct statvfs *restrict buf)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return -1;
+	return statvfs_of(&st, buf);
+}
+
+int fstatvfs(int fd, struct statvfs *buf)
+{
+	struct stat st;
+	if (fstat(fd, &st) != 0)
+		return -1;
+	return statvfs_of(&st, buf);
+}

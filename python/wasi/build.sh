@@ -72,7 +72,7 @@ log() { printf '[wasi-python] %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
 input_files() {
-	(cd "$here" && find . -type f \( -name build.sh -o -name '*.c' -o -name '*.py' -o -name '*.patch' \) |
+	(cd "$here" && find . -type f \( -name build.sh -o -name '*.c' -o -name '*.h' -o -name '*.py' -o -name '*.patch' \) |
 		sed 's|^\./||' | LC_ALL=C sort)
 }
 
@@ -313,7 +313,8 @@ build_triple=$("$py_src/config.guess")
 # _apysup_paths.c's (linked into python.wasm, not into configure's tests)
 # gives os.umask the mask its wrapped open and mkdir apply. chown, lchown,
 # fchown, fchownat, sendfile and copy_file_range: _apysup_files.c's, linked
-# the same way.
+# the same way; so are statvfs and fstatvfs, whose header wasi-libc lacks
+# too (include/sys/statvfs.h, on the include path).
 # fdopendir: CPython's config.site turns it off because listdir and scandir
 # of a descriptor duplicated it with dup, which WASI has not;
 # patches/python3.11/wasi-files.patch opens the directory again instead, so
@@ -327,7 +328,7 @@ step wasi-configure env \
 	CONFIG_SITE="$work/config.site" \
 	CC="$wasi_cc" CPP="$wasi_cc -E" \
 	AR="llvm-ar-$LLVM" RANLIB="llvm-ranlib-$LLVM" \
-	CFLAGS="$WASI_CFLAGS $map_paths" \
+	CFLAGS="$WASI_CFLAGS $map_paths -I$here/include" \
 	ZLIB_CFLAGS="-I$zlib_build" ZLIB_LIBS="$zlib_build/libz.a" \
 	BZIP2_CFLAGS="-I$bzip2_build" BZIP2_LIBS="$bzip2_build/libbz2.a" \
 	LIBLZMA_CFLAGS="-I$xz_src/src/liblzma/api" LIBLZMA_LIBS="$xz_build/src/liblzma/.libs/liblzma.a" \
@@ -335,6 +336,7 @@ step wasi-configure env \
 	PKG_CONFIG_LIBDIR="$work/no-pkgconfig" PKG_CONFIG_PATH= \
 	ac_cv_func_clock_nanosleep=no ac_cv_lib_rt_clock_nanosleep=no ac_cv_func_umask=yes \
 	ac_cv_func_chown=yes ac_cv_func_lchown=yes ac_cv_func_fchown=yes ac_cv_func_fchownat=yes ac_cv_func_sendfile=yes ac_cv_func_copy_file_range=yes ac_cv_func_getlogin=yes ac_cv_func_getloadavg=yes ac_cv_func_nice=yes \
+	ac_cv_header_sys_statvfs_h=yes ac_cv_func_statvfs=yes ac_cv_func_fstatvfs=yes \
 	ac_cv_working_tzset=yes \
 	sh -c "cd '$wasi_build' && '../src/${py_src##*/}/configure' -C --host=wasm32-unknown-wasi --build='$build_triple' \
 		--with-build-python='$build_python' --prefix=/usr $WASI_CONFIGURE_FLAGS"
@@ -342,7 +344,7 @@ for m in ZLIB _BZ2 _LZMA _SQLITE3 _TESTCAPI; do
 	grep -q "^MODULE_${m}_STATE=yes" "$wasi_build/Makefile" || die "configure did not enable ${m#_}"
 done
 grep -q '^#define WITH_PYMALLOC 1' "$wasi_build/pyconfig.h" || die "configure did not enable pymalloc"
-for f in CHOWN LCHOWN FCHOWN FCHOWNAT SENDFILE COPY_FILE_RANGE GETLOGIN GETLOADAVG NICE FDOPENDIR WORKING_TZSET; do
+for f in CHOWN LCHOWN FCHOWN FCHOWNAT SENDFILE COPY_FILE_RANGE GETLOGIN GETLOADAVG NICE FDOPENDIR WORKING_TZSET SYS_STATVFS_H STATVFS FSTATVFS; do
 	grep -q "^#define HAVE_$f 1" "$wasi_build/pyconfig.h" || die "configure did not define HAVE_$f"
 done
 # The host's libm (_apysup_libm.c): an object on every link, so its
@@ -382,10 +384,10 @@ $wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_errno.c" -o "$work/apysup_err
 # patches/python3.11/wasi-linux-flags.patch).
 log "apysup_flags"
 $wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_flags.c" -o "$work/apysup_flags.o"
-# chown and its kin, sendfile, copy_file_range, getrandom and getlogin
-# (_apysup_files.c), which wasi-libc lacks.
+# chown and its kin, sendfile, copy_file_range, getrandom, getlogin,
+# statvfs and fstatvfs (_apysup_files.c), which wasi-libc lacks.
 log "apysup_files"
-$wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_files.c" -o "$work/apysup_files.o"
+$wasi_cc $WASI_CFLAGS $map_paths -I"$here/include" -c "$here/_apysup_files.c" -o "$work/apysup_files.o"
 # The CPU counts and os.sched_getaffinity as the native guest's: the host's
 # online CPUs (_apysup_host.c, and the _apysup_os module above); the
 # host's load average (os.getloadavg) and os.nice, which wasi-libc lacks.

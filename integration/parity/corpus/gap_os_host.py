@@ -1,12 +1,11 @@
 # What a script asks the OS about its process and its host, beyond
 # gap_platform.py: natively the sandbox answers (its own pid namespace, the
-# guest's user, the workspace's tmpfs); WASI preview 1 has none of these calls.
+# guest's user); WASI preview 1 has none of these calls.
 # Then descriptor-level calls WASI lacks, and a read sized
 # far beyond the file: natively its buffer is reserved lazily (pages never
 # touched), in wasm32's linear memory it must fit under the run's memory
 # limit (512 MiB by default).
 import os
-import shutil
 
 
 def probe(label, f):
@@ -24,8 +23,6 @@ probe("kill 0", lambda: os.kill(os.getpid(), 0))
 probe("nice", lambda: os.nice(0))
 probe("getloadavg", lambda: len(os.getloadavg()))
 probe("sched_getaffinity", lambda: len(os.sched_getaffinity(0)) >= 1)
-probe("statvfs", lambda: os.statvfs(".").f_bsize > 0)
-probe("disk_usage", lambda: shutil.disk_usage(".").total >= 256 << 20)
 probe("getlogin", lambda: os.getlogin())
 probe("pwd", lambda: __import__("pwd").getpwuid(os.getuid()).pw_name)
 probe("os-release", lambda: __import__("platform").freedesktop_os_release()["ID"])

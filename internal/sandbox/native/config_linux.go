@@ -59,7 +59,8 @@ func containerConfig(root *rootfs, src mountSources, ids IDPair, cgroupPath stri
 		{Source: "proc", Destination: "/proc", Device: "proc",
 			Flags: unix.MS_NOSUID | unix.MS_NOEXEC | unix.MS_NODEV},
 		{Source: "tmpfs", Destination: "/dev", Device: "tmpfs",
-			Flags: unix.MS_NOSUID | unix.MS_NOEXEC | unix.MS_STRICTATIME, Data: "mode=755,size=64k,nr_inodes=64"},
+			Flags: unix.MS_NOSUID | unix.MS_NOEXEC | unix.MS_STRICTATIME,
+			Data:  fmt.Sprintf("mode=755,size=%d,nr_inodes=%d", sandbox.DevBytes, sandbox.DevFiles)},
 	}
 	// /tmp's caps, and /dev/shm's.
 	tmpData := fmt.Sprintf("mode=1777,size=%d,nr_inodes=%d", limits.TmpBytes, limits.TmpFiles())

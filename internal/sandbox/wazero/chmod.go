@@ -44,6 +44,10 @@ func exportFS(ctx context.Context, rt wazero.Runtime) error {
 		WithGoModuleFunction(api.GoModuleFunc(hostChmod), []api.ValueType{i32, i32, i32, i32, i32}, []api.ValueType{i32}).
 		WithParameterNames("mount_ptr", "mount_len", "path_ptr", "path_len", "mode").
 		Export(chmodName).
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(hostStatvfsCall), []api.ValueType{i32, i32}, []api.ValueType{i32}).
+		WithParameterNames("dev", "out_ptr").
+		Export(statvfsName).
 		Instantiate(ctx)
 	if err != nil {
 		return fmt.Errorf("wazero: fs module: %w", err)

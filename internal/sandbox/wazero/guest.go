@@ -121,7 +121,8 @@ type guest struct {
 	job, out, work *lateFS
 	tmp            *lateFS
 	cpu            *guestCPU
-	signaled       int32 // set by apysup_proc.exit_by_signal (signal.go)
+	stats          *mountStats // statvfs of the mounts (statvfs.go)
+	signaled       int32       // set by apysup_proc.exit_by_signal (signal.go)
 }
 
 // startGuest instantiates the module with a limit of limitBytes of linear
@@ -136,6 +137,7 @@ func (in *Interpreter) startGuest(ctx context.Context, limitBytes, reserveBytes 
 		job:   newLateFS(waiting), out: newLateFS(waiting), work: newLateFS(waiting), tmp: newLateFS(waiting),
 		started: started,
 		cpu:     &guestCPU{},
+		stats:   newMountStats(),
 	}
 	// Exactly these paths exist in the guest, and the directories that
 	// lead to them (guestRoot). Every file the guest opens on any of them
@@ -168,6 +170,7 @@ func (in *Interpreter) startGuest(ctx context.Context, limitBytes, reserveBytes 
 	runCtx := experimental.WithMemoryAllocator(ctx, g.mem)
 	runCtx = context.WithValue(runCtx, runKey{}, call)
 	runCtx = context.WithValue(runCtx, mountsKey{}, mounts)
+	runCtx = context.WithValue(runCtx, mountStatsKey{}, g.stats)
 	runCtx = context.WithValue(runCtx, signaledKey{}, &g.signaled)
 	cfg := wazero.NewModuleConfig().
 		WithName(""). // anonymous: concurrent runs share one runtime
@@ -225,6 +228,9 @@ func (g *guest) bind(j guestJob) error {
 	}
 	g.files.setMax(int(min(j.OpenFiles, 1<<20)))
 	g.mem.setLimit(j.MemoryBytes)
+	g.stats.bind(outDev, j.OutDir, sandbox.OutDirBytes, sandbox.OutDirFiles, outFlags, outFS)
+	g.stats.bind(workDev, j.Workspace, j.WorkspaceBytes, j.WorkspaceFiles, writableFlags, workFS)
+	g.stats.bind(tmpDev, j.TmpDir, j.TmpBytes, j.TmpFiles, writableFlags, tmpFS)
 	g.out.bind(outFS)
 	g.work.bind(workFS)
 	g.tmp.bind(tmpFS)
