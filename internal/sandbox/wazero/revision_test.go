@@ -171,3 +171,14 @@ func scannedVersions(data []byte, wanted []string) map[string]string {
 	end()
 	return found
 }
+
+// BenchmarkHostRevision is the revision check every wazero Load makes:
+// this host's dpkg status file, read and scanned.
+func BenchmarkHostRevision(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := HostRevision(""); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
