@@ -49,6 +49,8 @@ root = os.statvfs("/")
 print("root", root.f_flag & os.ST_RDONLY, root.f_bsize, root.f_namemax, root.f_blocks > 0,
       usage("/") == usage("/"), root.f_fsid == os.statvfs("/").f_fsid)
 print("stdlib", os.statvfs(os.__file__).f_blocks == root.f_blocks)
+out = os.statvfs("/run/apysup/out")  # the runner's own tmpfs: its outcome, noexec
+print("out", out.f_bsize, out.f_blocks, out.f_files, out.f_files - out.f_ffree, out.f_flag)
 dev = os.statvfs("/dev")
 print("dev", dev.f_bsize, dev.f_blocks, dev.f_bfree, dev.f_files, dev.f_flag)
 null = os.statvfs("/dev/null")

@@ -5,13 +5,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// fsStat is statfs(2)'s answer, the fields statvfs reads.
-type fsStat struct {
-	magic                                                             int64
-	bsize, frsize, blocks, bfree, bavail, files, ffree, fsid, namelen uint64
-	flags                                                             uint64
-}
-
 // statfs is statfs(2) of a host path. The fsid's two words are packed as
 // glibc's statvfs packs them: the first in the low half.
 func statfs(path string) (fsStat, experimentalsys.Errno) {

@@ -57,6 +57,13 @@ const (
 	nameMax    = 255
 )
 
+// fsStat is statfs(2)'s answer, the fields statvfs reads.
+type fsStat struct {
+	magic                                                             int64
+	bsize, frsize, blocks, bfree, bavail, files, ffree, fsid, namelen uint64
+	flags                                                             uint64
+}
+
 // vfsStat is what statvfs(3) answers, in the order the guest reads it.
 type vfsStat struct {
 	bsize, frsize, blocks, bfree, bavail, files, ffree, favail, fsid, flag, namemax uint64
