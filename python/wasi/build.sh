@@ -238,7 +238,16 @@ sysroot="$work/sysroot"
 mkdir -p "$sysroot/include" "$sysroot/lib"
 ln -s /usr/include/wasm32-wasi "$sysroot/include/wasm32-wasi"
 ln -s /usr/lib/wasm32-wasi "$sysroot/lib/wasm32-wasi"
-wasi_cc="clang-$LLVM --target=wasm32-wasi --sysroot=$sysroot"
+# clang's driver runs binaryen's wasm-opt over every optimised link when it
+# finds one on PATH, and Debian's (108) cannot parse these modules: the
+# links, and configure's link tests with them, would fail on a host that
+# has binaryen installed. This wasm-opt, which leaves the module as linked,
+# is found first: clang looks in its -B directories before its own and
+# PATH's (docs/parity.md, "wasm-opt").
+mkdir -p "$work/tools"
+printf '#!/bin/sh\nexit 0\n' >"$work/tools/wasm-opt"
+chmod +x "$work/tools/wasm-opt"
+wasi_cc="clang-$LLVM --target=wasm32-wasi --sysroot=$sysroot -B$work/tools"
 
 # zlib: only the library objects, no configure (it probes the host).
 zlib_build="$work/zlib"
