@@ -72,7 +72,8 @@ log() { printf '[wasi-python] %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
 input_files() {
-	(cd "$here" && find . -type f \( -name build.sh -o -name '*.c' -o -name '*.h' -o -name '*.py' -o -name '*.patch' \) |
+	# testdata/ holds the host-side checks of the inputs, not inputs.
+	(cd "$here" && find . -path ./testdata -prune -o -type f \( -name build.sh -o -name '*.c' -o -name '*.h' -o -name '*.py' -o -name '*.patch' \) -print |
 		sed 's|^\./||' | LC_ALL=C sort)
 }
 
@@ -353,7 +354,7 @@ for m in ZLIB _BZ2 _LZMA _SQLITE3 _TESTCAPI; do
 	grep -q "^MODULE_${m}_STATE=yes" "$wasi_build/Makefile" || die "configure did not enable ${m#_}"
 done
 grep -q '^#define WITH_PYMALLOC 1' "$wasi_build/pyconfig.h" || die "configure did not enable pymalloc"
-for f in CHOWN LCHOWN FCHOWN FCHOWNAT SENDFILE COPY_FILE_RANGE GETLOGIN GETLOADAVG NICE FDOPENDIR WORKING_TZSET SYS_STATVFS_H STATVFS FSTATVFS; do
+for f in CHOWN LCHOWN FCHOWN FCHOWNAT SENDFILE COPY_FILE_RANGE GETLOGIN GETLOADAVG NICE FDOPENDIR WORKING_TZSET WCSFTIME SYS_STATVFS_H STATVFS FSTATVFS; do
 	grep -q "^#define HAVE_$f 1" "$wasi_build/pyconfig.h" || die "configure did not define HAVE_$f"
 done
 # The host's libm (_apysup_libm.c): an object on every link, so its
@@ -382,6 +383,11 @@ $wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_locale.c" -o "$work/apysup_lo
 log "apysup_tz"
 $wasi_cc $WASI_CFLAGS $map_paths -c "$musl_src/src/time/__tz.c" -o "$work/apysup_tz.o"
 $wasi_cc $WASI_CFLAGS -Wno-incompatible-pointer-types $map_paths -c "$musl_src/src/time/mktime.c" -o "$work/apysup_mktime.o"
+# strftime as glibc formats (_apysup_strftime.c): time.strftime calls
+# wcsftime, wrapped around musl's, which lacks glibc's flags, widths and
+# GNU conversions and fails a whole format on one it does not know.
+log "apysup_strftime"
+$wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_strftime.c" -o "$work/apysup_strftime.o"
 # errno as the native guest's: Linux's numbers and glibc's messages where
 # errno reaches Python (_apysup_errno.c, patches/python3.11/wasi-linux-errno.patch),
 # and ENOSPC, EFBIG and EMFILE where the host's limits answer EIO, ERANGE
@@ -414,7 +420,7 @@ log "apysup_string"
 $wasi_cc $WASI_CFLAGS -mbulk-memory -msimd128 -fno-builtin $map_paths -c "$here/_apysup_string.c" -o "$work/apysup_string.o"
 # Replaces configure's own LDFLAGS_NODIST for WASI (a 512 KiB stack).
 step wasi-make make -C "$wasi_build" -j"$jobs" \
-	LDFLAGS_NODIST="$WASI_LDFLAGS_NODIST $work/apysup_libm.o $work/apysup_paths.o $work/apysup_string.o $work/apysup_locale.o $work/apysup_stat.o $work/apysup_signal.o $work/apysup_files.o $work/apysup_errno.o $work/apysup_flags.o $work/apysup_host.o $work/apysup_tz.o $work/apysup_mktime.o -Wl,--wrap=__wasilibc_find_relpath_alloc,--wrap=rename,--wrap=link,--wrap=getcwd,--wrap=setlocale,--wrap=nl_langinfo,--wrap=fstat,--wrap=__wasilibc_nocwd_fstatat,--wrap=open,--wrap=mkdir,--wrap=raise,--wrap=abort,--wrap=__wasi_fd_write,--wrap=__wasi_fd_pwrite,--wrap=__wasi_fd_filestat_set_size,--wrap=__wasi_fd_allocate,--wrap=__wasi_path_create_directory,--wrap=__wasi_path_link,--wrap=__wasi_path_open,--wrap=sysconf"
+	LDFLAGS_NODIST="$WASI_LDFLAGS_NODIST $work/apysup_libm.o $work/apysup_paths.o $work/apysup_string.o $work/apysup_locale.o $work/apysup_stat.o $work/apysup_signal.o $work/apysup_files.o $work/apysup_errno.o $work/apysup_flags.o $work/apysup_host.o $work/apysup_tz.o $work/apysup_mktime.o $work/apysup_strftime.o -Wl,--wrap=__wasilibc_find_relpath_alloc,--wrap=wcsftime,--wrap=rename,--wrap=link,--wrap=getcwd,--wrap=setlocale,--wrap=nl_langinfo,--wrap=fstat,--wrap=__wasilibc_nocwd_fstatat,--wrap=open,--wrap=mkdir,--wrap=raise,--wrap=abort,--wrap=__wasi_fd_write,--wrap=__wasi_fd_pwrite,--wrap=__wasi_fd_filestat_set_size,--wrap=__wasi_fd_allocate,--wrap=__wasi_path_create_directory,--wrap=__wasi_path_link,--wrap=__wasi_path_open,--wrap=sysconf"
 
 # --- output --------------------------------------------------------------------
 
