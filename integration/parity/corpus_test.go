@@ -64,6 +64,8 @@ var corpus = []corpusCase{
 	{script: "zoneinfo_links.py"},
 	{script: "std_tzset.py"},
 	{script: "std_strftime.py"},
+	{script: "std_pid.py"},
+	{script: "std_sysconf.py"},
 	{script: "std_asyncio.py"},
 	{script: "std_sqlite3.py"},
 

@@ -12,6 +12,18 @@
 // The load average (os.getloadavg): the host's, as glibc reads it from
 // sysinfo(2) natively.
 //
+// Memory (sysconf): natively the page size is the machine's (4096 here)
+// and the physical and available pages are sysinfo(2)'s total and free
+// memory in pages, so os.sysconf("SC_PAGE_SIZE") *
+// os.sysconf("SC_PHYS_PAGES") is the machine's memory; wasi-libc answered
+// WebAssembly's 64 KiB page and negative page counts. The host answers
+// glibc's three, at each call.
+//
+// The guest's pid: natively the guest is pid 6 of its sandbox's pid
+// namespace, the child of its init (pid 1), after the processes that set
+// the sandbox up; wasi-libc's emulated getpid answers 42. os.getpid,
+// logging's %(process)d, tempfile's and os.kill's own-pid checks read it.
+//
 // os.nice, which wasi-libc lacks: the guest's niceness kept here, with
 // Linux's rules. It changes nothing of how wazero runs the guest, as a
 // native guest's niceness changes nothing of its CPU quota.
@@ -20,6 +32,7 @@
 // module's rlimits, which wasi-libc has not.
 
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <unistd.h>
 
@@ -34,20 +47,41 @@ IMPORT(online_cpus) int32_t apysup_host_online_cpus(uint8_t *mask, int32_t len);
 // 0 when the host cannot tell.
 IMPORT(loadavg) int32_t apysup_host_loadavg(double *avg);
 
+// memory_pages writes the page size, the physical pages and the available
+// pages, and returns 3, or 0 when the host cannot tell.
+IMPORT(memory_pages) int32_t apysup_host_memory_pages(uint64_t *pages);
+
 int apysup_online_cpus(unsigned char *mask, int len)
 {
 	return apysup_host_online_cpus(mask, len);
 }
 
+#define GUEST_PID 6
+
+// getpid, defined here so that libwasi-emulated-getpid's is not linked.
+pid_t getpid(void)
+{
+	return GUEST_PID;
+}
+
 long __real_sysconf(int name);
 
-// sysconf, wrapped (-Wl,--wrap=sysconf): the CPU counts are the host's.
+// sysconf, wrapped (-Wl,--wrap=sysconf): the CPU counts and the memory
+// pages are the host's.
 long __wrap_sysconf(int name)
 {
 	if (name == _SC_NPROCESSORS_ONLN || name == _SC_NPROCESSORS_CONF) {
 		int32_t n = apysup_host_online_cpus(0, 0);
 		if (n > 0)
 			return n;
+	}
+	if (name == _SC_PAGESIZE || name == _SC_PHYS_PAGES || name == _SC_AVPHYS_PAGES) {
+		uint64_t pages[3];
+		if (apysup_host_memory_pages(pages) == 3) {
+			uint64_t v = pages[name == _SC_PAGESIZE ? 0 : name == _SC_PHYS_PAGES ? 1 : 2];
+			// wasm32's long: a count past it is as large as it can say.
+			return v > LONG_MAX ? LONG_MAX : (long)v;
+		}
 	}
 	return __real_sysconf(name);
 }

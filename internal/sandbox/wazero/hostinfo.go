@@ -27,10 +27,17 @@ import (
 // Load average. Natively os.getloadavg() is glibc's, from sysinfo(2):
 // the kernel's fixed-point loads over 65536. Under WASI it did not exist.
 // The host answers the same, at each call.
+//
+// Memory. Natively sysconf's page size is the machine's and its physical
+// and available pages are sysinfo(2)'s total and free memory in pages:
+// os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") is the usual
+// way to read the machine's memory. wasi-libc answered WebAssembly's
+// 64 KiB page and negative page counts. The host answers glibc's three.
 const (
-	hostInfoModule = "apysup_host"
-	onlineCPUsName = "online_cpus"
-	loadavgName    = "loadavg"
+	hostInfoModule  = "apysup_host"
+	onlineCPUsName  = "online_cpus"
+	loadavgName     = "loadavg"
+	memoryPagesName = "memory_pages"
 	// maxCPUs bounds the mask: the guest's buffer holds 4,096 CPUs.
 	maxCPUs = 4096
 )
@@ -52,6 +59,12 @@ func exportHostInfo(ctx context.Context, rt wazero.Runtime) error {
 		}), []api.ValueType{api.ValueTypeI32}, []api.ValueType{api.ValueTypeI32}).
 		WithParameterNames("avg").
 		Export(loadavgName).
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(func(_ context.Context, mod api.Module, stack []uint64) {
+			stack[0] = api.EncodeI32(writeMemoryPages(mod.Memory(), api.DecodeU32(stack[0])))
+		}), []api.ValueType{api.ValueTypeI32}, []api.ValueType{api.ValueTypeI32}).
+		WithParameterNames("pages").
+		Export(memoryPagesName).
 		Instantiate(ctx)
 	if err != nil {
 		return fmt.Errorf("wazero: host info module: %w", err)
@@ -87,6 +100,23 @@ func writeLoadavg(mem api.Memory, ptr uint32) int32 {
 	}
 	for i, v := range avg {
 		if !mem.WriteFloat64Le(ptr+uint32(8*i), v) {
+			return 0
+		}
+	}
+	return 3
+}
+
+// writeMemoryPages is memory_pages(pages): it writes the page size, the
+// physical pages and the available pages as 64-bit integers at ptr and
+// returns 3, or 0 when the host cannot tell or the buffer lies outside
+// the guest's memory.
+func writeMemoryPages(mem api.Memory, ptr uint32) int32 {
+	pages, ok := memoryPages()
+	if !ok || mem == nil {
+		return 0
+	}
+	for i, v := range pages {
+		if !mem.WriteUint64Le(ptr+uint32(8*i), v) {
 			return 0
 		}
 	}

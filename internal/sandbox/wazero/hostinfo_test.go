@@ -84,3 +84,38 @@ func TestLoadavgIsTheKernels(t *testing.T) {
 		t.Errorf("loadavg without a memory answered %d", got)
 	}
 }
+
+// The page size and the memory pages are glibc's sysconf answers: the
+// machine's page size and /proc/meminfo's total and free memory in pages
+// (free memory moves between the two reads: within 1 GiB).
+func TestMemoryPagesAreTheKernels(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the kernel's counters are Linux's")
+	}
+	pages, ok := memoryPages()
+	b, err := os.ReadFile("/proc/meminfo")
+	if !ok || err != nil {
+		t.Fatalf("memoryPages ok %v, /proc/meminfo: %v", ok, err)
+	}
+	kib := map[string]uint64{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[2] == "kB" {
+			v, err := strconv.ParseUint(f[1], 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kib[strings.TrimSuffix(f[0], ":")] = v
+		}
+	}
+	page := uint64(os.Getpagesize())
+	if pages[0] != page || pages[1] != kib["MemTotal"]*1024/page {
+		t.Errorf("page size %d, physical pages %d; want %d and MemTotal %d KiB in pages", pages[0], pages[1], page, kib["MemTotal"])
+	}
+	free := kib["MemFree"] * 1024 / page
+	if diff := int64(pages[2]) - int64(free); diff > int64(1<<30/page) || diff < -int64(1<<30/page) {
+		t.Errorf("available pages %d, MemFree says %d", pages[2], free)
+	}
+	if got := writeMemoryPages(nil, 0); got != 0 {
+		t.Errorf("memory_pages without a memory answered %d", got)
+	}
+}
