@@ -13,7 +13,8 @@ import (
 // formats as the native guest's C library does. Compiled for the host
 // with testdata/strftime_check.c, it is compared with glibc's own
 // wcsftime over every conversion character under glibc's flags, widths
-// and modifiers, in three zones and three buffer sizes. The guest side
+// and modifiers and over random formats, in three zones and three buffer
+// sizes. The guest side
 // (the same file linked into python.wasm) is integration/parity's
 // std_strftime.py.
 func TestStrftimeIsGlibcs(t *testing.T) {

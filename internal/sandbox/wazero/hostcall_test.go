@@ -3,6 +3,7 @@ package wazero
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -33,6 +34,10 @@ func (m *fakeMemory) Write(off uint32, v []byte) bool {
 	}
 	copy(m.b[off:], v)
 	return true
+}
+
+func (m *fakeMemory) WriteUint64Le(off uint32, v uint64) bool {
+	return m.Write(off, binary.LittleEndian.AppendUint64(nil, v))
 }
 
 func TestExchange(t *testing.T) {

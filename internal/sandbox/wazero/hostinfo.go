@@ -3,6 +3,7 @@ package wazero
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/bits"
 	"os"
 	"runtime"
@@ -95,15 +96,11 @@ func writeCPUMask(mem api.Memory, mask []byte, ptr uint32, n int32) int32 {
 // buffer lies outside the guest's memory.
 func writeLoadavg(mem api.Memory, ptr uint32) int32 {
 	avg, ok := loadavg()
-	if !ok || mem == nil {
-		return 0
-	}
+	var words [3]uint64
 	for i, v := range avg {
-		if !mem.WriteFloat64Le(ptr+uint32(8*i), v) {
-			return 0
-		}
+		words[i] = math.Float64bits(v)
 	}
-	return 3
+	return writeWords(mem, ptr, ok, words)
 }
 
 // writeMemoryPages is memory_pages(pages): it writes the page size, the
@@ -112,11 +109,18 @@ func writeLoadavg(mem api.Memory, ptr uint32) int32 {
 // the guest's memory.
 func writeMemoryPages(mem api.Memory, ptr uint32) int32 {
 	pages, ok := memoryPages()
-	if !ok || mem == nil {
+	return writeWords(mem, ptr, ok, pages)
+}
+
+// writeWords writes the host's three answers, when it has them (ok), as
+// little-endian 64-bit words at ptr: 3, or 0 when it has none or they
+// do not fit in the guest's memory.
+func writeWords(mem api.Memory, ptr uint32, ok bool, words [3]uint64) int32 {
+	if !ok || mem == nil || ptr > math.MaxUint32-8*uint32(len(words)) { // no word may wrap to 0
 		return 0
 	}
-	for i, v := range pages {
-		if !mem.WriteUint64Le(ptr+uint32(8*i), v) {
+	for i, w := range words {
+		if !mem.WriteUint64Le(ptr+uint32(8*i), w) {
 			return 0
 		}
 	}

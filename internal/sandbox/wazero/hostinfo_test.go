@@ -2,6 +2,8 @@ package wazero
 
 import (
 	"bytes"
+	"encoding/binary"
+	"github.com/tetratelabs/wazero/api"
 	"math"
 	"os"
 	"runtime"
@@ -118,4 +120,47 @@ func TestMemoryPagesAreTheKernels(t *testing.T) {
 	if got := writeMemoryPages(nil, 0); got != 0 {
 		t.Errorf("memory_pages without a memory answered %d", got)
 	}
+}
+
+// writeWords, behind loadavg and memory_pages, writes all three words or
+// answers 0: a buffer past the guest's memory, even by one word, or
+// whose last words would wrap to address 0, gets nothing usable, and
+// neither does a host that cannot tell.
+func TestWriteWords(t *testing.T) {
+	words := [3]uint64{4096, 1 << 40, math.Float64bits(0.25)}
+	mem := &fakeMemory{b: make([]byte, 32)}
+	if got := writeWords(mem, 8, true, words); got != 3 {
+		t.Fatalf("in bounds: %d", got)
+	}
+	for i, w := range words {
+		if v := binary.LittleEndian.Uint64(mem.b[8+8*i:]); v != w {
+			t.Errorf("word %d: %d, want %d", i, v, w)
+		}
+	}
+	for _, ptr := range []uint32{16, 32, 1 << 31, math.MaxUint32 - 7} {
+		if got := writeWords(mem, ptr, true, words); got != 0 {
+			t.Errorf("at %d of a 32-byte memory: %d", ptr, got)
+		}
+	}
+	// A 4 GiB memory takes a word at any offset: the last two words at
+	// 2**32-8 would land at 0 and 8.
+	whole := &everywhere{}
+	if got := writeWords(whole, math.MaxUint32-7, true, words); got != 0 || len(whole.at) != 0 {
+		t.Errorf("at 2**32-8: %d, words written at %v", got, whole.at)
+	}
+	if got := writeWords(mem, 0, false, words); got != 0 {
+		t.Errorf("a host that cannot tell: %d", got)
+	}
+}
+
+// everywhere is a guest memory that takes a word at every offset, as a
+// full 4 GiB one would, and records where.
+type everywhere struct {
+	api.Memory
+	at []uint32
+}
+
+func (m *everywhere) WriteUint64Le(off uint32, _ uint64) bool {
+	m.at = append(m.at, off)
+	return true
 }

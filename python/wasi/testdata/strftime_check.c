@@ -5,7 +5,8 @@
  * under glibc's flags, widths and modifiers, a few whole formats, times
  * at the ISO week and century edges, struct tm with and without zone and
  * DST, three zones and three buffer sizes (one too small for most
- * results). Prints each difference and a count; exits 1 on any.
+ * results), then 20,000 random formats a zone. Prints each difference and
+ * a count; exits 1 on any.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,6 +86,22 @@ main(void)
         }
         for (size_t k = 0; k < sizeof whole / sizeof whole[0]; k++) {
             check(whole[k]);
+        }
+        /* Random formats (a fixed seed): runs of "%", flags, digits,
+         * modifiers, conversion characters and plain text, in any order,
+         * as a guest's format may be. */
+        static const char alphabet[] = "%%%%%_-0^#123456789EOaAbBcCdDeFgGhHIjklmMnpPrRsStTuUVwWxXyYzZQfq :/%";
+        unsigned long long seed = 0x9e3779b97f4a7c15ULL + z;
+        for (int k = 0; k < 20000; k++) {
+            char fmt[17];
+            seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+            size_t len = 1 + (size_t)(seed >> 60);
+            for (size_t i = 0; i < len; i++) {
+                seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+                fmt[i] = alphabet[(seed >> 33) % (sizeof alphabet - 1)];
+            }
+            fmt[len] = 0;
+            check(fmt);
         }
     }
     printf("%ld checks, %ld differ\n", checks, differ);
