@@ -66,13 +66,15 @@ var corpus = []corpusCase{
 	{script: "std_strftime.py"},
 	{script: "std_pid.py"},
 	{script: "std_sysconf.py"},
+	{script: "std_thread_ids.py"},
+	{script: "std_signal_sets.py"},
 	{script: "std_asyncio.py"},
 	{script: "std_sqlite3.py"},
 
 	// The world the guest sees.
 	{script: "world.py", args: []string{"first", "two words", "é"}},
 	{script: "world_sizes.py", known: map[string]pinned{
-		"stdout": {native: "maxsize 9223372036854775807\npointer 8 long 8 size_t 8\nid-is-small False\n", wazero: "maxsize 2147483647\npointer 4 long 4 size_t 4\nid-is-small True\n"},
+		"stdout": {native: "maxsize 9223372036854775807\npointer 8 long 8 size_t 8\nid-is-small False\nsysconf 64 4294967295 -1 1\n", wazero: "maxsize 2147483647\npointer 4 long 4 size_t 4\nid-is-small True\nsysconf 32 -1 1 -1\n"},
 	}},
 
 	// Capability calls on every surface, approvals, refusals, budgets.

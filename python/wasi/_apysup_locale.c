@@ -1,6 +1,7 @@
 /*
- * setlocale and nl_langinfo as the native guest's glibc answers them.
- * build.sh links this object with -Wl,--wrap=setlocale,--wrap=nl_langinfo.
+ * setlocale, nl_langinfo and wcscoll as the native guest's glibc answers
+ * them. build.sh links this object with
+ * -Wl,--wrap=setlocale,--wrap=nl_langinfo,--wrap=wcscoll.
  *
  * wasi-libc's setlocale is musl's: it accepts any name at all (a name it
  * has no data for becomes a copy of C.UTF-8 under that name), only
@@ -34,14 +35,21 @@
  * where musl's differ: CODESET of the C locale is ANSI_X3.4-1968 (musl:
  * ASCII), D_T_FMT spells %T out, CRNCYSTR is "-", ALT_DIGITS and the ERA
  * formats are empty. The other items already agree (std_locale.py).
+ *
+ * wcscoll (locale.strcoll's) orders as glibc's C and C.UTF-8 locales do,
+ * by code point, but answers the difference of the first characters that
+ * differ (musl's wcscmp: strcoll("a", "B") is 31) where glibc answers -1,
+ * 0 or 1. The wrapper answers the sign.
  */
 #include <langinfo.h>
 #include <locale.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
 
 char *__real_setlocale(int category, const char *name);
 char *__real_nl_langinfo(nl_item item);
+int __real_wcscoll(const wchar_t *a, const wchar_t *b);
 
 #define NCAT 12
 #define NAME_MAX_LEN 64
@@ -217,4 +225,10 @@ char *__wrap_nl_langinfo(nl_item item)
 		return "";
 	}
 	return __real_nl_langinfo(item);
+}
+
+int __wrap_wcscoll(const wchar_t *a, const wchar_t *b)
+{
+	int c = __real_wcscoll(a, b);
+	return (c > 0) - (c < 0);
 }

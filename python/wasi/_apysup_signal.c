@@ -1,6 +1,7 @@
 /*
- * A guest that signals itself ends as the native guest does. build.sh
- * links this object with -Wl,--wrap=raise,--wrap=abort.
+ * A guest that signals itself ends as the native guest does, and
+ * strsignal describes signals in glibc's words. build.sh links this
+ * object with -Wl,--wrap=raise,--wrap=abort,--wrap=strsignal.
  *
  * WASI has no signals; wasi-libc emulates them inside the process. Where
  * a signal's action is the default and the default ends the process,
@@ -18,6 +19,8 @@
  */
 #define _WASI_EMULATED_SIGNAL
 #include <signal.h>
+#include <stdio.h>
+#include <string.h>
 
 __attribute__((import_module("apysup_proc"), import_name("exit_by_signal")))
 void __apysup_exit_by_signal(int sig);
@@ -75,4 +78,61 @@ int __wrap_raise(int sig)
 _Noreturn void __wrap_abort(void)
 {
 	die_of(SIGABRT);
+}
+
+/* glibc's descriptions of the signals below SIGRTMIN (signal.strsignal):
+ * musl's differ for SIGFPE ("Arithmetic exception") and SIGCHLD ("Child
+ * process status"), and name 32 to 64 "RT32" to "RT64", where glibc keeps
+ * 32 and 33 for its threads ("Unknown signal 32", which signal.strsignal
+ * answers as None) and calls 34 to 64 "Real-time signal 0" to 30. */
+static const char *const glibc_signals[32] = {
+	[1] = "Hangup",
+	[2] = "Interrupt",
+	[3] = "Quit",
+	[4] = "Illegal instruction",
+	[5] = "Trace/breakpoint trap",
+	[6] = "Aborted",
+	[7] = "Bus error",
+	[8] = "Floating point exception",
+	[9] = "Killed",
+	[10] = "User defined signal 1",
+	[11] = "Segmentation fault",
+	[12] = "User defined signal 2",
+	[13] = "Broken pipe",
+	[14] = "Alarm clock",
+	[15] = "Terminated",
+	[16] = "Stack fault",
+	[17] = "Child exited",
+	[18] = "Continued",
+	[19] = "Stopped (signal)",
+	[20] = "Stopped",
+	[21] = "Stopped (tty input)",
+	[22] = "Stopped (tty output)",
+	[23] = "Urgent I/O condition",
+	[24] = "CPU time limit exceeded",
+	[25] = "File size limit exceeded",
+	[26] = "Virtual timer expired",
+	[27] = "Profiling timer expired",
+	[28] = "Window changed",
+	[29] = "I/O possible",
+	[30] = "Power failure",
+	[31] = "Bad system call",
+};
+
+char *__real_strsignal(int sig);
+
+char *__wrap_strsignal(int sig)
+{
+	static char buf[sizeof "Real-time signal -2147483648"];
+	if (sig > 0 && sig < 32)
+		return (char *)glibc_signals[sig];
+	if (sig == 32 || sig == 33) {
+		snprintf(buf, sizeof buf, "Unknown signal %d", sig);
+		return buf;
+	}
+	if (sig >= 34 && sig < _NSIG) {
+		snprintf(buf, sizeof buf, "Real-time signal %d", sig - 34);
+		return buf;
+	}
+	return __real_strsignal(sig);
 }

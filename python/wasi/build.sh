@@ -369,7 +369,7 @@ $wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_paths.c" -o "$work/apysup_pat
 # (_apysup_stat.c), from what the host puts in the filestat's device field.
 log "apysup_stat"
 $wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_stat.c" -o "$work/apysup_stat.o"
-# setlocale and nl_langinfo as glibc answers them (_apysup_locale.c),
+# setlocale, nl_langinfo and wcscoll as glibc answers them (_apysup_locale.c),
 # wrapped around wasi-libc's (musl's).
 log "apysup_locale"
 $wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_locale.c" -o "$work/apysup_locale.o"
@@ -405,11 +405,13 @@ log "apysup_files"
 $wasi_cc $WASI_CFLAGS $map_paths -I"$here/include" -c "$here/_apysup_files.c" -o "$work/apysup_files.o"
 # The CPU counts and os.sched_getaffinity as the native guest's: the host's
 # online CPUs (_apysup_host.c, and the _apysup_os module above); the
-# host's load average (os.getloadavg) and os.nice, which wasi-libc lacks.
+# host's load average (os.getloadavg) and os.nice, which wasi-libc lacks;
+# sysconf as glibc answers (include/unistd.h adds the names wasi-libc lacks).
 log "apysup_host"
-$wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_host.c" -o "$work/apysup_host.o"
+$wasi_cc $WASI_CFLAGS $map_paths -I"$here/include" -c "$here/_apysup_host.c" -o "$work/apysup_host.o"
 # A guest that signals itself, or aborts, ends as killed by the signal
-# (_apysup_signal.c), as natively, instead of trapping.
+# (_apysup_signal.c), as natively, instead of trapping; strsignal's words
+# are glibc's.
 log "apysup_signal"
 $wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_signal.c" -o "$work/apysup_signal.o"
 # memcpy, memmove, memset, memcmp, memchr and memrchr (_apysup_string.c):
@@ -420,7 +422,7 @@ log "apysup_string"
 $wasi_cc $WASI_CFLAGS -mbulk-memory -msimd128 -fno-builtin $map_paths -c "$here/_apysup_string.c" -o "$work/apysup_string.o"
 # Replaces configure's own LDFLAGS_NODIST for WASI (a 512 KiB stack).
 step wasi-make make -C "$wasi_build" -j"$jobs" \
-	LDFLAGS_NODIST="$WASI_LDFLAGS_NODIST $work/apysup_libm.o $work/apysup_paths.o $work/apysup_string.o $work/apysup_locale.o $work/apysup_stat.o $work/apysup_signal.o $work/apysup_files.o $work/apysup_errno.o $work/apysup_flags.o $work/apysup_host.o $work/apysup_tz.o $work/apysup_mktime.o $work/apysup_strftime.o -Wl,--wrap=__wasilibc_find_relpath_alloc,--wrap=wcsftime,--wrap=rename,--wrap=link,--wrap=getcwd,--wrap=setlocale,--wrap=nl_langinfo,--wrap=fstat,--wrap=__wasilibc_nocwd_fstatat,--wrap=open,--wrap=mkdir,--wrap=raise,--wrap=abort,--wrap=__wasi_fd_write,--wrap=__wasi_fd_pwrite,--wrap=__wasi_fd_filestat_set_size,--wrap=__wasi_fd_allocate,--wrap=__wasi_path_create_directory,--wrap=__wasi_path_link,--wrap=__wasi_path_open,--wrap=sysconf"
+	LDFLAGS_NODIST="$WASI_LDFLAGS_NODIST $work/apysup_libm.o $work/apysup_paths.o $work/apysup_string.o $work/apysup_locale.o $work/apysup_stat.o $work/apysup_signal.o $work/apysup_files.o $work/apysup_errno.o $work/apysup_flags.o $work/apysup_host.o $work/apysup_tz.o $work/apysup_mktime.o $work/apysup_strftime.o -Wl,--wrap=__wasilibc_find_relpath_alloc,--wrap=wcsftime,--wrap=rename,--wrap=link,--wrap=getcwd,--wrap=setlocale,--wrap=nl_langinfo,--wrap=wcscoll,--wrap=fstat,--wrap=__wasilibc_nocwd_fstatat,--wrap=open,--wrap=mkdir,--wrap=raise,--wrap=abort,--wrap=strsignal,--wrap=__wasi_fd_write,--wrap=__wasi_fd_pwrite,--wrap=__wasi_fd_filestat_set_size,--wrap=__wasi_fd_allocate,--wrap=__wasi_path_create_directory,--wrap=__wasi_path_link,--wrap=__wasi_path_open,--wrap=sysconf,--wrap=fpathconf"
 
 # --- output --------------------------------------------------------------------
 

@@ -37,6 +37,14 @@ print("strftime:", time.strftime("%A %B %p", time.gmtime(0)))
 print("localeconv:", L.localeconv()["decimal_point"], repr(L.localeconv()["thousands_sep"]), "{:n}".format(1234567.5))
 L.setlocale(L.LC_ALL, "C.UTF-8")
 print("C.UTF-8:", L.localeconv()["decimal_point"], L.format_string("%.2f", 1234.5, grouping=True), L.strcoll("a", "b") < 0, L.strxfrm("abc") == "abc")
+# strcoll's value, not only its sign: glibc answers -1, 0 or 1; under
+# wazero it was the difference of the first characters that differ (musl's
+# wcscmp: 31 for "a" and "B"), until _apysup_locale.c's wcscoll wrapper.
+words = ["", "a", "B", "b", "ab", "\u00e9", "\U0001F600", "~"]
+for name in ("C", "C.UTF-8"):
+    L.setlocale(L.LC_COLLATE, name)
+    print(name, "strcoll:", [L.strcoll(a, b) for a in words for b in words])
+    print(name, "sorted:", sorted(words, key=L.strxfrm) == sorted(words, key=__import__("functools").cmp_to_key(L.strcoll)))
 items = sorted(n for n in dir(L) if n.isupper() and not n.startswith("LC_") and n != "CHAR_MAX" and isinstance(getattr(L, n), int))
 for name in ("C", "C.UTF-8"):
     L.setlocale(L.LC_ALL, name)

@@ -172,6 +172,7 @@ func (in *Interpreter) startGuest(ctx context.Context, limitBytes, reserveBytes 
 	runCtx = context.WithValue(runCtx, mountsKey{}, mounts)
 	runCtx = context.WithValue(runCtx, mountStatsKey{}, g.stats)
 	runCtx = context.WithValue(runCtx, signaledKey{}, &g.signaled)
+	runCtx = context.WithValue(runCtx, openFilesKey{}, g.files)
 	cfg := wazero.NewModuleConfig().
 		WithName(""). // anonymous: concurrent runs share one runtime
 		WithStartFunctions().

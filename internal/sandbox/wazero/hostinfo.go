@@ -34,19 +34,32 @@ import (
 // os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") is the usual
 // way to read the machine's memory. wasi-libc answered WebAssembly's
 // 64 KiB page and negative page counts. The host answers glibc's three.
+//
+// Limits. glibc's sysconf reads some answers from the process's rlimits
+// and the kernel: the argument space (a quarter of RLIMIT_STACK), the
+// processes (RLIMIT_NPROC), the open files (RLIMIT_NOFILE: natively the
+// run's Limits.OpenFiles), the queued signals (RLIMIT_SIGPENDING), the
+// supplementary groups (/proc/sys/kernel/ngroups_max) and the smallest
+// signal stack (the kernel's AT_MINSIGSTKSZ). wasi-libc answered -1 or
+// musl's constants, or had no such name. The host answers glibc's six;
+// the WASI build answers every other name from glibc's table
+// (python/wasi/_apysup_host.c).
 const (
 	hostInfoModule  = "apysup_host"
 	onlineCPUsName  = "online_cpus"
 	loadavgName     = "loadavg"
 	memoryPagesName = "memory_pages"
+	limitsName      = "sysconf_limits"
 	// maxCPUs bounds the mask: the guest's buffer holds 4,096 CPUs.
 	maxCPUs = 4096
 )
 
-// exportHostInfo instantiates the module in rt. The CPUs are read here,
-// when the interpreter loads, before a wazero child confines itself.
+// exportHostInfo instantiates the module in rt. The CPUs and the kernel's
+// constants are read here, when the interpreter loads, before a wazero
+// child confines itself.
 func exportHostInfo(ctx context.Context, rt wazero.Runtime) error {
 	mask := onlineCPUs()
+	kernelLimits()
 	_, err := rt.NewHostModuleBuilder(hostInfoModule).
 		NewFunctionBuilder().
 		WithGoModuleFunction(api.GoModuleFunc(func(_ context.Context, mod api.Module, stack []uint64) {
@@ -66,6 +79,12 @@ func exportHostInfo(ctx context.Context, rt wazero.Runtime) error {
 		}), []api.ValueType{api.ValueTypeI32}, []api.ValueType{api.ValueTypeI32}).
 		WithParameterNames("pages").
 		Export(memoryPagesName).
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, mod api.Module, stack []uint64) {
+			stack[0] = api.EncodeI32(writeLimits(ctx, mod.Memory(), api.DecodeU32(stack[0])))
+		}), []api.ValueType{api.ValueTypeI32}, []api.ValueType{api.ValueTypeI32}).
+		WithParameterNames("limits").
+		Export(limitsName).
 		Instantiate(ctx)
 	if err != nil {
 		return fmt.Errorf("wazero: host info module: %w", err)
@@ -100,7 +119,7 @@ func writeLoadavg(mem api.Memory, ptr uint32) int32 {
 	for i, v := range avg {
 		words[i] = math.Float64bits(v)
 	}
-	return writeWords(mem, ptr, ok, words)
+	return writeWords(mem, ptr, ok, words[:])
 }
 
 // writeMemoryPages is memory_pages(pages): it writes the page size, the
@@ -109,13 +128,38 @@ func writeLoadavg(mem api.Memory, ptr uint32) int32 {
 // the guest's memory.
 func writeMemoryPages(mem api.Memory, ptr uint32) int32 {
 	pages, ok := memoryPages()
-	return writeWords(mem, ptr, ok, pages)
+	return writeWords(mem, ptr, ok, pages[:])
 }
 
-// writeWords writes the host's three answers, when it has them (ok), as
-// little-endian 64-bit words at ptr: 3, or 0 when it has none or they
-// do not fit in the guest's memory.
-func writeWords(mem api.Memory, ptr uint32, ok bool, words [3]uint64) int32 {
+// The order of sysconf_limits' words, which _apysup_host.c shares.
+const (
+	limitArgMax = iota
+	limitChildMax
+	limitNgroupsMax
+	limitOpenMax
+	limitSigqueueMax
+	limitMinSigstksz
+	limitCount
+)
+
+// writeLimits is sysconf_limits(limits): it writes glibc's answers for
+// the six names above as 64-bit integers at ptr (-1 where glibc answers
+// -1: no limit) and returns 6, or 0 when the host cannot tell or the
+// buffer lies outside the guest's memory. The open files are the run's
+// limit, as the guest's RLIMIT_NOFILE is natively.
+func writeLimits(ctx context.Context, mem api.Memory, ptr uint32) int32 {
+	files, _ := ctx.Value(openFilesKey{}).(*openFiles)
+	if files == nil {
+		return 0
+	}
+	limits, ok := sysconfLimits(uint64(files.limit()))
+	return writeWords(mem, ptr, ok, limits[:])
+}
+
+// writeWords writes the host's answers, when it has them (ok), as
+// little-endian 64-bit words at ptr: how many, or 0 when it has none or
+// they do not fit in the guest's memory.
+func writeWords(mem api.Memory, ptr uint32, ok bool, words []uint64) int32 {
 	if !ok || mem == nil || ptr > math.MaxUint32-8*uint32(len(words)) { // no word may wrap to 0
 		return 0
 	}
@@ -124,7 +168,7 @@ func writeWords(mem api.Memory, ptr uint32, ok bool, words [3]uint64) int32 {
 			return 0
 		}
 	}
-	return 3
+	return int32(len(words))
 }
 
 // onlineCPUs is the mask of the online CPUs (CPU i is bit i%8 of byte

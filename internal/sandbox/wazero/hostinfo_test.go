@@ -129,7 +129,7 @@ func TestMemoryPagesAreTheKernels(t *testing.T) {
 func TestWriteWords(t *testing.T) {
 	words := [3]uint64{4096, 1 << 40, math.Float64bits(0.25)}
 	mem := &fakeMemory{b: make([]byte, 32)}
-	if got := writeWords(mem, 8, true, words); got != 3 {
+	if got := writeWords(mem, 8, true, words[:]); got != 3 {
 		t.Fatalf("in bounds: %d", got)
 	}
 	for i, w := range words {
@@ -138,17 +138,17 @@ func TestWriteWords(t *testing.T) {
 		}
 	}
 	for _, ptr := range []uint32{16, 32, 1 << 31, math.MaxUint32 - 7} {
-		if got := writeWords(mem, ptr, true, words); got != 0 {
+		if got := writeWords(mem, ptr, true, words[:]); got != 0 {
 			t.Errorf("at %d of a 32-byte memory: %d", ptr, got)
 		}
 	}
 	// A 4 GiB memory takes a word at any offset: the last two words at
 	// 2**32-8 would land at 0 and 8.
 	whole := &everywhere{}
-	if got := writeWords(whole, math.MaxUint32-7, true, words); got != 0 || len(whole.at) != 0 {
+	if got := writeWords(whole, math.MaxUint32-7, true, words[:]); got != 0 || len(whole.at) != 0 {
 		t.Errorf("at 2**32-8: %d, words written at %v", got, whole.at)
 	}
-	if got := writeWords(mem, 0, false, words); got != 0 {
+	if got := writeWords(mem, 0, false, words[:]); got != 0 {
 		t.Errorf("a host that cannot tell: %d", got)
 	}
 }

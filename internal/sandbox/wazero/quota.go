@@ -57,6 +57,18 @@ func (q *openFiles) setMax(n int) {
 	q.mu.Unlock()
 }
 
+// limit is the limit opens are checked against: the guest's
+// RLIMIT_NOFILE.
+func (q *openFiles) limit() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.max
+}
+
+// openFilesKey is the context key of the run's openFiles, which
+// sysconf_limits reads.
+type openFilesKey struct{}
+
 // held is how many files the guest holds open.
 func (q *openFiles) held() int {
 	q.mu.Lock()

@@ -2,9 +2,11 @@
  * Calls glibc's setlocale and python/wasi/_apysup_locale.c's wrapper with
  * the same categories, names and environments, in the same order, and
  * prints every answer that differs (TestLocaleWrapperAnswersAsGlibc); then
- * the nl_langinfo items the wrapper answers itself, in each locale. The
- * wrapper's __real_setlocale and __real_nl_langinfo (musl's, in the WASI
- * build) are stubs: only the wrapper's own answers are compared. The host must have the C locales only, as
+ * the nl_langinfo items the wrapper answers itself, in each locale, and
+ * wcscoll of pairs of strings in each. The wrapper's __real_setlocale and
+ * __real_nl_langinfo (musl's, in the WASI build) are stubs: only the
+ * wrapper's own answers are compared; its __real_wcscoll is musl's, which
+ * answers the difference of the first characters that differ. The host must have the C locales only, as
  * the sandbox's root does.
  */
 #include <langinfo.h>
@@ -12,11 +14,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
 
 char *__wrap_setlocale(int, const char *);
 char *__wrap_nl_langinfo(nl_item);
 char *__real_setlocale(int c, const char *n) { (void)c; (void)n; return "C"; }
 char *__real_nl_langinfo(nl_item item) { (void)item; return "musl"; }
+int __wrap_wcscoll(const wchar_t *, const wchar_t *);
+
+int __real_wcscoll(const wchar_t *l, const wchar_t *r)
+{
+	for (; *l == *r && *l && *r; l++, r++)
+		;
+	return *l - *r;
+}
 
 static int calls, differ;
 
@@ -104,6 +115,18 @@ int main(void)
 				       __wrap_nl_langinfo(items[i]));
 			}
 		}
+		static const wchar_t *const words[] = {L"", L"a", L"B", L"b", L"z", L"A", L"ab", L"abc", L"a b",
+			L"\u00e9", L"e", L"\U0001F600", L"\ud7ff", L"\ue000", L"\uffff", L"\U0010FFFF", L"0", L"~", L"\x7f"};
+		const size_t nwords = sizeof words / sizeof *words;
+		for (size_t a = 0; a < nwords; a++)
+			for (size_t b = 0; b < nwords; b++) {
+				int g = wcscoll(words[a], words[b]), w = __wrap_wcscoll(words[a], words[b]);
+				calls++;
+				if (g != w) {
+					differ++;
+					printf("DIFF %s wcscoll(%ls, %ls): glibc %d, wrapper %d\n", locales[l], words[a], words[b], g, w);
+				}
+			}
 	}
 	printf("%d calls, %d differ\n", calls, differ);
 	return differ != 0;
