@@ -43,9 +43,10 @@
 // LINK_MAX (natively 32 and 127 on the guest's tmpfs mounts, 64 and
 // 65000 on an ext4 root; musl answers 64 and 8 everywhere).
 //
-// The guest's pid: natively the guest is pid 6 of its sandbox's pid
-// namespace, the child of its init (pid 1), after the processes that set
-// the sandbox up; wasi-libc's emulated getpid answers 42. os.getpid,
+// The guest's pid: natively the guest is pid 10 of its sandbox's pid
+// namespace, the child of its init (pid 1), which takes the pids below it
+// (internal/sandbox/native/containerinit/guestinit_linux.c); wasi-libc's
+// emulated getpid answers 42. os.getpid,
 // logging's %(process)d, tempfile's and os.kill's own-pid checks read it.
 //
 // os.nice, which wasi-libc lacks: the guest's niceness kept here, with
@@ -96,7 +97,7 @@ int apysup_online_cpus(unsigned char *mask, int len)
 	return apysup_host_online_cpus(mask, len);
 }
 
-#define GUEST_PID 6
+#define GUEST_PID 10
 
 // getpid, defined here so that libwasi-emulated-getpid's is not linked.
 pid_t getpid(void)

@@ -2,7 +2,7 @@
 # threading.get_ident() is glibc's pthread_self(), the address of the
 # thread's descriptor (positive, different at each run), and
 # threading.get_native_id() the kernel's thread id, which for the main
-# thread is the pid (6). Under wazero get_ident() was 0 and get_native_id,
+# thread is the pid (10). Under wazero get_ident() was 0 and get_native_id,
 # and a Thread's native_id, did not exist (python/wasi/patches/python3.11/
 # wasi-thread-ids.patch).
 import logging

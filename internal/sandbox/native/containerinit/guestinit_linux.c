@@ -69,6 +69,32 @@ static void write_signalled(const char *outcome, int sig)
 		rename(tmp, outcome);
 }
 
+// The command's pid in its namespace: always this one, so that a script
+// that prints or logs its pid (os.getpid(), logging's %(process)d) prints
+// the same at every run and on both backends (the WASI build answers the
+// same, python/wasi/_apysup_host.c). Before this init, libcontainer's init
+// ran as pid 1 and its Go runtime's threads took the pids after it: four
+// or five on a 2-CPU machine, more under load, so the command's pid varied
+// (6, at times 7). Pids are handed out in order, so the init takes the
+// ones below this in children that exit at once (vfork: nothing copied),
+// and forks the command last. In a namespace whose last pid is already
+// past it (a runtime with many more threads) the command gets a later pid.
+#define COMMAND_PID 10
+
+static void advance_pids_to_command(void)
+{
+	for (;;) {
+		pid_t p = vfork();
+		if (p == 0)
+			_exit(0);
+		if (p < 0)
+			return;
+		waitpid(p, NULL, 0);
+		if (p >= COMMAND_PID - 1)
+			return;
+	}
+}
+
 __attribute__((constructor)) static void apysup_guest_init(int argc, char **argv, char **envp)
 {
 	if (argc < 2 || argv == NULL || strcmp(argv[1], APYSUP_GUEST_INIT) != 0)
@@ -89,6 +115,7 @@ __attribute__((constructor)) static void apysup_guest_init(int argc, char **argv
 	sigfillset(&all);
 	if (sigprocmask(SIG_SETMASK, &all, &old) != 0)
 		guest_init_fail("sigprocmask", errno);
+	advance_pids_to_command();
 	pid_t child = fork();
 	if (child < 0)
 		guest_init_fail("fork", errno);

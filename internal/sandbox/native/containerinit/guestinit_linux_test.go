@@ -121,3 +121,17 @@ func TestGuestInitRefusals(t *testing.T) {
 		}
 	}
 }
+
+// The command is always pid 10 of its namespace (COMMAND_PID), however
+// many pids were taken before it; here none were, and pid 1's children
+// took 2 to 9 and are gone.
+func TestGuestInitCommandPid(t *testing.T) {
+	cmd, _ := guestInit(t, `echo "$$"`)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("the guest init: %v", err)
+	}
+	if got := strings.Fields(string(out)); len(got) == 0 || got[0] != "10" {
+		t.Errorf("the command's pid: %q, want 10", out)
+	}
+}
