@@ -68,6 +68,7 @@ var corpus = []corpusCase{
 	{script: "std_sysconf.py"},
 	{script: "std_thread_ids.py"},
 	{script: "std_signal_sets.py"},
+	{script: "std_resource.py"},
 	{script: "std_asyncio.py"},
 	{script: "std_sqlite3.py"},
 
@@ -188,7 +189,7 @@ var corpus = []corpusCase{
 	}},
 	{script: "gap_posix_modules.py", known: map[string]pinned{
 		"stderr_last": {native: "  __import__(name)", wazero: ""},
-		"stdout":      {native: "fcntl ok\npwd ok\ngrp ok\nresource ok\nmmap ok\ntermios ok\n_posixsubprocess ok\nselect ok\n_bz2 ok\n_lzma ok\nreadline ok\n_curses ok\n_uuid ok\n_dbm ok\npyexpat ok\n_decimal ok\n_multiprocessing ok\n_posixshmem ok\nsyslog ok\nspwd ok\n_crypt ok\n", wazero: "fcntl failed\npwd ok\ngrp ok\nresource failed\nmmap failed\ntermios failed\n_posixsubprocess failed\nselect ok\n_bz2 ok\n_lzma ok\nreadline failed\n_curses failed\n_uuid failed\n_dbm failed\npyexpat ok\n_decimal ok\n_multiprocessing failed\n_posixshmem failed\nsyslog failed\nspwd failed\n_crypt ok\n"},
+		"stdout":      {native: "fcntl ok\npwd ok\ngrp ok\nresource ok\nmmap ok\ntermios ok\n_posixsubprocess ok\nselect ok\n_bz2 ok\n_lzma ok\nreadline ok\n_curses ok\n_uuid ok\n_dbm ok\npyexpat ok\n_decimal ok\n_multiprocessing ok\n_posixshmem ok\nsyslog ok\nspwd ok\n_crypt ok\n", wazero: "fcntl failed\npwd ok\ngrp ok\nresource ok\nmmap failed\ntermios failed\n_posixsubprocess failed\nselect ok\n_bz2 ok\n_lzma ok\nreadline failed\n_curses failed\n_uuid failed\n_dbm failed\npyexpat ok\n_decimal ok\n_multiprocessing failed\n_posixshmem failed\nsyslog failed\nspwd failed\n_crypt ok\n"},
 	}},
 	{script: "gap_listdir_root.py", known: map[string]pinned{
 		"stdout": {native: "/ ['bin', 'dev', 'etc', 'lib', 'lib64', 'opt']\n/usr/lib/python3.11/json ['__init__.py', 'decoder.py', 'encoder.py', 'scanner.py', 'tool.py']\n/opt/apysup ['_agent_runtime_host.py', '_agent_runtime_wire.py', 'agent_runtime.py', 'apysup_runner.py']\n/run/apysup/job ['.argv', 'gap_listdir_root.py', 'prelude.py']\n/tmp []\n/etc ['alternatives', 'group', 'hostname', 'hosts', 'ld.so.cache', 'nsswitch.conf']\n/proc True\n", wazero: "/ ['dev', 'opt', 'run', 'tmp', 'usr', 'workspace']\n/usr/lib/python3.11/json ['__init__.py', 'decoder.py', 'encoder.py', 'scanner.py', 'tool.py']\n/opt/apysup ['_agent_runtime_host.py', '_agent_runtime_wire.py', 'agent_runtime.py', 'apysup_runner.py']\n/run/apysup/job ['.argv', 'gap_listdir_root.py', 'prelude.py']\n/tmp []\n/etc failed: FileNotFoundError 2\n/proc failed: FileNotFoundError 2\n"},
@@ -209,7 +210,7 @@ var corpus = []corpusCase{
 		"stdout": {native: "/etc/parity-nope OSError 30\n/usr/lib/parity-nope OSError 30\n/opt/apysup/parity-nope OSError 30\n/run/apysup/job/parity-nope OSError 30\n/parity-nope OSError 30\n", wazero: "/etc/parity-nope FileNotFoundError 2\n/usr/lib/parity-nope OSError 30\n/opt/apysup/parity-nope OSError 30\n/run/apysup/job/parity-nope OSError 30\n/parity-nope OSError 30\n"},
 	}},
 	{script: "gap_stdlib_modules.py", known: map[string]pinned{
-		"stdout": {native: "305 names; 9 do not import:\n_msi _overlapped _scproxy _winapi msilib msvcrt nt winreg winsound\n", wazero: "305 names; 33 do not import:\n_ctypes _curses _curses_panel _dbm _hashlib _msi _multiprocessing _overlapped _posixshmem _posixsubprocess _scproxy _ssl _uuid _winapi ctypes curses fcntl mmap msilib msvcrt nis nt ossaudiodev pty readline resource spwd ssl syslog termios tty winreg winsound\n"},
+		"stdout": {native: "305 names; 9 do not import:\n_msi _overlapped _scproxy _winapi msilib msvcrt nt winreg winsound\n", wazero: "305 names; 32 do not import:\n_ctypes _curses _curses_panel _dbm _hashlib _msi _multiprocessing _overlapped _posixshmem _posixsubprocess _scproxy _ssl _uuid _winapi ctypes curses fcntl mmap msilib msvcrt nis nt ossaudiodev pty readline spwd ssl syslog termios tty winreg winsound\n"},
 	}},
 	{script: "gap_futures.py", known: map[string]pinned{
 		"stdout": {native: "the wait saw the set: True setter: None\n", wazero: "the wait saw the set: False setter: None\n"},

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"math"
 	"strings"
 	"time"
 )
@@ -27,6 +28,17 @@ type Limits struct {
 // native tmpfs (one per 4 KiB page, at least 1024) and the wazero budget.
 func (l Limits) TmpFiles() int64 {
 	return max(l.TmpBytes/4096, 1024)
+}
+
+// CPUSeconds is each native guest process's RLIMIT_CPU (its soft limit;
+// the hard limit is one more). A backstop only: the supervisor's timer
+// kills the tree first, but if the supervisor itself dies a spinning guest
+// still ends (SIGXCPU, then SIGKILL). The CPU quota keeps CPU time below
+// CPUs x wall time. Generous (twice the quota's worth, plus 10 s), so that
+// a late timer on a loaded host is never overtaken by the backstop. The
+// wazero guest's resource.getrlimit answers the same.
+func (l Limits) CPUSeconds() uint64 {
+	return uint64(math.Ceil(2*l.Timeout.Seconds()*max(l.CPUs, 1))) + 10
 }
 
 // DefaultLimits are the built-in defaults (the lowest selection precedence).

@@ -59,7 +59,8 @@ WASI_LDFLAGS_NODIST="-z stack-size=8388608 -Wl,--stack-first -Wl,--initial-memor
 # Built-in modules beyond configure's own choice, as Modules/Setup.local lines
 # (source paths relative to Modules/: makesetup breaks on absolute paths).
 SETUP_LOCAL="_agent_runtime_host _agent_runtime_host.c
-_apysup_os _apysup_os.c"
+_apysup_os _apysup_os.c
+resource resource.c"
 
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export LC_ALL=C TZ=UTC SOURCE_DATE_EPOCH=0
@@ -348,13 +349,14 @@ step wasi-configure env \
 	ac_cv_func_chown=yes ac_cv_func_lchown=yes ac_cv_func_fchown=yes ac_cv_func_fchownat=yes ac_cv_func_sendfile=yes ac_cv_func_copy_file_range=yes ac_cv_func_getlogin=yes ac_cv_func_getloadavg=yes ac_cv_func_nice=yes \
 	ac_cv_header_sys_statvfs_h=yes ac_cv_func_statvfs=yes ac_cv_func_fstatvfs=yes \
 	ac_cv_working_tzset=yes \
+	ac_cv_header_sys_resource_h=no ac_cv_func_prlimit=yes \
 	sh -c "cd '$wasi_build' && '../src/${py_src##*/}/configure' -C --host=wasm32-unknown-wasi --build='$build_triple' \
 		--with-build-python='$build_python' --prefix=/usr $WASI_CONFIGURE_FLAGS"
 for m in ZLIB _BZ2 _LZMA _SQLITE3 _TESTCAPI; do
 	grep -q "^MODULE_${m}_STATE=yes" "$wasi_build/Makefile" || die "configure did not enable ${m#_}"
 done
 grep -q '^#define WITH_PYMALLOC 1' "$wasi_build/pyconfig.h" || die "configure did not enable pymalloc"
-for f in CHOWN LCHOWN FCHOWN FCHOWNAT SENDFILE COPY_FILE_RANGE GETLOGIN GETLOADAVG NICE FDOPENDIR WORKING_TZSET WCSFTIME SYS_STATVFS_H STATVFS FSTATVFS; do
+for f in CHOWN LCHOWN FCHOWN FCHOWNAT SENDFILE COPY_FILE_RANGE GETLOGIN GETLOADAVG NICE FDOPENDIR WORKING_TZSET WCSFTIME SYS_STATVFS_H STATVFS FSTATVFS PRLIMIT GETRUSAGE; do
 	grep -q "^#define HAVE_$f 1" "$wasi_build/pyconfig.h" || die "configure did not define HAVE_$f"
 done
 # The host's libm (_apysup_libm.c): an object on every link, so its
@@ -409,6 +411,13 @@ $wasi_cc $WASI_CFLAGS $map_paths -I"$here/include" -c "$here/_apysup_files.c" -o
 # sysconf as glibc answers (include/unistd.h adds the names wasi-libc lacks).
 log "apysup_host"
 $wasi_cc $WASI_CFLAGS $map_paths -I"$here/include" -c "$here/_apysup_host.c" -o "$work/apysup_host.o"
+# The resource module (CPython's own, a built-in of Setup.local above, with
+# include/sys/resource.h): getrlimit, setrlimit, prlimit and getrusage
+# through the host (_apysup_resource.c). configure is told there is no
+# sys/resource.h (ac_cv_header_sys_resource_h=no above), so that nothing
+# else of CPython changes with it.
+log "apysup_resource"
+$wasi_cc $WASI_CFLAGS $map_paths -I"$here/include" -c "$here/_apysup_resource.c" -o "$work/apysup_resource.o"
 # A guest that signals itself, or aborts, ends as killed by the signal
 # (_apysup_signal.c), as natively, instead of trapping; strsignal's words
 # are glibc's.
@@ -422,7 +431,7 @@ log "apysup_string"
 $wasi_cc $WASI_CFLAGS -mbulk-memory -msimd128 -fno-builtin $map_paths -c "$here/_apysup_string.c" -o "$work/apysup_string.o"
 # Replaces configure's own LDFLAGS_NODIST for WASI (a 512 KiB stack).
 step wasi-make make -C "$wasi_build" -j"$jobs" \
-	LDFLAGS_NODIST="$WASI_LDFLAGS_NODIST $work/apysup_libm.o $work/apysup_paths.o $work/apysup_string.o $work/apysup_locale.o $work/apysup_stat.o $work/apysup_signal.o $work/apysup_files.o $work/apysup_errno.o $work/apysup_flags.o $work/apysup_host.o $work/apysup_tz.o $work/apysup_mktime.o $work/apysup_strftime.o -Wl,--wrap=__wasilibc_find_relpath_alloc,--wrap=wcsftime,--wrap=rename,--wrap=link,--wrap=getcwd,--wrap=setlocale,--wrap=nl_langinfo,--wrap=wcscoll,--wrap=fstat,--wrap=__wasilibc_nocwd_fstatat,--wrap=open,--wrap=mkdir,--wrap=raise,--wrap=abort,--wrap=strsignal,--wrap=__wasi_fd_write,--wrap=__wasi_fd_pwrite,--wrap=__wasi_fd_filestat_set_size,--wrap=__wasi_fd_allocate,--wrap=__wasi_path_create_directory,--wrap=__wasi_path_link,--wrap=__wasi_path_open,--wrap=sysconf,--wrap=fpathconf"
+	LDFLAGS_NODIST="$WASI_LDFLAGS_NODIST $work/apysup_libm.o $work/apysup_paths.o $work/apysup_string.o $work/apysup_locale.o $work/apysup_stat.o $work/apysup_signal.o $work/apysup_files.o $work/apysup_errno.o $work/apysup_flags.o $work/apysup_host.o $work/apysup_resource.o $work/apysup_tz.o $work/apysup_mktime.o $work/apysup_strftime.o -Wl,--wrap=__wasilibc_find_relpath_alloc,--wrap=wcsftime,--wrap=rename,--wrap=link,--wrap=getcwd,--wrap=setlocale,--wrap=nl_langinfo,--wrap=wcscoll,--wrap=fstat,--wrap=__wasilibc_nocwd_fstatat,--wrap=open,--wrap=mkdir,--wrap=raise,--wrap=abort,--wrap=strsignal,--wrap=__wasi_fd_write,--wrap=__wasi_fd_pwrite,--wrap=__wasi_fd_filestat_set_size,--wrap=__wasi_fd_allocate,--wrap=__wasi_path_create_directory,--wrap=__wasi_path_link,--wrap=__wasi_path_open,--wrap=sysconf,--wrap=fpathconf"
 
 # --- output --------------------------------------------------------------------
 
@@ -435,15 +444,15 @@ built_lib=$(find "$wasi_build/build" -maxdepth 1 -type d -name 'lib.wasi-*' | he
 sysconfig_dir="$work/sysconfig"
 mkdir -p "$sysconfig_dir"
 for f in "$built_lib"/_sysconfigdata_*.py; do
-	sed "s|$work|/build|g" "$f" >"$sysconfig_dir/${f##*/}"
+	sed -e "s|$work|/build|g" -e "s|$here|/build/apysup|g" "$f" >"$sysconfig_dir/${f##*/}"
 	# Debian's sysconfig.py names the module without the platform
 	# (_sysconfigdata_<abiflags>_<multiarch>): ship it under that name too.
 	debian_name=$(printf '%s' "${f##*/}" | sed 's/^_sysconfigdata__wasi_/_sysconfigdata__/')
 	[[ $debian_name == "${f##*/}" ]] || cp "$sysconfig_dir/${f##*/}" "$sysconfig_dir/$debian_name"
 done
 "$build_python" -I -S "$here/mkstdlib.py" "$py_src/Lib" "$sysconfig_dir" "$py_src/LICENSE" "$work/out/python311.zip" >&2
-if grep -qaF "$work" "$work/out/python.wasm" "$sysconfig_dir"/*; then
-	die "the outputs still name the build directory $work"
+if grep -qaF -e "$work" -e "$here" "$work/out/python.wasm" "$sysconfig_dir"/*; then
+	die "the outputs still name the build directory $work or the source directory $here"
 fi
 
 "$build_python" -I -S - "$work/out" "$key" "$PY_SRC_VERSION" "$ZLIB_SRC_VERSION" "$XZ_SRC_VERSION" "$BZIP2_SRC_VERSION" \

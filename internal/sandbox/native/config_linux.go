@@ -2,7 +2,6 @@ package native
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/opencontainers/cgroups"
 	// Registers the device-rule managers; without them the cgroup manager
@@ -85,7 +84,7 @@ func containerConfig(root *rootfs, src mountSources, ids IDPair, cgroupPath stri
 		&configs.Mount{Source: src.workspace, Destination: sandbox.GuestWorkDir, Device: "bind", Flags: bindRW},
 	)
 	pids := limits.Pids
-	cpuSeconds := cpuBackstopSeconds(limits)
+	cpuSeconds := limits.CPUSeconds() // RLIMIT_CPU's backstop: sandbox.Limits.CPUSeconds
 	cpuPeriod := uint64(100_000)
 	return &configs.Config{
 		Rootfs:     root.dir,
@@ -139,14 +138,4 @@ func containerConfig(root *rootfs, src mountSources, ids IDPair, cgroupPath stri
 			},
 		},
 	}
-}
-
-// cpuBackstopSeconds is each guest process's RLIMIT_CPU. A backstop only:
-// the supervisor's timer kills the tree first, but if the supervisor itself
-// dies a spinning guest still ends (SIGXCPU, then SIGKILL). The CPU quota
-// keeps CPU time below CPUs x wall time. Generous (twice the quota's worth,
-// plus 10 s), so that a late timer on a loaded host is never overtaken by
-// the backstop.
-func cpuBackstopSeconds(limits sandbox.Limits) uint64 {
-	return uint64(math.Ceil(2*limits.Timeout.Seconds()*max(limits.CPUs, 1))) + 10
 }

@@ -877,7 +877,7 @@ func (s *Sandbox) HostIDs() IDPair { return s.ids }
 // host's measure: the run's cgroup used at least the backstop's CPU time.
 // A guest that lowered its own limit, or raised the signal itself, has not.
 func (s *Sandbox) cpuBackstopReached(sig syscall.Signal, u sandbox.Usage) bool {
-	backstop := time.Duration(cpuBackstopSeconds(s.limits)) * time.Second
+	backstop := time.Duration(s.limits.CPUSeconds()) * time.Second
 	return (sig == unix.SIGXCPU || sig == unix.SIGKILL) && time.Duration(u.CPUTimeNs) >= backstop
 }
 

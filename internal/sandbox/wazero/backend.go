@@ -162,7 +162,7 @@ func (b *Backend) run(ctx context.Context, job sandbox.Job, limits sandbox.Limit
 		HostCalls: b.dispatcher != nil, MemoryBytes: uint64(limits.MemoryBytes),
 		OpenFiles: limits.OpenFiles, FileSizeBytes: limits.FileSizeBytes,
 		WorkspaceBytes: limits.WorkspaceBytes, WorkspaceFiles: limits.WorkspaceFiles,
-		TmpBytes: limits.TmpBytes, TmpFiles: limits.TmpFiles(),
+		TmpBytes: limits.TmpBytes, TmpFiles: limits.TmpFiles(), CPUSeconds: limits.CPUSeconds(),
 	}
 	// A workspace the budget cannot take is the caller's, refused before
 	// any guest starts.

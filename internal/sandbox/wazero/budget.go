@@ -357,7 +357,7 @@ func (f *budgetFile) fit(buf []byte, off int64) ([]byte, experimentalsys.Errno) 
 }
 
 func (f *budgetFile) Truncate(size int64) experimentalsys.Errno {
-	if s, ok := f.File.(*sizedFile); ok && size > s.max {
+	if s, ok := f.File.(*sizedFile); ok && size > s.max.Load() {
 		return experimentalsys.ERANGE // the size limit first, as in fit
 	}
 	if _, ok := f.reserve(size); !ok {

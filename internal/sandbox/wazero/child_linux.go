@@ -666,7 +666,7 @@ func childMain() int {
 // sampleJob is a guestJob with every field set, for warmJobDecoding.
 var sampleJob = guestJob{Script: []byte("pass\n"), ScriptName: "main.py", Prelude: []byte("pass\n"),
 	Argv: []byte("main.py\x00"), Stream: true, Workspace: "/w", OutDir: "/o", TmpDir: "/t", HostCalls: true,
-	MemoryBytes: 1, OpenFiles: 1, FileSizeBytes: 1, WorkspaceBytes: 1, WorkspaceFiles: 1, TmpBytes: 1, TmpFiles: 1}
+	MemoryBytes: 1, OpenFiles: 1, FileSizeBytes: 1, WorkspaceBytes: 1, WorkspaceFiles: 1, TmpBytes: 1, TmpFiles: 1, CPUSeconds: 1}
 
 // warmJobDecoding decodes sampleJob as a job is decoded and returns what
 // it decoded (TestWarmJobDecoding checks that every field came through).

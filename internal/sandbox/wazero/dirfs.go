@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 	"github.com/tetratelabs/wazero/experimental/sysfs"
@@ -27,14 +28,23 @@ import (
 // Path checks and the operation are not atomic; that is safe because only
 // the guest, a single thread blocked in this call, writes into the tree.
 //
-// Writes stop at maxFileSize (Limits.FileSizeBytes, see sizedFile).
+// Writes stop at maxFileSize (Limits.FileSizeBytes, or the guest's lower
+// RLIMIT_FSIZE; see sizedFile).
 type confinedDir struct {
 	experimentalsys.FS
 	root        string
-	maxFileSize int64
+	maxFileSize *atomic.Int64
 }
 
 func newConfinedDir(dir string, maxFileSize int64) *confinedDir {
+	limit := new(atomic.Int64)
+	limit.Store(maxFileSize)
+	return newConfinedDirSized(dir, limit)
+}
+
+// newConfinedDirSized is newConfinedDir with a limit a guest's mounts
+// share and its RLIMIT_FSIZE moves (rlimit.go).
+func newConfinedDirSized(dir string, maxFileSize *atomic.Int64) *confinedDir {
 	return &confinedDir{FS: sysfs.DirFS(dir), root: dir, maxFileSize: maxFileSize}
 }
 

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-
+	"sync/atomic"
 	"testing/fstest"
 
 	"github.com/tetratelabs/wazero"
@@ -40,6 +40,7 @@ type guestJob struct {
 	WorkspaceFiles int64  `json:"workspace_files"`
 	TmpBytes       int64  `json:"tmp_bytes"`
 	TmpFiles       int64  `json:"tmp_files"`
+	CPUSeconds     uint64 `json:"cpu_seconds"` // RLIMIT_CPU natively (sandbox.Limits.CPUSeconds)
 }
 
 // endKind is how _start ended, as the guest (or its child) saw it.
@@ -121,8 +122,10 @@ type guest struct {
 	job, out, work *lateFS
 	tmp            *lateFS
 	cpu            *guestCPU
-	stats          *mountStats // statvfs of the mounts (statvfs.go)
-	signaled       int32       // set by apysup_proc.exit_by_signal (signal.go)
+	stats          *mountStats   // statvfs of the mounts (statvfs.go)
+	limits         *guestLimits  // resource limits (rlimit.go)
+	fileSize       *atomic.Int64 // the files it writes stop here: its RLIMIT_FSIZE
+	signaled       int32         // set by apysup_proc.exit_by_signal (signal.go)
 }
 
 // startGuest instantiates the module with a limit of limitBytes of linear
@@ -135,10 +138,12 @@ func (in *Interpreter) startGuest(ctx context.Context, limitBytes, reserveBytes 
 		files: &openFiles{max: startFiles},
 		mem:   &linearMemory{limit: limitBytes, reserve: reserveBytes},
 		job:   newLateFS(waiting), out: newLateFS(waiting), work: newLateFS(waiting), tmp: newLateFS(waiting),
-		started: started,
-		cpu:     &guestCPU{},
-		stats:   newMountStats(),
+		started:  started,
+		cpu:      &guestCPU{},
+		stats:    newMountStats(),
+		fileSize: new(atomic.Int64),
 	}
+	g.limits = newGuestLimits(inheritedLimits(), g.files, g.mem, g.fileSize)
 	// Exactly these paths exist in the guest, and the directories that
 	// lead to them (guestRoot). Every file the guest opens on any of them
 	// counts against one budget.
@@ -172,7 +177,7 @@ func (in *Interpreter) startGuest(ctx context.Context, limitBytes, reserveBytes 
 	runCtx = context.WithValue(runCtx, mountsKey{}, mounts)
 	runCtx = context.WithValue(runCtx, mountStatsKey{}, g.stats)
 	runCtx = context.WithValue(runCtx, signaledKey{}, &g.signaled)
-	runCtx = context.WithValue(runCtx, openFilesKey{}, g.files)
+	runCtx = context.WithValue(runCtx, rlimitsKey{}, g.limits)
 	cfg := wazero.NewModuleConfig().
 		WithName(""). // anonymous: concurrent runs share one runtime
 		WithStartFunctions().
@@ -207,15 +212,16 @@ const startFiles = 64
 // files goes on from here. A job the mounts cannot take leaves the guest
 // unbound (the caller ends it).
 func (g *guest) bind(j guestJob) error {
-	outFS, err := newBudgetDir(newConfinedDir(j.OutDir, j.FileSizeBytes), j.OutDir, sandbox.OutDirBytes, sandbox.OutDirFiles)
+	g.fileSize.Store(j.FileSizeBytes)
+	outFS, err := newBudgetDir(newConfinedDirSized(j.OutDir, g.fileSize), j.OutDir, sandbox.OutDirBytes, sandbox.OutDirFiles)
 	if err != nil {
 		return err
 	}
-	workFS, err := newBudgetDir(newConfinedDir(j.Workspace, j.FileSizeBytes), j.Workspace, j.WorkspaceBytes, j.WorkspaceFiles)
+	workFS, err := newBudgetDir(newConfinedDirSized(j.Workspace, g.fileSize), j.Workspace, j.WorkspaceBytes, j.WorkspaceFiles)
 	if err != nil {
 		return err
 	}
-	tmpFS, err := newBudgetDir(newConfinedDir(j.TmpDir, j.FileSizeBytes), j.TmpDir, j.TmpBytes, j.TmpFiles)
+	tmpFS, err := newBudgetDir(newConfinedDirSized(j.TmpDir, g.fileSize), j.TmpDir, j.TmpBytes, j.TmpFiles)
 	if err != nil {
 		return err
 	}
@@ -227,8 +233,9 @@ func (g *guest) bind(j guestJob) error {
 	if j.Stream {
 		jobFiles[sandbox.StreamFile] = &fstest.MapFile{Mode: 0o444}
 	}
-	g.files.setMax(int(min(j.OpenFiles, 1<<20)))
+	g.files.setMax(int(min(j.OpenFiles, nrOpen)))
 	g.mem.setLimit(j.MemoryBytes)
+	g.limits.bind(j)
 	g.stats.bind(outDev, j.OutDir, sandbox.OutDirBytes, sandbox.OutDirFiles, outFlags, outFS)
 	g.stats.bind(workDev, j.Workspace, j.WorkspaceBytes, j.WorkspaceFiles, writableFlags, workFS)
 	g.stats.bind(tmpDev, j.TmpDir, j.TmpBytes, j.TmpFiles, writableFlags, tmpFS)

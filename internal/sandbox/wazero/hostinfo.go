@@ -41,9 +41,9 @@ import (
 // run's Limits.OpenFiles), the queued signals (RLIMIT_SIGPENDING), the
 // supplementary groups (/proc/sys/kernel/ngroups_max) and the smallest
 // signal stack (the kernel's AT_MINSIGSTKSZ). wasi-libc answered -1 or
-// musl's constants, or had no such name. The host answers glibc's six;
-// the WASI build answers every other name from glibc's table
-// (python/wasi/_apysup_host.c).
+// musl's constants, or had no such name. The host answers glibc's six
+// from the guest's limits (rlimit.go); the WASI build answers every other
+// name from glibc's table (python/wasi/_apysup_host.c).
 const (
 	hostInfoModule  = "apysup_host"
 	onlineCPUsName  = "online_cpus"
@@ -85,6 +85,18 @@ func exportHostInfo(ctx context.Context, rt wazero.Runtime) error {
 		}), []api.ValueType{api.ValueTypeI32}, []api.ValueType{api.ValueTypeI32}).
 		WithParameterNames("limits").
 		Export(limitsName).
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, mod api.Module, stack []uint64) {
+			stack[0] = api.EncodeI32(rlimitCall(ctx, mod.Memory(), api.DecodeI32(stack[0]), api.DecodeI32(stack[1]), api.DecodeI32(stack[2]), api.DecodeU32(stack[3])))
+		}), []api.ValueType{api.ValueTypeI32, api.ValueTypeI32, api.ValueTypeI32, api.ValueTypeI32}, []api.ValueType{api.ValueTypeI32}).
+		WithParameterNames("who", "resource", "set", "limits").
+		Export(rlimitName).
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, mod api.Module, stack []uint64) {
+			stack[0] = api.EncodeI32(writeUsage(ctx, mod.Memory(), api.DecodeU32(stack[0])))
+		}), []api.ValueType{api.ValueTypeI32}, []api.ValueType{api.ValueTypeI32}).
+		WithParameterNames("usage").
+		Export(rusageName).
 		Instantiate(ctx)
 	if err != nil {
 		return fmt.Errorf("wazero: host info module: %w", err)
@@ -144,17 +156,50 @@ const (
 
 // writeLimits is sysconf_limits(limits): it writes glibc's answers for
 // the six names above as 64-bit integers at ptr (-1 where glibc answers
-// -1: no limit) and returns 6, or 0 when the host cannot tell or the
-// buffer lies outside the guest's memory. The open files are the run's
-// limit, as the guest's RLIMIT_NOFILE is natively.
+// -1: no limit) and returns 6, or 0 outside a run or when the buffer
+// lies outside the guest's memory. They follow the guest's own limits
+// (rlimit.go): the open files are the run's limit, as the guest's
+// RLIMIT_NOFILE is natively, until the guest lowers it.
 func writeLimits(ctx context.Context, mem api.Memory, ptr uint32) int32 {
-	files, _ := ctx.Value(openFilesKey{}).(*openFiles)
-	if files == nil {
+	l, _ := ctx.Value(rlimitsKey{}).(*guestLimits)
+	if l == nil {
 		return 0
 	}
-	limits, ok := sysconfLimits(uint64(files.limit()))
-	return writeWords(mem, ptr, ok, limits[:])
+	limits := l.sysconfLimits()
+	return writeWords(mem, ptr, true, limits[:])
 }
+
+// writeUsage is rusage(usage): the guest's getrusage, as 64-bit words at
+// ptr in usageWords' order, and usageCount, or 0 when the host cannot
+// tell or the buffer lies outside the guest's memory. Its CPU times,
+// faults, blocks and context switches are those of the thread that runs
+// the guest (the host function runs on it); its largest resident size,
+// in KiB, is the guest's largest linear memory, which is what of the
+// native process's resident memory is the guest's.
+func writeUsage(ctx context.Context, mem api.Memory, ptr uint32) int32 {
+	l, _ := ctx.Value(rlimitsKey{}).(*guestLimits)
+	usage, ok := threadUsage()
+	if l == nil || !ok {
+		return 0
+	}
+	_, high := l.mem.usage()
+	usage[usageMaxRSS] = high / 1024
+	return writeWords(mem, ptr, true, usage[:])
+}
+
+// The order of rusage's words, which _apysup_resource.c shares.
+const (
+	usageUtimeMicros = iota
+	usageStimeMicros
+	usageMaxRSS
+	usageMinflt
+	usageMajflt
+	usageInblock
+	usageOublock
+	usageNvcsw
+	usageNivcsw
+	usageCount
+)
 
 // writeWords writes the host's answers, when it has them (ok), as
 // little-endian 64-bit words at ptr: how many, or 0 when it has none or

@@ -35,10 +35,9 @@ func memoryPages() ([3]uint64, bool) {
 	return [3]uint64{page, uint64(info.Totalram) * unit / page, uint64(info.Freeram) * unit / page}, true
 }
 
-// glibc's answers where it cannot read the kernel's: legacy_ARG_MAX, and
-// the NGROUPS_MAX and MINSIGSTKSZ of its headers.
+// glibc's answers where it cannot read the kernel's: the NGROUPS_MAX and
+// MINSIGSTKSZ of its headers.
 const (
-	glibcArgMax      = 131072
 	glibcNgroupsMax  = 65536
 	glibcMinSigstksz = 2048
 	atMinSigstksz    = 51 // AT_MINSIGSTKSZ, the auxiliary vector's entry
@@ -65,29 +64,39 @@ var kernelLimits = sync.OnceValue(func() [2]uint64 {
 	return limits
 })
 
-// sysconfLimits is glibc's sysconf answer, in writeLimits' order, for the
-// names that depend on the process or the kernel, for a guest that may
-// hold openFiles files: from the rlimits a native guest inherits from the
-// supervisor as this process does (the wazero child sets only
-// RLIMIT_NOFILE, RLIMIT_FSIZE and RLIMIT_CORE, and the native sandbox
-// only those, RLIMIT_CPU, RLIMIT_NICE and RLIMIT_RTPRIO), read at each
-// call as glibc reads them. RLIM_INFINITY is -1 as a 64-bit integer.
-// They are read with prlimit64 of pid 0, which the wazero child's seccomp
-// filter allows (getrlimit, unix.Getrlimit's call on amd64, it does not).
-func sysconfLimits(openFiles uint64) ([limitCount]uint64, bool) {
-	var stack, nproc, sigpending unix.Rlimit
-	if unix.Prlimit(0, unix.RLIMIT_STACK, nil, &stack) != nil ||
-		unix.Prlimit(0, unix.RLIMIT_NPROC, nil, &nproc) != nil ||
-		unix.Prlimit(0, unix.RLIMIT_SIGPENDING, nil, &sigpending) != nil {
-		return [limitCount]uint64{}, false
+// inheritedLimits is this process's resource limits, which a native
+// guest inherits from the supervisor too: the wazero child changes only
+// RLIMIT_NOFILE, RLIMIT_FSIZE and RLIMIT_CORE, which the guest's table
+// sets as the native sandbox does (rlimit.go). Read with prlimit64 of pid
+// 0, which the child's seccomp filter allows (getrlimit, unix.Getrlimit's
+// call on amd64, it does not).
+func inheritedLimits() rlimitTable {
+	var t rlimitTable
+	for r := range t {
+		var rl unix.Rlimit
+		if unix.Prlimit(0, r, nil, &rl) != nil {
+			rl = unix.Rlimit{Cur: rlimInfinity, Max: rlimInfinity}
+		}
+		t[r] = [2]uint64{rl.Cur, rl.Max}
 	}
-	kernel := kernelLimits()
-	var limits [limitCount]uint64
-	limits[limitArgMax] = max(glibcArgMax, stack.Cur/4)
-	limits[limitChildMax] = nproc.Cur
-	limits[limitNgroupsMax] = kernel[0]
-	limits[limitOpenMax] = openFiles
-	limits[limitSigqueueMax] = sigpending.Cur
-	limits[limitMinSigstksz] = kernel[1]
-	return limits, true
+	return t
+}
+
+// threadUsage is getrusage(RUSAGE_THREAD) of the calling thread, in
+// writeUsage's order (its largest resident size left for the caller).
+func threadUsage() ([usageCount]uint64, bool) {
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_THREAD, &ru) != nil {
+		return [usageCount]uint64{}, false
+	}
+	var u [usageCount]uint64
+	u[usageUtimeMicros] = uint64(ru.Utime.Sec)*1e6 + uint64(ru.Utime.Usec)
+	u[usageStimeMicros] = uint64(ru.Stime.Sec)*1e6 + uint64(ru.Stime.Usec)
+	u[usageMinflt] = uint64(ru.Minflt)
+	u[usageMajflt] = uint64(ru.Majflt)
+	u[usageInblock] = uint64(ru.Inblock)
+	u[usageOublock] = uint64(ru.Oublock)
+	u[usageNvcsw] = uint64(ru.Nvcsw)
+	u[usageNivcsw] = uint64(ru.Nivcsw)
+	return u, true
 }

@@ -13,6 +13,14 @@ func memoryPages() ([3]uint64, bool) { return [3]uint64{}, false }
 // kernelLimits has nothing to read off Linux.
 func kernelLimits() [2]uint64 { return [2]uint64{} }
 
-// sysconfLimits is unknown off Linux: the guest's sysconf then answers
-// wasi-libc's answers for the six names.
-func sysconfLimits(uint64) ([limitCount]uint64, bool) { return [limitCount]uint64{}, false }
+// inheritedLimits is unknown off Linux: no limit.
+func inheritedLimits() rlimitTable {
+	var t rlimitTable
+	for r := range t {
+		t[r] = [2]uint64{rlimInfinity, rlimInfinity}
+	}
+	return t
+}
+
+// threadUsage is unknown off Linux: resource.getrusage fails there.
+func threadUsage() ([usageCount]uint64, bool) { return [usageCount]uint64{}, false }

@@ -4,6 +4,7 @@ import (
 	"io"
 	"io/fs"
 	"sync"
+	"sync/atomic"
 
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 )
@@ -56,18 +57,6 @@ func (q *openFiles) setMax(n int) {
 	q.max = n
 	q.mu.Unlock()
 }
-
-// limit is the limit opens are checked against: the guest's
-// RLIMIT_NOFILE.
-func (q *openFiles) limit() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.max
-}
-
-// openFilesKey is the context key of the run's openFiles, which
-// sysconf_limits reads.
-type openFilesKey struct{}
 
 // held is how many files the guest holds open.
 func (q *openFiles) held() int {
@@ -160,11 +149,11 @@ func (f *countedFile) Close() experimentalsys.Errno {
 // build's writes and truncates turn into EFBIG (python/wasi/_apysup_errno.c).
 type sizedFile struct {
 	experimentalsys.File
-	max int64
+	max *atomic.Int64 // read at each write: the guest's RLIMIT_FSIZE may move
 }
 
 // room is how many bytes may be written at off.
-func (f *sizedFile) room(off int64) int64 { return f.max - off }
+func (f *sizedFile) room(off int64) int64 { return f.max.Load() - off }
 
 func (f *sizedFile) Write(buf []byte) (int, experimentalsys.Errno) {
 	off, errno := writeOffset(f.File)
@@ -186,7 +175,7 @@ func (f *sizedFile) Pwrite(buf []byte, off int64) (int, experimentalsys.Errno) {
 }
 
 func (f *sizedFile) Truncate(size int64) experimentalsys.Errno {
-	if size > f.max {
+	if size > f.max.Load() {
 		return experimentalsys.ERANGE
 	}
 	return f.File.Truncate(size)
