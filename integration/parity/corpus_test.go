@@ -163,7 +163,7 @@ var corpus = []corpusCase{
 		"stdout": {native: "_thread importable: True\nthread ran: [1]\nactive: 1\n", wazero: "_thread importable: True\nthread failed: RuntimeError can't start new thread\nactive: 1\n"},
 	}},
 	{script: "gap_subprocess.py", known: map[string]pinned{
-		"stdout": {native: "ran: 0 b'hi\\n'\nfork: True posix_spawn: True system: True\n", wazero: "failed: OSError [Errno 95] wasi does not support processes.\nfork: False posix_spawn: False system: False\n"},
+		"stdout": {native: "ran: 0 b'hi\\n'\nfork: True posix_spawn: True system: True\nwhich: /usr/bin/python3.11 /usr/bin/sh /usr/bin/tar\n", wazero: "failed: OSError [Errno 95] wasi does not support processes.\nfork: False posix_spawn: False system: False\nwhich: /usr/bin/python3.11 None None\n"},
 	}},
 	{script: "gap_sockets.py", known: map[string]pinned{
 		"stdout": {native: "inet failed: OSError [Errno 97] Address family not supported by protocol\nunix created\nsocketpair created\nconnect failed: OSError\n", wazero: "inet failed: OSError [Errno 95] Operation not supported\nunix failed: AttributeError module 'socket' has no attribute 'AF_UNIX'\nsocketpair failed: OSError [Errno 95] Operation not supported\nconnect failed: AttributeError\n"},
