@@ -35,10 +35,11 @@ type linearMemory struct {
 	limit   uint64
 	refused bool   // a grow was refused: the run hit its memory limit
 	high    uint64 // the largest size granted
-	// guestLimit is the guest's own RLIMIT_AS or RLIMIT_DATA (rlimit.go;
-	// 0: none): a grow past it fails as a native allocation past them
-	// does, and is not the run's memory limit.
-	guestLimit uint64
+	// guestLimit is the guest's own RLIMIT_AS or RLIMIT_DATA (rlimit.go),
+	// when guestLimited: a grow past it fails as a native allocation past
+	// them does, and is not the run's memory limit.
+	guestLimit   uint64
+	guestLimited bool
 }
 
 // Allocate implements experimental.LinearMemory. The mapping is the
@@ -68,7 +69,7 @@ func (m *linearMemory) Allocate(_, maxBytes uint64) experimental.LinearMemory {
 func (m *linearMemory) Reallocate(size uint64) []byte {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.guestLimit != 0 && m.guestLimit < m.limit && size > m.guestLimit {
+	if m.guestLimited && m.guestLimit < m.limit && size > m.guestLimit {
 		return nil
 	}
 	if size > m.limit {
@@ -89,13 +90,10 @@ func (m *linearMemory) setLimit(limit uint64) {
 	m.mu.Unlock()
 }
 
-// setGuestLimit sets the guest's own limit (0: none, as RLIM_INFINITY).
+// setGuestLimit sets the guest's own limit (RLIM_INFINITY: none).
 func (m *linearMemory) setGuestLimit(limit uint64) {
 	m.mu.Lock()
-	m.guestLimit = limit
-	if limit == rlimInfinity {
-		m.guestLimit = 0
-	}
+	m.guestLimit, m.guestLimited = limit, limit != rlimInfinity
 	m.mu.Unlock()
 }
 

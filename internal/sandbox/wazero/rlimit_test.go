@@ -85,6 +85,9 @@ func TestGuestLimitsEffects(t *testing.T) {
 	if l.set(rlimitsWhoGuest, rlimitAs, rlimInfinity, rlimInfinity) != rlimitOK || mem.Reallocate(40<<20) == nil || mem.Reallocate(60<<20) != nil {
 		t.Error("RLIMIT_AS raised again: the linear memory is not bounded at RLIMIT_DATA's 48 MiB")
 	}
+	if l.set(rlimitsWhoGuest, rlimitData, 0, 0) != rlimitOK || mem.Reallocate(50<<20) != nil {
+		t.Error("RLIMIT_DATA 0 left the linear memory room to grow")
+	}
 	if got := l.set(rlimitsWhoGuest, rlimitFsize, 1<<20, 2<<20); got != rlimitOK || fileSize.Load() != 1<<20 {
 		t.Errorf("RLIMIT_FSIZE lowered: %d, files stop at %d", got, fileSize.Load())
 	}
