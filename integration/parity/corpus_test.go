@@ -69,6 +69,7 @@ var corpus = []corpusCase{
 	{script: "std_thread_ids.py"},
 	{script: "std_signal_sets.py"},
 	{script: "std_resource.py"},
+	{script: "std_proc.py"},
 	{script: "std_asyncio.py"},
 	{script: "std_sqlite3.py"},
 
@@ -192,7 +193,7 @@ var corpus = []corpusCase{
 		"stdout":      {native: "fcntl ok\npwd ok\ngrp ok\nresource ok\nmmap ok\ntermios ok\n_posixsubprocess ok\nselect ok\n_bz2 ok\n_lzma ok\nreadline ok\n_curses ok\n_uuid ok\n_dbm ok\npyexpat ok\n_decimal ok\n_multiprocessing ok\n_posixshmem ok\nsyslog ok\nspwd ok\n_crypt ok\n", wazero: "fcntl failed\npwd ok\ngrp ok\nresource ok\nmmap failed\ntermios failed\n_posixsubprocess failed\nselect ok\n_bz2 ok\n_lzma ok\nreadline failed\n_curses failed\n_uuid failed\n_dbm failed\npyexpat ok\n_decimal ok\n_multiprocessing failed\n_posixshmem failed\nsyslog failed\nspwd failed\n_crypt ok\n"},
 	}},
 	{script: "gap_listdir_root.py", known: map[string]pinned{
-		"stdout": {native: "/ ['bin', 'dev', 'etc', 'lib', 'lib64', 'opt']\n/usr/lib/python3.11/json ['__init__.py', 'decoder.py', 'encoder.py', 'scanner.py', 'tool.py']\n/opt/apysup ['_agent_runtime_host.py', '_agent_runtime_wire.py', 'agent_runtime.py', 'apysup_runner.py']\n/run/apysup/job ['.argv', 'gap_listdir_root.py', 'prelude.py']\n/tmp []\n/etc ['alternatives', 'group', 'hostname', 'hosts', 'ld.so.cache', 'nsswitch.conf']\n/proc True\n", wazero: "/ ['dev', 'opt', 'run', 'tmp', 'usr', 'workspace']\n/usr/lib/python3.11/json ['__init__.py', 'decoder.py', 'encoder.py', 'scanner.py', 'tool.py']\n/opt/apysup ['_agent_runtime_host.py', '_agent_runtime_wire.py', 'agent_runtime.py', 'apysup_runner.py']\n/run/apysup/job ['.argv', 'gap_listdir_root.py', 'prelude.py']\n/tmp []\n/etc failed: FileNotFoundError 2\n/proc failed: FileNotFoundError 2\n"},
+		"stdout": {native: "/ ['bin', 'dev', 'etc', 'lib', 'lib64', 'opt']\n/usr/lib/python3.11/json ['__init__.py', 'decoder.py', 'encoder.py', 'scanner.py', 'tool.py']\n/opt/apysup ['_agent_runtime_host.py', '_agent_runtime_wire.py', 'agent_runtime.py', 'apysup_runner.py']\n/run/apysup/job ['.argv', 'gap_listdir_root.py', 'prelude.py']\n/tmp []\n/etc ['alternatives', 'group', 'hostname', 'hosts', 'ld.so.cache', 'nsswitch.conf']\n/proc True\n", wazero: "/ ['dev', 'opt', 'proc', 'run', 'tmp', 'usr']\n/usr/lib/python3.11/json ['__init__.py', 'decoder.py', 'encoder.py', 'scanner.py', 'tool.py']\n/opt/apysup ['_agent_runtime_host.py', '_agent_runtime_wire.py', 'agent_runtime.py', 'apysup_runner.py']\n/run/apysup/job ['.argv', 'gap_listdir_root.py', 'prelude.py']\n/tmp []\n/etc failed: FileNotFoundError 2\n/proc False\n"},
 	}},
 	{script: "gap_symlinks_limits.py", known: map[string]pinned{
 		"stdout": {native: "symlink created target.txt\nopen files stopped: OSError EMFILE True\nfile size stopped: OSError ENOSPC\n", wazero: "symlink refused: PermissionError EPERM\nopen files stopped: OSError EMFILE True\nfile size stopped: OSError ENOSPC\n"},

@@ -153,7 +153,7 @@ func (in *Interpreter) startGuest(ctx context.Context, limitBytes, reserveBytes 
 	// owned: a writable mount, whose files are the guest's (nativeView).
 	mount := func(fsys experimentalsys.FS, guestPath string, dev uint16, view viewFunc, owned bool) {
 		viewed := &nativeView{FS: fsys, dev: dev, view: view, owned: owned}
-		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(&countedFS{FS: viewed, q: g.files}, guestPath)
+		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(&countedFS{FS: viewed, q: g.files, freePreopen: guestPath == procDir}, guestPath)
 		mounted = append(mounted, guestPath)
 		mounts[guestPath] = viewed
 	}
@@ -166,6 +166,7 @@ func (in *Interpreter) startGuest(ctx context.Context, limitBytes, reserveBytes 
 		mount(in.zoneinfo.FS(), zoneinfoDir, rootDev, hostFiles, false) // read-only: hostDir.FS
 	}
 	mount(newDevices(), devicesDir, devDev, devicesView, false)
+	mount(newProcMount(procDir), procDir, procDev, procView, false)
 	// The writable mounts are bounded tmpfs natively; here budgets bound them.
 	mount(g.out, sandbox.GuestOutDir, outDev, written(0o700, ownerGuest), true)
 	mount(g.work, sandbox.GuestWorkDir, workDev, written(0o755, ownerGuest), true)

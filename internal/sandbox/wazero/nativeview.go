@@ -61,6 +61,9 @@ const (
 	firstDeviceDev // + the device's index in deviceNames
 )
 
+// procDev is /proc's (procfs.go), after the five devices'.
+const procDev = firstDeviceDev + 5
+
 // owner is who the native guest sees owning a file.
 type owner uint16
 

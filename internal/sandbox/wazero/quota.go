@@ -73,28 +73,37 @@ func (q *openFiles) held() int {
 // path_open always passes 0o600), as soon as wasi-libc lists the
 // preopens before main. That open is counted but never refused: wazero
 // treats any error there but ENOENT as a bug and panics. It is at most one
-// per mount, nine in all (with the guest's "/", /dev and /tmp).
+// per mount, nine in all (with the guest's "/", /dev and /tmp), which the
+// guest's descriptors below the limit have matched the native guest's
+// since; a mount added later (/proc) has its preopen left out of the
+// count (freePreopen), so that they still do.
 type countedFS struct {
 	experimentalsys.FS
-	q          *openFiles
-	rootOpened bool // the mount's own directory was opened for wazero
+	q           *openFiles
+	rootOpened  bool // the mount's own directory was opened for wazero
+	freePreopen bool // that open takes no slot
 }
 
 func (c *countedFS) OpenFile(path string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
 	preopen := !c.rootOpened && path == "." && flag == experimentalsys.O_RDONLY && perm == 0
-	if !c.q.acquire(preopen) {
+	q := c.q
+	if preopen && c.freePreopen {
+		q = nil
+	} else if !q.acquire(preopen) {
 		return nil, experimentalsys.EAGAIN
 	}
 	f, errno := c.FS.OpenFile(path, flag, perm)
 	if errno != 0 {
-		c.q.release()
+		if q != nil {
+			q.release()
+		}
 		return nil, errno
 	}
 	c.rootOpened = c.rootOpened || preopen
-	return &countedFile{File: f, q: c.q}, 0
+	return &countedFile{File: f, q: q}, 0
 }
 
-// countedFile holds its slot until closed.
+// countedFile holds its slot (in q, unless nil) until closed.
 //
 // It is also every guest file's O_NONBLOCK: a file of a mount is a regular
 // file or a directory, on which Linux accepts O_NONBLOCK and ignores it
@@ -139,7 +148,9 @@ func (f *countedFile) Poll(experimentalsys.Pflag, int32) (bool, experimentalsys.
 func (f *countedFile) Close() experimentalsys.Errno {
 	if !f.closed {
 		f.closed = true
-		f.q.release()
+		if f.q != nil { // nil: a free preopen (countedFS)
+			f.q.release()
+		}
 	}
 	return f.File.Close()
 }

@@ -378,7 +378,7 @@ print(json.dumps(r, sort_keys=True))
 		lsUsr = `["bin","lib","share"]`
 	}
 	for k, want := range map[string]string{
-		"ls /":            `["dev","opt","run","tmp","usr","workspace"]`,
+		"ls /":            `["dev","opt","proc","run","tmp","usr","workspace"]`,
 		"ls /tmp":         `[]`,
 		"ls /dev":         `["full","null","random","urandom","zero"]`,
 		"ls /usr":         lsUsr,

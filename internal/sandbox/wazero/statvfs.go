@@ -138,6 +138,8 @@ func (m *mountStats) statvfs(dev uint16) (vfsStat, experimentalsys.Errno) {
 		return vfsStat{bsize: tmpfsBlock, frsize: tmpfsBlock, blocks: blocks, bfree: blocks, bavail: blocks,
 			files: sandbox.DevFiles, ffree: sandbox.DevFiles - used, favail: sandbox.DevFiles - used,
 			fsid: m.devFsid, flag: stNosuid | stNoexec, namemax: nameMax}, 0
+	case dev == procDev:
+		return procStatvfs(), 0
 	case dev >= firstDeviceDev && int(dev-firstDeviceDev) < len(deviceNames):
 		return hostStatvfs(devicesDir + "/" + deviceNames[dev-firstDeviceDev])
 	}

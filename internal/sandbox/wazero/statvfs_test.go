@@ -84,7 +84,13 @@ func TestMountStatvfs(t *testing.T) {
 	if want, _ := hostStatvfs("/dev/null"); errno != 0 || null != want {
 		t.Errorf("/dev/null %+v (%v), want %+v", null, errno, want)
 	}
-	for _, d := range []uint16{0, outDev, workDev, tmpDev, firstDeviceDev + uint16(len(deviceNames)), 0xffff} {
+	if proc, errno := m.statvfs(procDev); errno != 0 || proc != procStatvfs() || proc.blocks != 0 || proc.flag&stRdonly != 0 {
+		t.Errorf("/proc %+v (%v)", proc, errno)
+	}
+	if procDev != firstDeviceDev+uint16(len(deviceNames)) {
+		t.Errorf("/proc's device %d is not the one after the devices'", procDev)
+	}
+	for _, d := range []uint16{0, outDev, workDev, tmpDev, procDev + 1, 0xffff} {
 		if _, errno := m.statvfs(d); errno != experimentalsys.ENOSYS {
 			t.Errorf("device %d: %v, want ENOSYS", d, errno)
 		}

@@ -1,0 +1,64 @@
+package wazero
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// /proc holds procFiles alone, read from the host's at each open with a
+// size of 0, as the proc file system says; any other name, the
+// per-process files and any path that leaves the directory are not there.
+func TestProcFS(t *testing.T) {
+	host := t.TempDir()
+	for _, name := range append(slices.Clone(procFiles), "mounts", "environ") {
+		if err := os.WriteFile(filepath.Join(host, name), []byte(name+" 1\n"), 0o444); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(host, "self"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := procFS{hostDir: host}
+	entries, err := fs.ReadDir(p, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if !slices.Equal(names, procFiles) {
+		t.Errorf("/proc lists %v, want %v", names, procFiles)
+	}
+	f, err := p.Open("meminfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(host, "meminfo"), []byte("changed\n"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(f.(io.Reader))
+	st, _ := f.Stat()
+	if string(data) != "meminfo 1\n" || st.Size() != 0 || st.Mode() != 0o444 {
+		t.Errorf("meminfo read %q, size %d, mode %v; want its content at open, 0 and 0444", data, st.Size(), st.Mode())
+	}
+	if again, err := fs.ReadFile(p, "meminfo"); err != nil || string(again) != "changed\n" {
+		t.Errorf("meminfo opened again: %q, %v", again, err)
+	}
+	for _, name := range []string{"mounts", "environ", "self", "self/status", "../meminfo", "/meminfo", "./meminfo", "meminfo/"} {
+		if _, err := p.Open(name); !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrInvalid) {
+			t.Errorf("%q opened: %v", name, err)
+		}
+	}
+	if err := os.Remove(filepath.Join(host, "uptime")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Open("uptime"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("uptime missing on the host: %v", err)
+	}
+}
