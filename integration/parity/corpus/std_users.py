@@ -55,3 +55,8 @@ with tarfile.open(fileobj=buf) as tf:
     m = tf.getmember("owned.txt")
     print("tar member", m.uname, m.gname, m.uid, m.gid, oct(m.mode))
 os.remove("owned.txt")
+# The WASI build's os keeps no helper or constant of its own patches
+# (wasi-os-ids.patch, wasi-kill.patch) among its names: its private names
+# are the native module's, less _spawnvef, which only a system with fork
+# defines.
+print("os private names", sorted(n for n in dir(os) if n.startswith("_") and not n.startswith("__") and n != "_spawnvef"))

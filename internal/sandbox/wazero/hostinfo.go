@@ -60,48 +60,45 @@ const (
 func exportHostInfo(ctx context.Context, rt wazero.Runtime) error {
 	mask := onlineCPUs()
 	kernelLimits()
-	_, err := rt.NewHostModuleBuilder(hostInfoModule).
-		NewFunctionBuilder().
-		WithGoModuleFunction(api.GoModuleFunc(func(_ context.Context, mod api.Module, stack []uint64) {
-			stack[0] = api.EncodeI32(writeCPUMask(mod.Memory(), mask, api.DecodeU32(stack[0]), api.DecodeI32(stack[1])))
-		}), []api.ValueType{api.ValueTypeI32, api.ValueTypeI32}, []api.ValueType{api.ValueTypeI32}).
-		WithParameterNames("mask", "len").
-		Export(onlineCPUsName).
-		NewFunctionBuilder().
-		WithGoModuleFunction(api.GoModuleFunc(func(_ context.Context, mod api.Module, stack []uint64) {
-			stack[0] = api.EncodeI32(writeLoadavg(mod.Memory(), api.DecodeU32(stack[0])))
-		}), []api.ValueType{api.ValueTypeI32}, []api.ValueType{api.ValueTypeI32}).
-		WithParameterNames("avg").
-		Export(loadavgName).
-		NewFunctionBuilder().
-		WithGoModuleFunction(api.GoModuleFunc(func(_ context.Context, mod api.Module, stack []uint64) {
-			stack[0] = api.EncodeI32(writeMemoryPages(mod.Memory(), api.DecodeU32(stack[0])))
-		}), []api.ValueType{api.ValueTypeI32}, []api.ValueType{api.ValueTypeI32}).
-		WithParameterNames("pages").
-		Export(memoryPagesName).
-		NewFunctionBuilder().
-		WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, mod api.Module, stack []uint64) {
-			stack[0] = api.EncodeI32(writeLimits(ctx, mod.Memory(), api.DecodeU32(stack[0])))
-		}), []api.ValueType{api.ValueTypeI32}, []api.ValueType{api.ValueTypeI32}).
-		WithParameterNames("limits").
-		Export(limitsName).
-		NewFunctionBuilder().
-		WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, mod api.Module, stack []uint64) {
-			stack[0] = api.EncodeI32(rlimitCall(ctx, mod.Memory(), api.DecodeI32(stack[0]), api.DecodeI32(stack[1]), api.DecodeI32(stack[2]), api.DecodeU32(stack[3])))
-		}), []api.ValueType{api.ValueTypeI32, api.ValueTypeI32, api.ValueTypeI32, api.ValueTypeI32}, []api.ValueType{api.ValueTypeI32}).
-		WithParameterNames("who", "resource", "set", "limits").
-		Export(rlimitName).
-		NewFunctionBuilder().
-		WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, mod api.Module, stack []uint64) {
-			stack[0] = api.EncodeI32(writeUsage(ctx, mod.Memory(), api.DecodeU32(stack[0])))
-		}), []api.ValueType{api.ValueTypeI32}, []api.ValueType{api.ValueTypeI32}).
-		WithParameterNames("usage").
-		Export(rusageName).
-		Instantiate(ctx)
-	if err != nil {
+	b := rt.NewHostModuleBuilder(hostInfoModule)
+	exportI32(b, onlineCPUsName, func(_ context.Context, mem api.Memory, p []uint64) int32 {
+		return writeCPUMask(mem, mask, api.DecodeU32(p[0]), api.DecodeI32(p[1]))
+	}, "mask", "len")
+	exportI32(b, loadavgName, func(_ context.Context, mem api.Memory, p []uint64) int32 {
+		return writeLoadavg(mem, api.DecodeU32(p[0]))
+	}, "avg")
+	exportI32(b, memoryPagesName, func(_ context.Context, mem api.Memory, p []uint64) int32 {
+		return writeMemoryPages(mem, api.DecodeU32(p[0]))
+	}, "pages")
+	exportI32(b, limitsName, func(ctx context.Context, mem api.Memory, p []uint64) int32 {
+		return writeLimits(ctx, mem, api.DecodeU32(p[0]))
+	}, "limits")
+	exportI32(b, rlimitName, func(ctx context.Context, mem api.Memory, p []uint64) int32 {
+		return rlimitCall(ctx, mem, api.DecodeI32(p[0]), api.DecodeI32(p[1]), api.DecodeI32(p[2]), api.DecodeU32(p[3]))
+	}, "who", "resource", "set", "limits")
+	exportI32(b, rusageName, func(ctx context.Context, mem api.Memory, p []uint64) int32 {
+		return writeUsage(ctx, mem, api.DecodeU32(p[0]))
+	}, "usage")
+	if _, err := b.Instantiate(ctx); err != nil {
 		return fmt.Errorf("wazero: host info module: %w", err)
 	}
 	return nil
+}
+
+// exportI32 exports from b a function of i32 parameters (named params)
+// answering one i32: fn's answer from the call's context, the guest's
+// memory and the parameters.
+func exportI32(b wazero.HostModuleBuilder, name string, fn func(ctx context.Context, mem api.Memory, params []uint64) int32, params ...string) {
+	types := make([]api.ValueType, len(params))
+	for i := range types {
+		types[i] = api.ValueTypeI32
+	}
+	b.NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, mod api.Module, stack []uint64) {
+			stack[0] = api.EncodeI32(fn(ctx, mod.Memory(), stack[:len(params)]))
+		}), types, []api.ValueType{api.ValueTypeI32}).
+		WithParameterNames(params...).
+		Export(name)
 }
 
 // writeCPUMask is online_cpus(mask, len): it writes up to n bytes of the

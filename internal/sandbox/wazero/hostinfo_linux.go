@@ -35,13 +35,8 @@ func memoryPages() ([3]uint64, bool) {
 	return [3]uint64{page, uint64(info.Totalram) * unit / page, uint64(info.Freeram) * unit / page}, true
 }
 
-// glibc's answers where it cannot read the kernel's: the NGROUPS_MAX and
-// MINSIGSTKSZ of its headers.
-const (
-	glibcNgroupsMax  = 65536
-	glibcMinSigstksz = 2048
-	atMinSigstksz    = 51 // AT_MINSIGSTKSZ, the auxiliary vector's entry
-)
+// atMinSigstksz is AT_MINSIGSTKSZ, the auxiliary vector's entry.
+const atMinSigstksz = 51
 
 // kernelLimits is what glibc's sysconf reads of the kernel for
 // NGROUPS_MAX (/proc/sys/kernel/ngroups_max) and MINSIGSTKSZ (the

@@ -10,8 +10,8 @@ func loadavg() ([3]float64, bool) { return [3]float64{}, false }
 // wasi-libc's.
 func memoryPages() ([3]uint64, bool) { return [3]uint64{}, false }
 
-// kernelLimits has nothing to read off Linux.
-func kernelLimits() [2]uint64 { return [2]uint64{} }
+// kernelLimits has nothing to read off Linux: glibc's own defaults.
+func kernelLimits() [2]uint64 { return [2]uint64{glibcNgroupsMax, glibcMinSigstksz} }
 
 // inheritedLimits is unknown off Linux: no limit.
 func inheritedLimits() rlimitTable {

@@ -62,3 +62,31 @@ func TestProcFS(t *testing.T) {
 		t.Errorf("uptime missing on the host: %v", err)
 	}
 }
+
+// The guest names any path under /proc: only "." and procFiles open, each
+// with its host file's content, whatever the name.
+func FuzzProcFSOpen(f *testing.F) {
+	for _, seed := range []string{".", "meminfo", "self/status", "../etc/passwd", "1/environ", "mounts", "meminfo\x00", "./cpuinfo", ""} {
+		f.Add(seed)
+	}
+	host := f.TempDir()
+	for _, name := range append(slices.Clone(procFiles), "mounts", "environ") {
+		if err := os.WriteFile(filepath.Join(host, name), []byte(name), 0o444); err != nil {
+			f.Fatal(err)
+		}
+	}
+	p := procFS{hostDir: host}
+	f.Fuzz(func(t *testing.T, name string) {
+		file, err := p.Open(name)
+		allowed := name == "." || slices.Contains(procFiles, name)
+		if (err == nil) != allowed {
+			t.Fatalf("Open(%q): %v", name, err)
+		}
+		if err != nil || name == "." {
+			return
+		}
+		if data, _ := io.ReadAll(file.(io.Reader)); string(data) != name {
+			t.Errorf("Open(%q) read %q", name, data)
+		}
+	})
+}

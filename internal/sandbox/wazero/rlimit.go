@@ -45,8 +45,12 @@ const (
 	rlimitCount      = 16 // RLIM_NLIMITS
 
 	rlimInfinity = math.MaxUint64
-	// glibcArgMax is glibc's legacy ARG_MAX, the least sysconf answers.
-	glibcArgMax = 131072
+	// glibc's answers where it cannot read the kernel's: legacy_ARG_MAX
+	// (the least sysconf answers), and the NGROUPS_MAX and MINSIGSTKSZ of
+	// its headers.
+	glibcArgMax      = 131072
+	glibcNgroupsMax  = 65536
+	glibcMinSigstksz = 2048
 	// nrOpen is Linux's fs.nr_open default: no RLIMIT_NOFILE above it.
 	nrOpen = 1 << 20
 
