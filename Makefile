@@ -14,8 +14,21 @@ SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # for both backends), with CPython's own test modules
 # (libpython3.11-testsuite) for make regrtest.
 APT_PACKAGES := gcc libc6-dev libseccomp-dev pkg-config bubblewrap vagrant \
-	strace tar gzip xz-utils bzip2 zip unzip sqlite3 git python3-pip
+	strace tar gzip xz-utils bzip2 zip unzip sqlite3 git python3-pip patch
 TEST_TIMEOUT ?= 45m
+
+# Every go command make runs builds against wazero with apysup's patch
+# (third_party/wazero/README.md): a workspace, made by make deps, that
+# replaces the module by its patched files. A plain `go build` outside make
+# gets wazero as released, slower to load a cached build and otherwise the
+# same.
+export GOWORK := $(CURDIR)/.build/go.work
+# The patch's own tests, wazero's tests of the packages it touches, and
+# the WebAssembly specification's suites, whose invalid modules must still
+# be refused.
+WAZERO_PATCH_TESTS := github.com/tetratelabs/wazero github.com/tetratelabs/wazero/internal/wasm \
+	github.com/tetratelabs/wazero/internal/engine/wazevo \
+	github.com/tetratelabs/wazero/internal/integration_test/spectest/...
 
 include mk/wasi.mk
 
@@ -35,7 +48,8 @@ deps:
 	@# The module graph's go.mod files, not only those the build loads:
 	@# tests that build a program against this checkout do so offline
 	@# (internal/testenv.BuildProgram) and need every requirement's.
-	@$(GO) list -m all > /dev/null
+	@GOWORK=off $(GO) list -m all > /dev/null
+	@GO="$(GO)" mk/wazero-patch.sh
 
 # `apysup version` reports the commit (and a release tag, if any) it was built from.
 COMMIT   := $(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo +modified)
@@ -57,6 +71,7 @@ lint: vet
 # APYSUP_REQUIRE_ALL=1 (as in CI).
 test: deps wasi-python lint
 	$(GO) test -race -tags $(TAGS) -count=1 -timeout $(TEST_TIMEOUT) ./...
+	$(GO) test -count=1 $(WAZERO_PATCH_TESTS)
 	$(MAKE) test-pooled
 
 # 1,000 runs at concurrency 16 through a pooled Supervisor, then through
@@ -113,4 +128,4 @@ docs: deps
 	$(GO) test -tags $(TAGS) -run TestCLIDocsCurrent ./cmd/apysup -update-docs
 
 clean:
-	rm -rf bin
+	rm -rf bin .build

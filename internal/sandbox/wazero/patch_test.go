@@ -1,0 +1,43 @@
+package wazero
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/tetratelabs/wazero"
+
+	"github.com/apysup/apysup/internal/testenv"
+)
+
+// The tests run against the wazero make builds with: go.mod's version,
+// with apysup's patch for that version. Outside make (no workspace) the
+// patch is missing, which CI does not accept.
+func TestRuntimeIsPatched(t *testing.T) {
+	ctx := context.Background()
+	root := testenv.CheckoutRoot(t)
+	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^\s*` + regexp.QuoteMeta(wazeroModule) + ` (v\S+)$`).FindSubmatch(mod)
+	if m == nil {
+		t.Fatalf("go.mod does not require %s", wazeroModule)
+	}
+	if _, err := os.Stat(filepath.Join(root, "third_party", "wazero", string(m[1])+".patch")); err != nil {
+		t.Fatalf("no patch for the wazero go.mod requires: %v", err)
+	}
+
+	// The detector is not always yes: wazero's interpreter has no such
+	// method, patched or not.
+	interp := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
+	defer interp.Close(ctx)
+	if validatesWhenCompiling(interp) {
+		t.Fatal("the interpreter engine reads as patched")
+	}
+
+	_, patched := Runtime(ctx)
+	testenv.Need(t, patched, "wazero with apysup's patch (run the tests through make, whose workspace .build/go.work replaces the module)")
+}
