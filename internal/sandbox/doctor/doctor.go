@@ -1,6 +1,8 @@
 package doctor
 
 import (
+	"context"
+	"sync"
 	"time"
 
 	"github.com/apysup/apysup/internal/sandbox/wazero"
@@ -23,6 +25,11 @@ const (
 	// Debian revision the WASI build is built from; the wazero backend
 	// refuses to run with the same code. Not required by the native backend.
 	CodeWasiRevision = wazero.ErrorCodeRevisionMismatch
+	// CodeWazeroUnpatched: the binary was built against wazero as
+	// released, without apysup's patch (built outside make): the wazero
+	// backend runs the same and loads each child about 45 ms slower. Not
+	// required.
+	CodeWazeroUnpatched = "wazero_unpatched"
 	// CodeUnsupportedOS: the native backend is Linux's (namespaces,
 	// cgroups, seccomp, libcontainer); elsewhere it is always refused.
 	CodeUnsupportedOS = "native_unsupported_os"
@@ -81,3 +88,22 @@ func ok(name, detail string) Check {
 func fail(name, code, detail, fix string) Check {
 	return Check{Name: name, Status: code, Required: true, Detail: detail, Fix: fix}
 }
+
+// checkWazeroRuntime reports whether the wazero backend runs on wazero
+// with apysup's patch (third_party/wazero). Not required: without it a
+// run is the same, its start slower. The answer is the binary's, so the
+// process asks once (a wazero runtime made and closed, about 0.1 ms).
+var checkWazeroRuntime = sync.OnceValue(func() Check {
+	const name = "wazero_runtime"
+	version, patched := wazero.Runtime(context.Background())
+	if version == "" {
+		version = "(version unknown)"
+	}
+	c := ok(name, "wazero "+version+" with apysup's patch: a child finds python.wasm's compiled code in the cache and does not validate it again")
+	if !patched {
+		c = fail(name, CodeWazeroUnpatched, "wazero "+version+" as released: each wazero child validates python.wasm's functions again (about 45 ms)",
+			"build apysup with make (make build), whose workspace applies third_party/wazero's patch")
+	}
+	c.Required = false
+	return c
+})

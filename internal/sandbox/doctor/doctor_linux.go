@@ -20,7 +20,7 @@ func Run(ctx context.Context) Report {
 		checkLibseccomp(),
 	}
 	checks = append(checks, checkCgroups()...)
-	checks = append(checks, checkOverlay(), checkPython(ctx), checkWasiRevision(""))
+	checks = append(checks, checkOverlay(), checkPython(ctx), checkWasiRevision(""), checkWazeroRuntime())
 	return report(checks, start)
 }
 
@@ -41,6 +41,6 @@ func Quick() Report {
 		checkLibseccomp(),
 	}
 	checks = append(checks, checkCgroups()...)
-	checks = append(checks, checkOverlay(), quickPython(), quickWasiRevision())
+	checks = append(checks, checkOverlay(), quickPython(), quickWasiRevision(), checkWazeroRuntime())
 	return report(checks, start)
 }

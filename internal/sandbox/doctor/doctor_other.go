@@ -8,13 +8,14 @@ import (
 	"time"
 )
 
-// Run reports the one check that matters off Linux: the native backend
-// needs Linux's namespaces, cgroups and seccomp, so it is unavailable.
+// Run reports the check that matters most off Linux, that the native
+// backend needs Linux's namespaces, cgroups and seccomp and so is
+// unavailable, and the wazero the wazero backend runs on.
 func Run(context.Context) Report { return Quick() }
 
 // Quick is Run: off Linux there is nothing to probe.
 func Quick() Report {
-	return report([]Check{unsupportedOS()}, time.Now())
+	return report([]Check{unsupportedOS(), checkWazeroRuntime()}, time.Now())
 }
 
 func unsupportedOS() Check {

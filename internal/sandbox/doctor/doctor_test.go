@@ -12,6 +12,7 @@ var knownCodes = map[string]bool{
 	CodeOK: true, CodeNotRoot: true, CodeUsernsUnavailable: true, CodeMountnsUnavailable: true,
 	CodePivotRootUnavailable: true, CodeMountAPIUnavailable: true, CodeSeccompUnavailable: true, CodeCgroupUnavailable: true,
 	CodeOverlayUnavailable: true, CodePythonMissing: true, CodePythonVersion: true, CodeWasiRevision: true,
+	CodeWazeroUnpatched: true,
 }
 
 func TestReportIsWellFormed(t *testing.T) {
@@ -33,7 +34,7 @@ func TestReportIsWellFormed(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"root", "user_namespaces", "mount_namespaces", "pivot_root", "mount_setattr",
-		"seccomp_kernel", "libseccomp", "overlayfs", "python", "wasi_python_revision"} {
+		"seccomp_kernel", "libseccomp", "overlayfs", "python", "wasi_python_revision", "wazero_runtime"} {
 		if !names[want] {
 			t.Errorf("check %q missing", want)
 		}
