@@ -69,6 +69,7 @@ var corpus = []corpusCase{
 	{script: "std_thread_ids.py"},
 	{script: "std_signal_sets.py"},
 	{script: "std_resource.py"},
+	{script: "std_fcntl.py"},
 	{script: "std_proc.py"},
 	{script: "std_asyncio.py"},
 	{script: "std_sqlite3.py"},
@@ -190,7 +191,7 @@ var corpus = []corpusCase{
 	}},
 	{script: "gap_posix_modules.py", known: map[string]pinned{
 		"stderr_last": {native: "  __import__(name)", wazero: ""},
-		"stdout":      {native: "fcntl ok\npwd ok\ngrp ok\nresource ok\nmmap ok\ntermios ok\n_posixsubprocess ok\nselect ok\n_bz2 ok\n_lzma ok\nreadline ok\n_curses ok\n_uuid ok\n_dbm ok\npyexpat ok\n_decimal ok\n_multiprocessing ok\n_posixshmem ok\nsyslog ok\nspwd ok\n_crypt ok\n", wazero: "fcntl failed\npwd ok\ngrp ok\nresource ok\nmmap failed\ntermios failed\n_posixsubprocess failed\nselect ok\n_bz2 ok\n_lzma ok\nreadline failed\n_curses failed\n_uuid failed\n_dbm failed\npyexpat ok\n_decimal ok\n_multiprocessing failed\n_posixshmem failed\nsyslog failed\nspwd failed\n_crypt ok\n"},
+		"stdout":      {native: "fcntl ok\npwd ok\ngrp ok\nresource ok\nmmap ok\ntermios ok\n_posixsubprocess ok\nselect ok\n_bz2 ok\n_lzma ok\nreadline ok\n_curses ok\n_uuid ok\n_dbm ok\npyexpat ok\n_decimal ok\n_multiprocessing ok\n_posixshmem ok\nsyslog ok\nspwd ok\n_crypt ok\n", wazero: "fcntl ok\npwd ok\ngrp ok\nresource ok\nmmap failed\ntermios failed\n_posixsubprocess failed\nselect ok\n_bz2 ok\n_lzma ok\nreadline failed\n_curses failed\n_uuid failed\n_dbm failed\npyexpat ok\n_decimal ok\n_multiprocessing failed\n_posixshmem failed\nsyslog failed\nspwd failed\n_crypt ok\n"},
 	}},
 	{script: "gap_listdir_root.py", known: map[string]pinned{
 		"stdout": {native: "/ ['bin', 'dev', 'etc', 'lib', 'lib64', 'opt']\n/usr/lib/python3.11/json ['__init__.py', 'decoder.py', 'encoder.py', 'scanner.py', 'tool.py']\n/opt/apysup ['_agent_runtime_host.py', '_agent_runtime_wire.py', 'agent_runtime.py', 'apysup_runner.py']\n/run/apysup/job ['.argv', 'gap_listdir_root.py', 'prelude.py']\n/tmp []\n/etc ['alternatives', 'group', 'hostname', 'hosts', 'ld.so.cache', 'nsswitch.conf']\n/proc True\n", wazero: "/ ['dev', 'opt', 'proc', 'run', 'tmp', 'usr']\n/usr/lib/python3.11/json ['__init__.py', 'decoder.py', 'encoder.py', 'scanner.py', 'tool.py']\n/opt/apysup ['_agent_runtime_host.py', '_agent_runtime_wire.py', 'agent_runtime.py', 'apysup_runner.py']\n/run/apysup/job ['.argv', 'gap_listdir_root.py', 'prelude.py']\n/tmp []\n/etc failed: FileNotFoundError 2\n/proc False\n"},
@@ -199,7 +200,7 @@ var corpus = []corpusCase{
 		"stdout": {native: "symlink created target.txt\nopen files stopped: OSError EMFILE True\nfile size stopped: OSError ENOSPC\n", wazero: "symlink refused: PermissionError EPERM\nopen files stopped: OSError EMFILE True\nfile size stopped: OSError ENOSPC\n"},
 	}},
 	{script: "gap_os_host.py", known: map[string]pinned{
-		"stdout": {native: "getppid 1\nids (1000, 1000, 1000, 1000)\numask 18\nkill 0 None\nnice 0\ngetloadavg 3\nsched_getaffinity True\ngetlogin OSError: [Errno 6] No such device or address\npwd sandbox\nos-release debian\ndup None\npipe [None, None]\nget_inheritable True\nread(10**9) 6\nread(10**6) 6\n", wazero: "getppid 1\nids (1000, 1000, 1000, 1000)\numask 18\nkill 0 None\nnice 0\ngetloadavg 3\nsched_getaffinity True\ngetlogin OSError: [Errno 6] No such device or address\npwd sandbox\nos-release FileNotFoundError: [Errno 2] Unable to read files /etc/os-release, /usr/lib/os-release\ndup OSError: [Errno 95] Operation not supported\npipe AttributeError: module 'os' has no attribute 'pipe'\nget_inheritable False\nread(10**9) MemoryError: \nread(10**6) 6\n"},
+		"stdout": {native: "getppid 1\nids (1000, 1000, 1000, 1000)\numask 18\nkill 0 None\nnice 0\ngetloadavg 3\nsched_getaffinity True\ngetlogin OSError: [Errno 6] No such device or address\npwd sandbox\nos-release debian\ndup None\npipe [None, None]\nget_inheritable True\nread(10**9) 6\nread(10**6) 6\n", wazero: "getppid 1\nids (1000, 1000, 1000, 1000)\numask 18\nkill 0 None\nnice 0\ngetloadavg 3\nsched_getaffinity True\ngetlogin OSError: [Errno 6] No such device or address\npwd sandbox\nos-release FileNotFoundError: [Errno 2] Unable to read files /etc/os-release, /usr/lib/os-release\ndup OSError: [Errno 95] Operation not supported\npipe AttributeError: module 'os' has no attribute 'pipe'\nget_inheritable True\nread(10**9) MemoryError: \nread(10**6) 6\n"},
 	}},
 	{script: "gap_platform.py", known: map[string]pinned{
 		"stdout": {native: "sys.platform linux\nos.name posix\nuname Linux\ngetpid True getuid 1000\nplatform Linux x86_64 ('64bit', 'ELF') ('glibc', '2.36')\nsysconfig linux-x86_64\n", wazero: "sys.platform wasi\nos.name posix\nuname wasi\ngetpid True getuid 1000\nplatform wasi wasm32 ('32bit', '') ('', '')\nsysconfig wasi-0.0.0-wasm32\n"},
@@ -211,7 +212,7 @@ var corpus = []corpusCase{
 		"stdout": {native: "/etc/parity-nope OSError 30\n/usr/lib/parity-nope OSError 30\n/opt/apysup/parity-nope OSError 30\n/run/apysup/job/parity-nope OSError 30\n/parity-nope OSError 30\n", wazero: "/etc/parity-nope FileNotFoundError 2\n/usr/lib/parity-nope OSError 30\n/opt/apysup/parity-nope OSError 30\n/run/apysup/job/parity-nope OSError 30\n/parity-nope OSError 30\n"},
 	}},
 	{script: "gap_stdlib_modules.py", known: map[string]pinned{
-		"stdout": {native: "305 names; 9 do not import:\n_msi _overlapped _scproxy _winapi msilib msvcrt nt winreg winsound\n", wazero: "305 names; 32 do not import:\n_ctypes _curses _curses_panel _dbm _hashlib _msi _multiprocessing _overlapped _posixshmem _posixsubprocess _scproxy _ssl _uuid _winapi ctypes curses fcntl mmap msilib msvcrt nis nt ossaudiodev pty readline spwd ssl syslog termios tty winreg winsound\n"},
+		"stdout": {native: "305 names; 9 do not import:\n_msi _overlapped _scproxy _winapi msilib msvcrt nt winreg winsound\n", wazero: "305 names; 31 do not import:\n_ctypes _curses _curses_panel _dbm _hashlib _msi _multiprocessing _overlapped _posixshmem _posixsubprocess _scproxy _ssl _uuid _winapi ctypes curses mmap msilib msvcrt nis nt ossaudiodev pty readline spwd ssl syslog termios tty winreg winsound\n"},
 	}},
 	{script: "gap_futures.py", known: map[string]pinned{
 		"stdout": {native: "the wait saw the set: True setter: None\n", wazero: "the wait saw the set: False setter: None\n"},

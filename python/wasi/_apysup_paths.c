@@ -283,9 +283,15 @@ mode_t umask(mode_t mask) {
 int __real_open(const char *path, int oflag, ...);
 int __real_mkdir(const char *path, mode_t mode);
 
+void _apysup_fd_opened(int fd, int oflag); /* _apysup_fcntl.c */
+
 int __wrap_open(const char *path, int oflag, ...) {
-	if ((oflag & O_CREAT) == 0)
-		return __real_open(path, oflag);
+	if ((oflag & O_CREAT) == 0) {
+		int fd = __real_open(path, oflag);
+		if (fd >= 0)
+			_apysup_fd_opened(fd, oflag);
+		return fd;
+	}
 	va_list ap;
 	va_start(ap, oflag);
 	mode_t mode = va_arg(ap, int);
@@ -300,6 +306,8 @@ int __wrap_open(const char *path, int oflag, ...) {
 		errno = saved;
 		return -1;
 	}
+	if (fd >= 0)
+		_apysup_fd_opened(fd, oflag);
 	return fd;
 }
 

@@ -60,7 +60,8 @@ WASI_LDFLAGS_NODIST="-z stack-size=8388608 -Wl,--stack-first -Wl,--initial-memor
 # (source paths relative to Modules/: makesetup breaks on absolute paths).
 SETUP_LOCAL="_agent_runtime_host _agent_runtime_host.c
 _apysup_os _apysup_os.c
-resource resource.c"
+resource resource.c
+fcntl _apysup_fcntlmodule.c"
 
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export LC_ALL=C TZ=UTC SOURCE_DATE_EPOCH=0
@@ -213,7 +214,7 @@ for p in $(cd "$here" && find . -path './patches/*.patch' | LC_ALL=C sort); do
 	log "applying $p"
 	patch -d "$pkg_src" -p1 --quiet <"$here/$p"
 done
-cp "$here/_agent_runtime_host.c" "$here/_apysup_os.c" "$py_src/Modules/"
+cp "$here/_agent_runtime_host.c" "$here/_apysup_os.c" "$here/_apysup_fcntlmodule.c" "$py_src/Modules/"
 
 # Runs a build step quietly; on failure shows the end of its log.
 step() {
@@ -418,6 +419,12 @@ $wasi_cc $WASI_CFLAGS $map_paths -I"$here/include" -c "$here/_apysup_host.c" -o 
 # else of CPython changes with it.
 log "apysup_resource"
 $wasi_cc $WASI_CFLAGS $map_paths -I"$here/include" -c "$here/_apysup_resource.c" -o "$work/apysup_resource.o"
+# The fcntl module (CPython's own, with Linux's names: _apysup_fcntlmodule.c
+# in Setup.local above): its fcntl, flock and ioctl as the native guest's,
+# and FD_CLOEXEC kept for every caller of fcntl (_apysup_fcntl.c, with
+# --wrap=fcntl and --wrap=close).
+log "apysup_fcntl"
+$wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_fcntl.c" -o "$work/apysup_fcntl.o"
 # A guest that signals itself, or aborts, ends as killed by the signal
 # (_apysup_signal.c), as natively, instead of trapping; strsignal's words
 # are glibc's.
@@ -431,7 +438,7 @@ log "apysup_string"
 $wasi_cc $WASI_CFLAGS -mbulk-memory -msimd128 -fno-builtin $map_paths -c "$here/_apysup_string.c" -o "$work/apysup_string.o"
 # Replaces configure's own LDFLAGS_NODIST for WASI (a 512 KiB stack).
 step wasi-make make -C "$wasi_build" -j"$jobs" \
-	LDFLAGS_NODIST="$WASI_LDFLAGS_NODIST $work/apysup_libm.o $work/apysup_paths.o $work/apysup_string.o $work/apysup_locale.o $work/apysup_stat.o $work/apysup_signal.o $work/apysup_files.o $work/apysup_errno.o $work/apysup_flags.o $work/apysup_host.o $work/apysup_resource.o $work/apysup_tz.o $work/apysup_mktime.o $work/apysup_strftime.o -Wl,--wrap=__wasilibc_find_relpath_alloc,--wrap=wcsftime,--wrap=rename,--wrap=link,--wrap=getcwd,--wrap=setlocale,--wrap=nl_langinfo,--wrap=wcscoll,--wrap=fstat,--wrap=__wasilibc_nocwd_fstatat,--wrap=open,--wrap=mkdir,--wrap=raise,--wrap=abort,--wrap=strsignal,--wrap=__wasi_fd_write,--wrap=__wasi_fd_pwrite,--wrap=__wasi_fd_filestat_set_size,--wrap=__wasi_fd_allocate,--wrap=__wasi_path_create_directory,--wrap=__wasi_path_link,--wrap=__wasi_path_open,--wrap=sysconf,--wrap=fpathconf"
+	LDFLAGS_NODIST="$WASI_LDFLAGS_NODIST $work/apysup_libm.o $work/apysup_paths.o $work/apysup_string.o $work/apysup_locale.o $work/apysup_stat.o $work/apysup_signal.o $work/apysup_files.o $work/apysup_errno.o $work/apysup_flags.o $work/apysup_host.o $work/apysup_resource.o $work/apysup_fcntl.o $work/apysup_tz.o $work/apysup_mktime.o $work/apysup_strftime.o -Wl,--wrap=__wasilibc_find_relpath_alloc,--wrap=wcsftime,--wrap=rename,--wrap=link,--wrap=getcwd,--wrap=setlocale,--wrap=nl_langinfo,--wrap=wcscoll,--wrap=fstat,--wrap=__wasilibc_nocwd_fstatat,--wrap=open,--wrap=mkdir,--wrap=raise,--wrap=abort,--wrap=strsignal,--wrap=__wasi_fd_write,--wrap=__wasi_fd_pwrite,--wrap=__wasi_fd_filestat_set_size,--wrap=__wasi_fd_allocate,--wrap=__wasi_path_create_directory,--wrap=__wasi_path_link,--wrap=__wasi_path_open,--wrap=sysconf,--wrap=fpathconf,--wrap=fcntl,--wrap=close"
 
 # --- output --------------------------------------------------------------------
 
