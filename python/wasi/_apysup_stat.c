@@ -37,6 +37,10 @@ int __real___wasilibc_nocwd_fstatat(int fd, const char *restrict path, struct st
 #define ROOT_DEV 1 /* nativeview.go's rootDev: the read-only root */
 #define BLOCK_SIZE 4096
 #define MEM_MAJOR 1
+/* Linux's number for a FIFO: wasi-libc's S_IFIFO is its S_IFSOCK, 0140000
+ * (WASI has no FIFO), which a script reading st_mode's bits would see;
+ * the stat module tests Linux's numbers (wasi-stat-types.patch). */
+#define LINUX_S_IFIFO 0010000
 
 static void as_native(struct stat *st)
 {
@@ -74,7 +78,7 @@ static void as_native_stream(int fd, struct stat *st)
 		st->st_mode = S_IFCHR | 0666;
 		st->st_rdev = (MEM_MAJOR << 8) | 3; /* /dev/null */
 	} else if ((fd == 1 || fd == 2) && ((st->st_mode & S_IFMT) == 0 || S_ISBLK(st->st_mode))) {
-		st->st_mode = S_IFIFO | 0600;
+		st->st_mode = LINUX_S_IFIFO | 0600;
 	} else {
 		return;
 	}

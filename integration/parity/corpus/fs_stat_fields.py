@@ -69,4 +69,9 @@ for fd in (0, 1, 2):
     st = os.fstat(fd)
     print("stream", fd, stat.filemode(st.st_mode), st.st_uid, st.st_gid, st.st_nlink, st.st_size,
           st.st_blksize, st.st_blocks, os.major(st.st_rdev), os.minor(st.st_rdev),
-          stat.S_ISFIFO(st.st_mode), stat.S_ISCHR(st.st_mode), os.isatty(fd))
+          stat.S_ISFIFO(st.st_mode), stat.S_ISCHR(st.st_mode), os.isatty(fd), oct(st.st_mode))
+# The file types' numbers are Linux's (a FIFO was wasi-libc's 0o140000, a
+# socket's, under wazero).
+print("types", [getattr(stat, n) for n in ("S_IFDIR", "S_IFCHR", "S_IFBLK", "S_IFREG", "S_IFIFO", "S_IFLNK", "S_IFSOCK")],
+      stat.S_IFMT(0o177777), stat.S_ISFIFO(0o010644), stat.S_ISSOCK(0o140644), stat.S_ISFIFO(0o140644),
+      stat.filemode(0o010644), stat.filemode(0o140644))
