@@ -27,9 +27,11 @@ src=$(GOWORK=off "$GO" list -m -f '{{.Dir}}' "$module")
 
 out=$root/.build/wazero-$version-apysup
 work=$root/.build/go.work
-# The directory is rebuilt when the patch or the script changes.
+# The directory is rebuilt when the patch or the script changes, or when
+# its links no longer resolve (the module cache was cleaned).
 stamp=$( (cat "$patch_file" "$0"; echo "$src") | sha256sum | cut -d' ' -f1)
-if [ -f "$out/.apysup-patch" ] && [ "$(cat "$out/.apysup-patch")" = "$stamp" ] && [ -f "$work" ]; then
+if [ -f "$out/.apysup-patch" ] && [ "$(cat "$out/.apysup-patch")" = "$stamp" ] && [ -f "$work" ] &&
+	[ -e "$out/go.mod" ] && [ -e "$out/runtime.go" ]; then
 	exit 0
 fi
 
