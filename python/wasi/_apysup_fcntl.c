@@ -127,16 +127,22 @@ static struct {
     ino_t ino;
 } flocks[FLOCKS];
 
-static void forget(int fd)
+// unlock drops the flock lock fd holds, if any.
+static void unlock(int fd)
 {
-    if (fd >= 0 && fd < FD_STATES) {
-        memset(&fd_state[fd], 0, sizeof fd_state[fd]);
-    }
     for (int i = 0; i < FLOCKS; i++) {
         if (flocks[i].used && flocks[i].fd == fd) {
             flocks[i].used = 0;
         }
     }
+}
+
+static void forget(int fd)
+{
+    if (fd >= 0 && fd < FD_STATES) {
+        memset(&fd_state[fd], 0, sizeof fd_state[fd]);
+    }
+    unlock(fd);
 }
 
 int __wrap_close(int fd)
@@ -400,40 +406,31 @@ int _apysup_flock(int fd, int operation)
         exclusive = 1;
         break;
     case L_LOCK_UN:
-        for (int i = 0; i < FLOCKS; i++) {
-            if (flocks[i].used && flocks[i].fd == fd) {
-                flocks[i].used = 0;
-            }
-        }
+        unlock(fd);
         return 0;
     default:
         errno = EINVAL;
         return -1;
     }
-    int mine = -1, free_slot = -1;
-    for (;;) {
-        int conflict = 0;
-        for (int i = 0; i < FLOCKS; i++) {
-            if (!flocks[i].used) {
-                if (free_slot < 0) {
-                    free_slot = i;
-                }
-                continue;
+    int mine = -1, free_slot = -1, conflict = 0;
+    for (int i = 0; i < FLOCKS; i++) {
+        if (!flocks[i].used) {
+            if (free_slot < 0) {
+                free_slot = i;
             }
-            if (flocks[i].fd == fd) {
-                mine = i;
-            } else if (flocks[i].dev == s.st_dev && flocks[i].ino == s.st_ino && (exclusive || flocks[i].exclusive)) {
-                conflict = 1;
-            }
+        } else if (flocks[i].fd == fd) {
+            mine = i;
+        } else if (flocks[i].dev == s.st_dev && flocks[i].ino == s.st_ino && (exclusive || flocks[i].exclusive)) {
+            conflict = 1;
         }
-        if (!conflict) {
-            break;
-        }
-        if (operation & L_LOCK_NB) {
-            errno = EWOULDBLOCK;
-            return -1;
-        }
-        // Natively the guest's one thread waits until the run ends.
+    }
+    if (conflict && (operation & L_LOCK_NB)) {
+        errno = EWOULDBLOCK;
+        return -1;
+    }
+    // Nothing but this thread could release the lock: natively it waits
+    // until the run ends, and so does this.
+    while (conflict) {
         sleep(3600);
     }
     int slot = mine >= 0 ? mine : free_slot;

@@ -21,6 +21,13 @@ rd = os.open(path, os.O_RDONLY)
 rw = os.open(path, os.O_RDWR | os.O_APPEND)
 wr = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
 
+# A file created by the open (the other path of the open wrapper).
+made = os.open(path + ".new", os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+attempt("made GETFL", fcntl.fcntl, made, fcntl.F_GETFL)
+attempt("made SETLK rd", fcntl.fcntl, made, fcntl.F_SETLK, struct.pack("hhqqi", fcntl.F_RDLCK, 0, 0, 0, 0))
+os.close(made)
+os.unlink(path + ".new")
+
 for name, fd in (("rd", rd), ("rw", rw), ("wr", wr)):
     attempt(name + " GETFL", fcntl.fcntl, fd, fcntl.F_GETFL)
     attempt(name + " GETFD", fcntl.fcntl, fd, fcntl.F_GETFD)

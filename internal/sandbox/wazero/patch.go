@@ -27,7 +27,10 @@ func Runtime(ctx context.Context) (version string, patched bool) {
 			}
 		}
 	}
-	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler())
+	// The platform's default engine: the compiler where wazero has one (a
+	// compiler config panics elsewhere), and the patch changes nothing
+	// for the interpreter, which reads as unpatched.
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig())
 	defer rt.Close(ctx)
 	return version, validatesWhenCompiling(rt)
 }
