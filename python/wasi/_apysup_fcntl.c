@@ -387,6 +387,36 @@ int _apysup_fcntl(int fd, int cmd, ...)
     return -1;
 }
 
+// os.lockf, as glibc's (io/lockf64.c) on the record locks above: a write
+// lock from the current offset over len bytes (to the end for 0), F_TEST
+// finding none held, since nothing else in the guest can hold one.
+// wasi-libc has none.
+int lockf(int fd, int cmd, off_t len)
+{
+    struct flock l = {.l_type = L_F_WRLCK, .l_whence = SEEK_CUR, .l_start = 0, .l_len = len};
+    switch (cmd) {
+    case F_TEST:
+        l.l_type = L_F_RDLCK;
+        if (_apysup_fcntl(fd, L_F_GETLK, &l) < 0) {
+            return -1;
+        }
+        if (l.l_type == L_F_UNLCK) {
+            return 0;
+        }
+        errno = EACCES;
+        return -1;
+    case F_ULOCK:
+        l.l_type = L_F_UNLCK;
+        return _apysup_fcntl(fd, L_F_SETLK, &l);
+    case F_LOCK:
+        return _apysup_fcntl(fd, L_F_SETLKW, &l);
+    case F_TLOCK:
+        return _apysup_fcntl(fd, L_F_SETLK, &l);
+    }
+    errno = EINVAL;
+    return -1;
+}
+
 // The fcntl module's flock: locks of open files, as Linux's.
 int _apysup_flock(int fd, int operation)
 {

@@ -26,9 +26,18 @@
  * one block on the read-only root, a link or a device nothing. A sparse
  * file is reckoned as if written whole (the host's own count does not
  * cross WASI).
+ *
+ * Seeks answer as on the native guest's files too (-Wl,--wrap=__wasi_fd_seek,
+ * under lseek, fseek and every tell): wazero's empty stdin answers ENOSYS
+ * where natively stdin is /dev/null, whose seeks land at 0; its stdout and
+ * stderr answer EIO, and a file that cannot seek (/dev/stdout reopened:
+ * internal/sandbox/wazero/devfs.go) ENOSYS, where natively a pipe's seek
+ * is ESPIPE, which CPython's FileIO ignores when it opens a file to append
+ * to (wazero's errno set has no ESPIPE to answer itself).
  */
 #include <stdint.h>
 #include <sys/stat.h>
+#include <wasi/api.h>
 
 int __real_fstat(int fd, struct stat *st);
 int __real___wasilibc_nocwd_fstatat(int fd, const char *restrict path, struct stat *restrict st, int flag);
@@ -51,7 +60,10 @@ static void as_native(struct stat *st)
 	unsigned owner = (dev >> 16) & 0xffff;
 	unsigned id = owner == 1 ? 1000 : owner == 2 ? 65534 : 0; /* the guest, nobody, root */
 	unsigned minor = (dev >> 12) & 0xf;
-	st->st_mode = (st->st_mode & S_IFMT) | (mode_t)(dev & 07777);
+	/* A viewed file with no WASI type is a pipe: /dev/stdout and
+	 * /dev/stderr (devfs.go), which WASI has no type for. */
+	mode_t type = st->st_mode & S_IFMT;
+	st->st_mode = (type != 0 ? type : LINUX_S_IFIFO) | (mode_t)(dev & 07777);
 	st->st_uid = id;
 	st->st_gid = id;
 	st->st_dev = (dev >> 32) & 0xffff;
@@ -68,22 +80,26 @@ static void as_native(struct stat *st)
 /*
  * The standard streams wazero serves itself carry no view: the empty
  * stdin answers a block device and the output pipes no file type at all
- * (WASI has none for a pipe). Natively stdin is /dev/null and stdout and
- * stderr are the supervisor's pipes, all three nobody's (65534: the host's
- * owners are outside the guest's user namespace).
+ * (WASI has none for a pipe). Natively stdin is /dev/null, nobody's
+ * (65534: the host's root is outside the guest's user namespace), and
+ * stdout and stderr are the supervisor's pipes, which it gives the guest's
+ * user (1000) as a program's own pipes are its user's.
  */
 static void as_native_stream(int fd, struct stat *st)
 {
+	unsigned id;
 	if (fd == 0 && S_ISBLK(st->st_mode)) {
 		st->st_mode = S_IFCHR | 0666;
 		st->st_rdev = (MEM_MAJOR << 8) | 3; /* /dev/null */
+		id = 65534;
 	} else if ((fd == 1 || fd == 2) && ((st->st_mode & S_IFMT) == 0 || S_ISBLK(st->st_mode))) {
 		st->st_mode = LINUX_S_IFIFO | 0600;
+		id = 1000;
 	} else {
 		return;
 	}
-	st->st_uid = 65534;
-	st->st_gid = 65534;
+	st->st_uid = id;
+	st->st_gid = id;
 	st->st_nlink = 1;
 	st->st_size = 0;
 	st->st_blocks = 0;
@@ -106,4 +122,21 @@ int __wrap___wasilibc_nocwd_fstatat(int fd, const char *restrict path, struct st
 	if (r == 0)
 		as_native(st);
 	return r;
+}
+
+__wasi_errno_t __real___wasi_fd_seek(__wasi_fd_t fd, __wasi_filedelta_t offset, __wasi_whence_t whence, __wasi_filesize_t *pos);
+
+__wasi_errno_t __wrap___wasi_fd_seek(__wasi_fd_t fd, __wasi_filedelta_t offset, __wasi_whence_t whence, __wasi_filesize_t *pos)
+{
+	__wasi_errno_t err = __real___wasi_fd_seek(fd, offset, whence, pos);
+	if (err != __WASI_ERRNO_NOSYS && err != __WASI_ERRNO_IO)
+		return err;
+	__wasi_fdstat_t st;
+	if (__wasi_fd_fdstat_get(fd, &st) != 0)
+		return err;
+	if (st.fs_filetype == __WASI_FILETYPE_BLOCK_DEVICE) { /* the empty stdin: /dev/null natively */
+		*pos = 0;
+		return 0;
+	}
+	return __WASI_ERRNO_SPIPE;
 }

@@ -121,3 +121,24 @@ attempt("a reused descriptor GETFD", fcntl.fcntl, fresh, fcntl.F_GETFD)
 attempt("and its flock", fcntl.flock, fresh, fcntl.LOCK_EX | fcntl.LOCK_NB)
 os.close(fresh)
 os.unlink(path)
+
+# os.lockf: the same record locks, glibc's lockf over fcntl (under wazero
+# _apysup_fcntl.c's), and os.sync.
+print("lockf names", [(n, getattr(os, n)) for n in ("F_LOCK", "F_TLOCK", "F_ULOCK", "F_TEST")])
+with open(path, "wb") as f:
+    f.write(b"0123456789")
+rd = os.open(path, os.O_RDONLY)
+rw = os.open(path, os.O_RDWR)
+os.lseek(rw, 3, os.SEEK_SET)
+for label, fd in (("rw", rw), ("rd", rd)):
+    for cmd in ("F_TEST", "F_TLOCK", "F_LOCK", "F_TEST", "F_ULOCK"):
+        attempt("lockf %s %s" % (label, cmd), os.lockf, fd, getattr(os, cmd), 4)
+attempt("lockf whole file", os.lockf, rw, os.F_TLOCK, 0)
+attempt("lockf bad command", os.lockf, rw, 7, 0)
+attempt("lockf negative before the start", os.lockf, rw, os.F_TLOCK, -10)
+attempt("lockf bad fd", os.lockf, 99, os.F_TLOCK, 0)
+attempt("fcntl.lockf after os.lockf", fcntl.lockf, rw, fcntl.LOCK_EX | fcntl.LOCK_NB, 4)
+os.close(rd)
+os.close(rw)
+attempt("sync", os.sync)
+os.unlink(path)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/apysup/apysup/internal/sandbox"
 	"github.com/apysup/apysup/internal/sandbox/doctor"
 )
 
@@ -28,21 +29,9 @@ var skeletonDirs = []string{
 	"opt/apysup", "run/apysup",
 }
 
-// The generated /etc: no host configuration reaches a guest.
-var etcFiles = map[string]string{
-	"passwd": fmt.Sprintf("root:x:0:0:root:/nonexistent:/usr/sbin/nologin\n"+
-		"sandbox:x:%d:%d:sandbox:/workspace:/usr/sbin/nologin\n"+
-		"nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n", GuestUID, GuestGID),
-	"group":         fmt.Sprintf("root:x:0:\nsandbox:x:%d:\nnogroup:x:65534:\n", GuestGID),
-	"hosts":         "127.0.0.1\tlocalhost\n::1\tlocalhost\n",
-	"hostname":      "sandbox\n",
-	"nsswitch.conf": "passwd: files\ngroup: files\nhosts: files\nnetworks: files\nprotocols: files\nservices: files\n",
-	"resolv.conf":   "",
-	// Debian's /usr/lib/python3.11/sitecustomize.py links here (its file
-	// installs the host's apport hook): the guest has no site
-	// customisation, and the link resolves.
-	"python3.11/sitecustomize.py": "# apysup: the guest has no site customisation.\n",
-}
+// The generated /etc (sandbox.EtcFiles): no host configuration reaches a
+// guest.
+var etcFiles = sandbox.EtcFiles()
 
 // hostAlternatives reads Debian's /etc/alternatives: /usr/bin/awk, which,
 // editor and the like are links into it, and they must resolve in the

@@ -201,6 +201,23 @@ func runnerArgv() []string {
 	return containerinit.GuestInitArgv(sandbox.GuestOutDir+"/"+sandbox.OutcomeFile, argv)
 }
 
+// guestPipe is a pipe for one of the guest's output streams, owned by
+// the guest's host id (owner) as a program's own stdout pipe is its
+// user's: /dev/stdout and /dev/stderr (links to /proc/self/fd/1 and 2)
+// then open in the guest as on a host. Left the supervisor's, mode 0600,
+// they refused the guest with EACCES.
+func guestPipe(owner uint32) (r, w *os.File, err error) {
+	if r, w, err = os.Pipe(); err != nil {
+		return nil, nil, err
+	}
+	if err := w.Chown(int(owner), int(owner)); err != nil {
+		r.Close()
+		w.Close()
+		return nil, nil, fmt.Errorf("own the guest's pipe: %w", err)
+	}
+	return r, w, nil
+}
+
 // Start builds the container and starts its init, which sets up the whole
 // confinement and execs the runner, which then waits for the job.
 func (s *Sandbox) Start() error {
@@ -224,11 +241,11 @@ func (s *Sandbox) Start() error {
 		Args: s.args, Env: guestEnv, UID: GuestUID, GID: GuestGID, Cwd: "/",
 		NoNewPrivileges: &noNewPrivs, Init: true,
 	}
-	outR, outW, err := os.Pipe()
+	outR, outW, err := guestPipe(s.ids.Guest)
 	if err != nil {
 		return setupFailed(err)
 	}
-	errR, errW, err := os.Pipe()
+	errR, errW, err := guestPipe(s.ids.Guest)
 	if err != nil {
 		outR.Close()
 		outW.Close()

@@ -10,14 +10,16 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/apysup/apysup/internal/sandbox"
 )
 
 // GuestUID and GuestGID are the ids the guest runs as inside its user
 // namespace. Container root (0), which only exists while libcontainer sets
 // the sandbox up, maps to a second host id of the same slot.
 const (
-	GuestUID = 1000
-	GuestGID = 1000
+	GuestUID = sandbox.GuestUID
+	GuestGID = sandbox.GuestGID
 )
 
 // ErrUIDsExhausted is returned when every slot of the range is in use.

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/apysup/apysup/internal/sandbox"
 )
 
 // The WASI build's pwd and grp modules (python/wasi/stdlib) answer with
@@ -30,7 +32,7 @@ func TestUserDatabasesAsNative(t *testing.T) {
 		for _, m := range tc.entry.FindAllStringSubmatch(string(src), -1) {
 			fmt.Fprintln(&b, tc.line(m))
 		}
-		if got, want := b.String(), etcFiles[tc.etc]; got != want {
+		if got, want := b.String(), sandbox.EtcFiles()[tc.etc]; got != want {
 			t.Errorf("the WASI build's %s answers\n%s\nthe native guest's /etc/%s is\n%s", tc.module, got, tc.etc, want)
 		}
 	}

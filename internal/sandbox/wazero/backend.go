@@ -42,6 +42,7 @@ const (
 const (
 	stdlibMount  = "/usr/lib" // python3.11/ is on the default sys.path of prefix /usr
 	zoneinfoDir  = "/usr/share/zoneinfo"
+	etcDir       = "/etc"
 	noExitStatus = -1 // the guest did not exit by itself
 )
 

@@ -1,6 +1,7 @@
 package wazero
 
 import (
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -38,7 +39,7 @@ func TestChmodIn(t *testing.T) {
 		"/workspace": work,
 		"/tmp":       &nativeView{FS: newConfinedDir(t.TempDir(), 1<<20), dev: tmpDev, view: written(0o777|fs.ModeSticky, ownerRoot), owned: true},
 		"/usr/lib":   &nativeView{FS: newReadOnly(sysfs.DirFS(dir)), dev: rootDev, view: installedView(0o644)},
-		"/dev":       &nativeView{FS: newDevices(), dev: devDev, view: devicesView},
+		"/dev":       &nativeView{FS: newDevices(io.Discard, io.Discard), dev: devDev, view: devicesView},
 	}
 	mode := func(name string) fs.FileMode {
 		t.Helper()

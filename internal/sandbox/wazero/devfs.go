@@ -5,6 +5,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"strconv"
 	"testing/fstest"
 	"time"
 
@@ -26,9 +27,16 @@ const devicesDir = "/dev"
 // calls a character device that cannot seek a terminal, so isatty() is
 // true of them here and false natively (WASI has no other way to say
 // "character device").
+//
+// Beside them, as natively, stdin, stdout and stderr are links to
+// /proc/self/fd/0, 1 and 2 (readlink answers so; /proc/self has no fd
+// here to follow them through): opened, stdin is /dev/null, as the
+// guest's stdin is, and stdout and stderr write where the guest's own
+// streams do; stat through them answers /dev/null and the guest's pipes.
 type devices struct {
 	experimentalsys.UnimplementedFS
-	dir experimentalsys.FS // the directory itself: stat and listing
+	dir     experimentalsys.FS          // the directory itself: stat and listing
+	streams [len(streamNames)]io.Writer // stdout and stderr's writers; stdin's is nil
 }
 
 const deviceMode = fs.ModeDevice | fs.ModeCharDevice | 0o666
@@ -41,12 +49,42 @@ var deviceNames = []string{"full", "null", "random", "urandom", "zero"}
 // viewDev gives it.
 var deviceMinors = []uint16{7, 3, 8, 9, 5}
 
-func newDevices() experimentalsys.FS {
+// streamNames are /dev's links to the standard streams, by descriptor.
+var streamNames = [...]string{"stdin", "stdout", "stderr"}
+
+const (
+	streamLinkMode = fs.ModeSymlink | 0o777
+	streamPipeMode = fs.ModeNamedPipe | 0o600 // the guest's own pipes (native's guestPipe)
+)
+
+// streamTarget is where the link to descriptor fd points, as natively.
+func streamTarget(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
+
+// newDevices is /dev, whose stdout and stderr links write to stdout and
+// stderr (the guest's own streams).
+func newDevices(stdout, stderr io.Writer) experimentalsys.FS {
 	listing := fstest.MapFS{}
 	for _, name := range deviceNames {
 		listing[name] = &fstest.MapFile{Mode: deviceMode}
 	}
-	return devices{dir: &sysfs.AdaptFS{FS: listing}}
+	// The listing's entries for the links are files: MapFS would follow a
+	// link itself. stream answers for them before the listing is asked.
+	for _, name := range streamNames {
+		listing[name] = &fstest.MapFile{}
+	}
+	return devices{dir: &sysfs.AdaptFS{FS: listing}, streams: [len(streamNames)]io.Writer{nil, stdout, stderr}}
+}
+
+// stream is the descriptor of the standard stream the link at name
+// stands for, -1 for none.
+func stream(name string) int {
+	name = path.Clean("/" + name)[1:]
+	for fd, s := range streamNames {
+		if s == name {
+			return fd
+		}
+	}
+	return -1
 }
 
 // device names the device at name, "" for none.
@@ -62,6 +100,16 @@ func device(name string) string {
 
 func (d devices) OpenFile(name string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
 	dev := device(name)
+	if fd := stream(name); fd >= 0 {
+		switch {
+		case flag&experimentalsys.O_NOFOLLOW != 0:
+			return nil, experimentalsys.ELOOP
+		case fd == 0: // the guest's stdin is /dev/null
+			dev = "null"
+		default:
+			return openStream(d.streams[fd], flag)
+		}
+	}
 	switch {
 	case dev != "" && flag&experimentalsys.O_DIRECTORY != 0:
 		return nil, experimentalsys.ENOTDIR
@@ -83,14 +131,26 @@ func (d devices) OpenFile(name string, flag experimentalsys.Oflag, perm fs.FileM
 }
 
 func (d devices) Stat(name string) (sys.Stat_t, experimentalsys.Errno) {
-	return d.dir.Stat(name)
+	switch stream(name) {
+	case -1:
+		return d.dir.Stat(name)
+	case 0:
+		return d.dir.Stat("null")
+	}
+	return sys.Stat_t{Mode: streamPipeMode, Nlink: 1}, 0
 }
 
 func (d devices) Lstat(name string) (sys.Stat_t, experimentalsys.Errno) {
+	if fd := stream(name); fd >= 0 {
+		return sys.Stat_t{Mode: streamLinkMode, Nlink: 1, Size: int64(len(streamTarget(fd)))}, 0
+	}
 	return d.dir.Lstat(name)
 }
 
 func (d devices) Readlink(name string) (string, experimentalsys.Errno) {
+	if fd := stream(name); fd >= 0 {
+		return streamTarget(fd), 0
+	}
 	if _, errno := d.dir.Stat(name); errno != 0 {
 		return "", errno
 	}
@@ -98,6 +158,9 @@ func (d devices) Readlink(name string) (string, experimentalsys.Errno) {
 }
 
 func (d devices) Utimens(name string, _, _ int64) experimentalsys.Errno {
+	if fd := stream(name); fd > 0 {
+		return 0 // the guest's own pipe, as natively
+	}
 	if _, errno := d.dir.Stat(name); errno != 0 {
 		return errno
 	}
@@ -109,7 +172,7 @@ func (d devices) Utimens(name string, _, _ int64) experimentalsys.Errno {
 // asks this way (python/wasi/patches/python3.11/os-access.patch): the
 // devices are writable, /dev itself is not, as natively.
 func (d devices) Mkdir(name string, _ fs.FileMode) experimentalsys.Errno {
-	if device(name) != "" {
+	if device(name) != "" || stream(name) >= 0 {
 		return experimentalsys.EEXIST
 	}
 	return experimentalsys.EACCES
@@ -120,7 +183,6 @@ func (devices) Rename(string, string) experimentalsys.Errno     { return experim
 func (devices) Rmdir(string) experimentalsys.Errno              { return experimentalsys.EACCES }
 func (devices) Unlink(string) experimentalsys.Errno             { return experimentalsys.EACCES }
 func (devices) Link(string, string) experimentalsys.Errno       { return experimentalsys.EACCES }
-func (devices) Symlink(string, string) experimentalsys.Errno    { return experimentalsys.EACCES }
 
 // deviceFile is one open device. Its seek (always to 0) and close are the
 // embedded file's: sysfs.AdaptFS's over a deviceNode. (wazero's File.Seek
@@ -213,3 +275,68 @@ func (f *deviceFile) Sync() experimentalsys.Errno          { return experimental
 func (f *deviceFile) Datasync() experimentalsys.Errno      { return experimentalsys.EINVAL }
 
 func (f *deviceFile) Utimens(int64, int64) experimentalsys.Errno { return experimentalsys.EPERM }
+
+// streamFile is stdout or stderr opened through /dev: its writes go where
+// the guest's own stream's do, as natively a second open of the same
+// pipe. A read finds the pipe empty with no more to come (EOF), where
+// natively it would wait for the guest's own output; it cannot seek.
+type streamFile struct {
+	deviceFile
+	w io.Writer
+}
+
+func openStream(w io.Writer, flag experimentalsys.Oflag) (experimentalsys.File, experimentalsys.Errno) {
+	if flag&experimentalsys.O_DIRECTORY != 0 {
+		return nil, experimentalsys.ENOTDIR
+	}
+	f, errno := (&sysfs.AdaptFS{FS: pipeNode{}}).OpenFile(".", experimentalsys.O_RDONLY, 0)
+	if errno != 0 {
+		return nil, errno
+	}
+	return &streamFile{deviceFile: deviceFile{File: f, appends: flag&experimentalsys.O_APPEND != 0}, w: w}, 0
+}
+
+func (f *streamFile) Stat() (sys.Stat_t, experimentalsys.Errno) {
+	return sys.Stat_t{Mode: streamPipeMode, Nlink: 1}, 0
+}
+
+func (f *streamFile) Read([]byte) (int, experimentalsys.Errno) { return 0, 0 }
+
+func (f *streamFile) Pread([]byte, int64) (int, experimentalsys.Errno) {
+	return 0, experimentalsys.ENOSYS
+}
+
+func (f *streamFile) Write(buf []byte) (int, experimentalsys.Errno) {
+	n, err := f.w.Write(buf)
+	if err != nil {
+		return n, experimentalsys.EIO
+	}
+	return n, 0
+}
+
+func (f *streamFile) Pwrite([]byte, int64) (int, experimentalsys.Errno) {
+	return 0, experimentalsys.ENOSYS
+}
+
+func (f *streamFile) Truncate(int64) experimentalsys.Errno { return experimentalsys.EINVAL }
+
+// Times of the guest's own pipes are the guest's to set, as natively.
+func (f *streamFile) Utimens(int64, int64) experimentalsys.Errno { return 0 }
+
+// pipeNode is an fs.FS of one file, itself, that cannot seek: no Seek
+// (wazero answers ENOSYS, having no ESPIPE; natively ESPIPE), so that
+// Python's seekable() is False, as of a pipe.
+type pipeNode struct{}
+
+func (pipeNode) Open(string) (fs.File, error) { return pipeNode{}, nil }
+func (pipeNode) Stat() (fs.FileInfo, error)   { return deviceInfo{}, nil }
+func (pipeNode) Read([]byte) (int, error)     { return 0, io.EOF }
+func (pipeNode) Close() error                 { return nil }
+
+// Symlink finds a device's or a link's name taken (EEXIST), as Mkdir.
+func (devices) Symlink(_, linkName string) experimentalsys.Errno {
+	if device(linkName) != "" || stream(linkName) >= 0 {
+		return experimentalsys.EEXIST
+	}
+	return experimentalsys.EACCES
+}

@@ -60,16 +60,17 @@
 // when the runner reads its job, as natively from the job's hand-over to a
 // started interpreter (clock.go; the child's own load is bounded apart);
 // OutputBytes caps stdout and stderr; OpenFiles bounds every file and
-// directory the guest holds open on every mount (the nine mounts' own
-// directories count), and FileSizeBytes every file it writes. The out
-// directory and /tmp are bounded as their tmpfs are natively
+// directory the guest holds open on every mount (nine mounts' own
+// directories count, as the native guest's first descriptors), and
+// FileSizeBytes every file it writes. The out directory and /tmp are bounded as their tmpfs are natively
 // (sandbox.OutDirBytes and OutDirFiles; TmpBytes and Limits.TmpFiles), with
 // what the guest frees credited back. Pids and CPUs do not apply: one
 // thread, no processes.
 //
 // What the guest sees of the host: the stdlib (each module read from the
 // build's checked zip when the guest opens it), the in-memory guest and job
-// files; the host's /usr/share/zoneinfo, read-only and resolved beneath
+// files and the native guest's generated /etc (sandbox.EtcFiles); the
+// host's /usr/share/zoneinfo, read-only and resolved beneath
 // itself by the kernel (openat2 RESOLVE_BENEATH: a symlink that leaves it
 // dangles; Linux only: elsewhere the guest gets no zoneinfo); the run's
 // out directory and /tmp (made in Job.RunDir, or in a locked directory

@@ -153,7 +153,7 @@ func (in *Interpreter) startGuest(ctx context.Context, limitBytes, reserveBytes 
 	// owned: a writable mount, whose files are the guest's (nativeView).
 	mount := func(fsys experimentalsys.FS, guestPath string, dev uint16, view viewFunc, owned bool) {
 		viewed := &nativeView{FS: fsys, dev: dev, view: view, owned: owned}
-		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(&countedFS{FS: viewed, q: g.files, freePreopen: guestPath == procDir}, guestPath)
+		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(&countedFS{FS: viewed, q: g.files, freePreopen: guestPath == procDir || guestPath == etcDir}, guestPath)
 		mounted = append(mounted, guestPath)
 		mounts[guestPath] = viewed
 	}
@@ -165,7 +165,9 @@ func (in *Interpreter) startGuest(ctx context.Context, limitBytes, reserveBytes 
 	if in.zoneinfo != nil {
 		mount(in.zoneinfo.FS(), zoneinfoDir, rootDev, hostFiles, false) // read-only: hostDir.FS
 	}
-	mount(newDevices(), devicesDir, devDev, devicesView, false)
+	// The native guest's generated /etc, the same bytes, read-only.
+	mount(newReadOnly(&sysfs.AdaptFS{FS: etcFiles}), etcDir, rootDev, installedView(0o644), false)
+	mount(newDevices(stdout, stderr), devicesDir, devDev, devicesView, false)
 	mount(newProcMount(procDir), procDir, procDev, procView, false)
 	// The writable mounts are bounded tmpfs natively; here budgets bound them.
 	mount(g.out, sandbox.GuestOutDir, outDev, written(0o700, ownerGuest), true)
@@ -203,6 +205,15 @@ func (in *Interpreter) startGuest(ctx context.Context, limitBytes, reserveBytes 
 	g.mod, g.ctx = mod, context.WithValue(runCtx, cpuKey{}, g.cpu)
 	return g, nil
 }
+
+// etcFiles is /etc: sandbox.EtcFiles, as the native sandbox writes them.
+var etcFiles = func() fstest.MapFS {
+	m := fstest.MapFS{}
+	for name, content := range sandbox.EtcFiles() {
+		m[name] = &fstest.MapFile{Data: []byte(content), Mode: 0o644}
+	}
+	return m
+}()
 
 // startFiles bounds the files a guest holds open before its job's limit
 // applies: its own start needs a few (the stdlib, the runner's files).

@@ -345,10 +345,18 @@ func written(rootPerm fs.FileMode, rootOwner owner) viewFunc {
 }
 
 // devicesView is /dev: root's directory of devices anyone may read and
-// write, each bound from the host's.
-func devicesView(path string, _ wsys.Stat_t) (fs.FileMode, owner, uint16) {
-	if isRoot(path) {
+// write, each bound from the host's, and root's links to the standard
+// streams.
+func devicesView(path string, st wsys.Stat_t) (fs.FileMode, owner, uint16) {
+	switch {
+	case isRoot(path):
 		return 0o755, ownerRoot, 0
+	case st.Mode&fs.ModeSymlink != 0: // stdin, stdout, stderr: root's links
+		return 0o777, ownerRoot, 0
+	case st.Mode&fs.ModeNamedPipe != 0: // through them, the guest's own pipes
+		return 0o600, ownerGuest, 0
+	case stream(path) == 0: // stdin, followed: /dev/null
+		path = "null"
 	}
 	for i, name := range deviceNames {
 		if path == name {

@@ -1,6 +1,7 @@
 package wazero
 
 import (
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -73,7 +74,7 @@ func TestNativeView(t *testing.T) {
 		t.Errorf("missing: %v", errno)
 	}
 
-	d := &nativeView{FS: newDevices(), dev: devDev, view: devicesView}
+	d := &nativeView{FS: newDevices(io.Discard, io.Discard), dev: devDev, view: devicesView}
 	st, errno = d.Stat("null")
 	check("null", st.Dev, errno, viewDev(firstDeviceDev+1, ownerNobody, 0o666))
 	st, errno = d.Stat(".")

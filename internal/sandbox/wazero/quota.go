@@ -75,8 +75,8 @@ func (q *openFiles) held() int {
 // treats any error there but ENOENT as a bug and panics. It is at most one
 // per mount, nine in all (with the guest's "/", /dev and /tmp), which the
 // guest's descriptors below the limit have matched the native guest's
-// since; a mount added later (/proc) has its preopen left out of the
-// count (freePreopen), so that they still do.
+// since; a mount added later (/proc, /etc) has its preopen left out of
+// the count (freePreopen), so that they still do.
 type countedFS struct {
 	experimentalsys.FS
 	q           *openFiles

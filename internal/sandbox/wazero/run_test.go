@@ -338,10 +338,11 @@ def probe(f):
     except OSError as e:
         return "errno %d" % e.errno
 r = {}
-for p in ["/etc", "/etc/passwd", "/usr/bin/python3", "/proc/self", "/tmp/x", "/root", "/run/apysup/channel.json", "/run/apysup/out/x/../../../../etc"]:
+for p in ["/etc/shadow", "/etc/os-release", "/etc/alternatives", "/usr/bin/python3", "/proc/self", "/tmp/x", "/root", "/run/apysup/channel.json", "/run/apysup/out/x/../../../../etc"]:
     r["exists " + p] = os.path.exists(p)
 r["ls /"] = sorted(os.listdir("/"))
 r["ls /dev"] = sorted(os.listdir("/dev"))
+r["ls /etc"] = sorted(os.listdir("/etc"))
 r["ls /tmp"] = sorted(os.listdir("/tmp"))
 r["ls /usr"] = sorted(os.listdir("/usr"))
 r["ls /usr/lib"] = sorted(os.listdir("/usr/lib"))
@@ -372,15 +373,17 @@ print(json.dumps(r, sort_keys=True))
 		}
 	}
 	// "/" holds only the directories that lead to the mounts, and an empty
-	// file at sys.executable; /dev only the five devices.
+	// file at sys.executable; /dev only the five devices and the three
+	// links to the standard streams.
 	lsUsr := `["bin","lib"]`
 	if interpreter(t).zoneinfo != nil {
 		lsUsr = `["bin","lib","share"]`
 	}
 	for k, want := range map[string]string{
-		"ls /":            `["dev","opt","proc","run","tmp","usr","workspace"]`,
+		"ls /":            `["dev","etc","opt","proc","run","tmp","usr","workspace"]`,
+		"ls /etc":         `["group","hostname","hosts","nsswitch.conf","passwd","python3.11","resolv.conf"]`,
 		"ls /tmp":         `[]`,
-		"ls /dev":         `["full","null","random","urandom","zero"]`,
+		"ls /dev":         `["full","null","random","stderr","stdin","stdout","urandom","zero"]`,
 		"ls /usr":         lsUsr,
 		"ls /usr/lib":     `["python3.11"]`,
 		"ls /usr/bin":     `["python3.11"]`,
@@ -395,7 +398,11 @@ print(json.dumps(r, sort_keys=True))
 			t.Errorf("%s = %s, want %s", k, b, want)
 		}
 	}
-	for _, k := range []string{"write job", "write opt", "write stdlib", "write root", "write executable", "make symlink", "dotdot", "write dev"} {
+	// ".." stops at the guest's "/": the guest's own /etc, not the host's.
+	if got["dotdot"] != sandbox.EtcFiles()["passwd"] {
+		t.Errorf("dotdot = %v, want the generated /etc/passwd", got["dotdot"])
+	}
+	for _, k := range []string{"write job", "write opt", "write stdlib", "write root", "write executable", "make symlink", "write dev"} {
 		if s, _ := got[k].(string); !strings.HasPrefix(s, "errno ") {
 			t.Errorf("%s = %v, want an OSError", k, got[k])
 		}

@@ -15,9 +15,9 @@ complete membership information.)"""
 
 # apysup: WASI has no group database, and CPython's WASI build no grp
 # module. This one answers as the native guest's: the groups of the native
-# sandbox's generated /etc/group (internal/sandbox/native/rootfs_linux.go,
-# etcFiles; TestUserDatabasesAsNative holds the two alike), with the C
-# module's errors.
+# sandbox's generated /etc/group (internal/sandbox/etc.go, which the
+# wazero guest sees too; TestUserDatabasesAsNative holds the two alike),
+# with the C module's errors.
 
 import _apysup_structseq as _s
 

@@ -9,9 +9,9 @@ exception is raised if the entry asked for cannot be found."""
 
 # apysup: WASI has no user database, and CPython's WASI build no pwd
 # module. This one answers as the native guest's: the users of the native
-# sandbox's generated /etc/passwd (internal/sandbox/native/rootfs_linux.go,
-# etcFiles; TestUserDatabasesAsNative holds the two alike), with the C
-# module's errors.
+# sandbox's generated /etc/passwd (internal/sandbox/etc.go, which the
+# wazero guest sees too; TestUserDatabasesAsNative holds the two alike),
+# with the C module's errors.
 
 import _apysup_structseq as _s
 
