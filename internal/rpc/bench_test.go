@@ -3,14 +3,20 @@ package rpc
 import (
 	"context"
 	"encoding/json"
-	"github.com/apysup/apysup/internal/sandbox"
+	"io"
+	"net"
+	"net/http"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/apysup/apysup/broker"
 	"github.com/apysup/apysup/broker/handlers"
+	"github.com/apysup/apysup/internal/sandbox"
 	"github.com/apysup/apysup/plan"
 )
 
@@ -170,5 +176,83 @@ func BenchmarkDispatch(b *testing.B) {
 		if status, resp := reg.Dispatch(context.Background(), testUID, cred, bodies[i]); status != 200 {
 			b.Fatalf("%d %s", status, resp)
 		}
+	}
+}
+
+// floorScript makes N round trips of one small HTTP request on one kept-
+// alive Unix socket with nothing but socket calls, and prints the median
+// in microseconds: what two processes' wake-ups and the kernel cost on
+// this machine, under everything the channel adds.
+const floorScript = `
+import socket, sys, time
+path, n = sys.argv[1], int(sys.argv[2])
+s = socket.socket(socket.AF_UNIX)
+s.connect(path)
+req = b"POST /v1/calls HTTP/1.1\r\nHost: apysup\r\nContent-Length: 2\r\n\r\n{}"
+lat = []
+for _ in range(n):
+    t = time.perf_counter_ns()
+    s.sendall(req)
+    d = s.recv(65536)
+    while not d.endswith(b"{}"):
+        d += s.recv(65536)
+    lat.append(time.perf_counter_ns() - t)
+lat.sort()
+print(lat[len(lat) // 2] / 1e3)
+`
+
+// BenchmarkTransportFloor is what BenchmarkGuestCall's calls stand on: a
+// python3.11 client's round trips to a Go server on a Unix socket that
+// answers every request with the same bytes, read with one read(2)
+// ("raw"), or through net/http ("nethttp"), as the channel's server is.
+// Metric: p50-us as the guest sees it.
+func BenchmarkTransportFloor(b *testing.B) {
+	const answer = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
+	for _, mode := range []string{"raw", "nethttp"} {
+		b.Run(mode, func(b *testing.B) {
+			needPython(b)
+			path := filepath.Join(b.TempDir(), "s")
+			l, err := net.Listen("unix", path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer l.Close()
+			if mode == "raw" {
+				go func() {
+					c, err := l.Accept()
+					if err != nil {
+						return
+					}
+					defer c.Close()
+					buf := make([]byte, 4096)
+					for {
+						if _, err := c.Read(buf); err != nil {
+							return
+						}
+						if _, err := io.WriteString(c, answer); err != nil {
+							return
+						}
+					}
+				}()
+			} else {
+				srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+					w.Header()["Content-Type"] = []string{"application/json"}
+					_, _ = io.WriteString(w, "{}")
+				})}
+				go func() { _ = srv.Serve(l) }()
+				defer srv.Close()
+			}
+			n := max(b.N, 1000)
+			b.ResetTimer()
+			out, err := exec.Command(HostPython, "-I", "-S", "-c", floorScript, path, strconv.Itoa(n)).Output()
+			if err != nil {
+				b.Fatal(err)
+			}
+			p50, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
+			if err != nil {
+				b.Fatalf("%v: %q", err, out)
+			}
+			b.ReportMetric(p50, "p50-us")
+		})
 	}
 }
