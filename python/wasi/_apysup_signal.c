@@ -16,11 +16,30 @@
  * to wasi-libc, as is every signal with a handler or SIG_IGN. A stop
  * signal's default (SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU) does nothing: a
  * process alone cannot be continued, and wasi-libc aborted.
+ *
+ * The real-time interval timer (setitimer and getitimer's ITIMER_REAL,
+ * alarm), which wasi-libc leaves out, is the host's
+ * (internal/sandbox/wazero/itimer.go): apysup_proc.itimer arms it, and
+ * when it is due the host sets _apysup_alarm_due and the words that make
+ * CPython's eval loop check for signals (the interpreter's eval_breaker
+ * and signals_pending, whose addresses signalmodule.c gives:
+ * wasi-alarm.patch). CPython's signal check then calls _apysup_raise_due,
+ * which raises SIGALRM here as the kernel would deliver it: a handler
+ * runs, SIG_IGN drops it, the default ends the guest. A time.sleep the
+ * timer interrupts (_apysup_sleeping set) ends early with EINTR, as
+ * natively, and CPython sleeps on after a handler that returns (PEP 475);
+ * pause waits for it the same way. ITIMER_VIRTUAL and ITIMER_PROF,
+ * CPU-time timers, are EINVAL.
  */
 #define _WASI_EMULATED_SIGNAL
+#include <errno.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
 
 __attribute__((import_module("apysup_proc"), import_name("exit_by_signal")))
 void __apysup_exit_by_signal(int sig);
@@ -136,3 +155,124 @@ char *__wrap_strsignal(int sig)
 	}
 	return __real_strsignal(sig);
 }
+
+__attribute__((import_module("apysup_proc"), import_name("itimer")))
+int32_t __apysup_itimer(int32_t which, int32_t set, int64_t value_ns, int64_t interval_ns,
+			int64_t *old, const uint32_t *words);
+
+/* Set by the host when the timer is due, cleared when SIGALRM is raised. */
+volatile int _apysup_alarm_due;
+/* Set while time.sleep waits (wasi-alarm.patch): a due timer wakes it. */
+volatile int _apysup_sleeping;
+
+void _apysup_signal_words(volatile int **pending, volatile int **breaker); /* signalmodule.c */
+
+#define NS_PER_SEC 1000000000LL
+
+static int timeval_ns(const struct timeval *tv, int64_t *ns)
+{
+	/* Linux refuses what its timeval_valid refuses. */
+	if (tv->tv_sec < 0 || tv->tv_usec < 0 || tv->tv_usec >= 1000000) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (tv->tv_sec > (INT64_MAX - 999999999) / NS_PER_SEC)
+		*ns = INT64_MAX; /* never, in practice: as Linux's clamp */
+	else
+		*ns = (int64_t)tv->tv_sec * NS_PER_SEC + (int64_t)tv->tv_usec * 1000;
+	return 0;
+}
+
+/* A timer's remaining time as Linux reports it: in microseconds, rounded
+ * up, so that an armed timer never reads 0. */
+static void ns_timeval(int64_t ns, struct timeval *tv)
+{
+	int64_t us = (ns + 999) / 1000;
+	tv->tv_sec = (time_t)(us / 1000000);
+	tv->tv_usec = (suseconds_t)(us % 1000000);
+}
+
+static int itimer(int which, const struct itimerval *set, struct itimerval *old)
+{
+	if (which != ITIMER_REAL && which != ITIMER_VIRTUAL && which != ITIMER_PROF) {
+		errno = EINVAL;
+		return -1;
+	}
+	int64_t value = 0, interval = 0;
+	if (set && (timeval_ns(&set->it_value, &value) < 0 || timeval_ns(&set->it_interval, &interval) < 0))
+		return -1;
+	volatile int *pending, *breaker;
+	_apysup_signal_words(&pending, &breaker);
+	uint32_t words[4] = {
+		(uint32_t)(uintptr_t)&_apysup_alarm_due,
+		(uint32_t)(uintptr_t)pending,
+		(uint32_t)(uintptr_t)breaker,
+		(uint32_t)(uintptr_t)&_apysup_sleeping,
+	};
+	int64_t was[2];
+	if (__apysup_itimer(which, set != NULL, value, interval, was, words) != 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (old) {
+		ns_timeval(was[0], &old->it_value);
+		ns_timeval(was[1], &old->it_interval);
+	}
+	return 0;
+}
+
+int setitimer(int which, const struct itimerval *restrict set, struct itimerval *restrict old)
+{
+	if (!set) {
+		errno = EFAULT;
+		return -1;
+	}
+	return itimer(which, set, old);
+}
+
+int getitimer(int which, struct itimerval *cur)
+{
+	return itimer(which, NULL, cur);
+}
+
+/* glibc's alarm: setitimer's, and the seconds that were left, rounded to
+ * the nearest and never 0 for an armed timer (Linux's alarm_setitimer). */
+unsigned alarm(unsigned seconds)
+{
+	struct itimerval set = {{0, 0}, {(time_t)seconds, 0}}, old = {{0, 0}, {0, 0}};
+	itimer(ITIMER_REAL, &set, &old);
+	unsigned left = (unsigned)old.it_value.tv_sec;
+	if ((!left && old.it_value.tv_usec) || old.it_value.tv_usec >= 500000)
+		left++;
+	return left;
+}
+
+/* pause: sleep until a signal is delivered. The only ones that can arrive
+ * while the guest waits are its timer's: a sleep the timer wakes
+ * (_apysup_sleeping), then EINTR, after which CPython runs the handler.
+ * With no timer armed it waits for ever, as natively, until the run ends. */
+int pause(void)
+{
+	for (;;) {
+		if (_apysup_alarm_due) {
+			errno = EINTR;
+			return -1;
+		}
+		struct timespec hour = {3600, 0};
+		_apysup_sleeping = 1;
+		nanosleep(&hour, NULL);
+		_apysup_sleeping = 0;
+	}
+}
+
+/* Where CPython checks for signals (wasi-alarm.patch): a due timer's
+ * SIGALRM is raised now, as the kernel delivers it between two
+ * instructions. */
+void _apysup_raise_due(void)
+{
+	if (_apysup_alarm_due) {
+		_apysup_alarm_due = 0;
+		raise(SIGALRM);
+	}
+}
+

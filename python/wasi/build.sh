@@ -348,7 +348,7 @@ step wasi-configure env \
 	PKG_CONFIG_LIBDIR="$work/no-pkgconfig" PKG_CONFIG_PATH= \
 	ac_cv_func_clock_nanosleep=no ac_cv_lib_rt_clock_nanosleep=no ac_cv_func_umask=yes \
 	ac_cv_func_chown=yes ac_cv_func_lchown=yes ac_cv_func_fchown=yes ac_cv_func_fchownat=yes ac_cv_func_sendfile=yes ac_cv_func_copy_file_range=yes ac_cv_func_getlogin=yes ac_cv_func_getloadavg=yes ac_cv_func_nice=yes \
-	ac_cv_func_sync=yes ac_cv_func_lockf=yes \
+	ac_cv_func_sync=yes ac_cv_func_lockf=yes ac_cv_func_alarm=yes ac_cv_func_pause=yes ac_cv_func_setitimer=yes ac_cv_func_getitimer=yes \
 	ac_cv_header_sys_statvfs_h=yes ac_cv_func_statvfs=yes ac_cv_func_fstatvfs=yes \
 	ac_cv_working_tzset=yes \
 	ac_cv_header_sys_resource_h=no ac_cv_func_prlimit=yes \
@@ -430,7 +430,7 @@ $wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_fcntl.c" -o "$work/apysup_fcn
 # (_apysup_signal.c), as natively, instead of trapping; strsignal's words
 # are glibc's.
 log "apysup_signal"
-$wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_signal.c" -o "$work/apysup_signal.o"
+$wasi_cc $WASI_CFLAGS $map_paths -I"$here/include" -c "$here/_apysup_signal.c" -o "$work/apysup_signal.o"
 # memcpy, memmove, memset, memcmp, memchr and memrchr (_apysup_string.c):
 # an object on every link, as the libm, in place of wasi-libc's byte and
 # word loops; bulk memory and SIMD for this file only (the whole build with

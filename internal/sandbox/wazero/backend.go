@@ -253,17 +253,25 @@ func (b *Backend) runHere(ctx context.Context, clock *runClock, j guestJob, outp
 // duration, and a guest inside a host call cannot be closed: time.sleep(3600)
 // would outlive the run's timeout. This one ends the guest when ctx ends,
 // there and then: returning would let it run on (print, call the host)
-// until wazero's next check of the closed module.
-func sleeper(ctx context.Context) wsys.Nanosleep {
+// until wazero's next check of the closed module. It also ends early for
+// the guest's interval timer, when the timer comes due in a time.sleep.
+func sleeper(ctx context.Context, timer *guestTimer) wsys.Nanosleep {
 	return func(ns int64) {
 		t := time.NewTimer(time.Duration(ns))
 		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			// wazero returns an ExitError a host function panics with as
-			// is; classify reads the ending from the contexts, not its code.
-			panic(wsys.NewExitError(wsys.ExitCodeContextCanceled))
+		for {
+			select {
+			case <-t.C:
+				return
+			case <-timer.fired:
+				if timer.interrupts() {
+					return // time.sleep, interrupted (itimer.go)
+				}
+			case <-ctx.Done():
+				// wazero returns an ExitError a host function panics with as
+				// is; classify reads the ending from the contexts, not its code.
+				panic(wsys.NewExitError(wsys.ExitCodeContextCanceled))
+			}
 		}
 	}
 }

@@ -42,6 +42,12 @@ func exportProc(ctx context.Context, rt wazero.Runtime) error {
 		WithGoModuleFunction(api.GoModuleFunc(hostExitBySignal), []api.ValueType{api.ValueTypeI32}, nil).
 		WithParameterNames("sig").
 		Export(exitBySignalName).
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(hostItimer),
+			[]api.ValueType{api.ValueTypeI32, api.ValueTypeI32, api.ValueTypeI64, api.ValueTypeI64, api.ValueTypeI32, api.ValueTypeI32},
+			[]api.ValueType{api.ValueTypeI32}).
+		WithParameterNames("which", "set", "value_ns", "interval_ns", "old", "words").
+		Export(itimerName).
 		Instantiate(ctx)
 	if err != nil {
 		return fmt.Errorf("wazero: proc module: %w", err)

@@ -10,6 +10,12 @@
 
 #include_next <unistd.h>
 
+/* alarm and pause, which wasi-libc leaves out with signals:
+ * python/wasi/_apysup_signal.c has them, on the host's real-time timer
+ * (sys/time.h here). */
+unsigned alarm(unsigned);
+int pause(void);
+
 /* Should wasi-libc come to define one, the same number redefines it
  * without a warning. */
 #define _SC_EQUIV_CLASS_MAX 41

@@ -1,0 +1,89 @@
+# The real-time interval timer: signal.alarm, setitimer and getitimer with
+# ITIMER_REAL, and a SIGALRM handler, the usual way to bound a computation.
+# Natively the kernel's; under wazero the host's, delivered where CPython
+# checks for signals (internal/sandbox/wazero/itimer.go). Timings are
+# checked with wide margins: the machine may be loaded.
+import signal, time
+
+class Expired(Exception):
+    pass
+
+def expire(signum, frame):
+    raise Expired(signum)
+
+print("alarm idle", signal.alarm(0))
+print("alarm set", signal.alarm(100), "left", signal.alarm(0))
+print("names", signal.ITIMER_REAL, signal.SIGALRM, issubclass(signal.ItimerError, OSError))
+
+signal.signal(signal.SIGALRM, expire)
+
+# A computation cut short.
+signal.setitimer(signal.ITIMER_REAL, 0.05)
+n = 0
+try:
+    while True:
+        n += 1
+except Expired as e:
+    print("loop interrupted by", signal.Signals(e.args[0]).name, n > 0)
+print("after firing", signal.getitimer(signal.ITIMER_REAL))
+
+# A sleep cut short: the handler raises inside time.sleep.
+t0 = time.monotonic()
+signal.setitimer(signal.ITIMER_REAL, 0.05)
+try:
+    time.sleep(30)
+    print("slept on")
+except Expired:
+    print("sleep interrupted", time.monotonic() - t0 < 10)
+
+# A handler that returns: the sleep goes on to its end (PEP 475).
+calls = []
+signal.signal(signal.SIGALRM, lambda s, f: calls.append(s))
+t0 = time.monotonic()
+signal.setitimer(signal.ITIMER_REAL, 0.05)
+time.sleep(0.4)
+print("sleep resumed", time.monotonic() - t0 >= 0.4, calls)
+
+# An interval timer, and what getitimer reads while it runs.
+calls.clear()
+signal.setitimer(signal.ITIMER_REAL, 0.05, 0.05)
+value, interval = signal.getitimer(signal.ITIMER_REAL)
+print("armed", 0 < value <= 0.05, interval)
+deadline = time.monotonic() + 1.0
+while time.monotonic() < deadline and len(calls) < 3:
+    time.sleep(0.01)
+print("interval fired at least 3 times", len(calls) >= 3)
+print("disarmed", signal.setitimer(signal.ITIMER_REAL, 0)[1], signal.getitimer(signal.ITIMER_REAL))
+n = len(calls)
+time.sleep(0.15)
+print("no more after disarming", len(calls) == n)
+
+# pause waits for the timer's signal.
+calls.clear()
+signal.setitimer(signal.ITIMER_REAL, 0.05)
+t0 = time.monotonic()
+signal.pause()
+print("pause returned after the handler", calls, time.monotonic() - t0 < 10)
+
+# alarm's answer: whole seconds left, rounded to the nearest.
+signal.setitimer(signal.ITIMER_REAL, 2.4)
+print("alarm left", signal.alarm(0))
+signal.setitimer(signal.ITIMER_REAL, 0.3)
+print("alarm left under a second", signal.alarm(0))
+
+# Ignored: nothing happens.
+signal.signal(signal.SIGALRM, signal.SIG_IGN)
+signal.setitimer(signal.ITIMER_REAL, 0.02)
+time.sleep(0.1)
+print("ignored")
+
+for bad in (-1, float("nan")):
+    try:
+        signal.setitimer(signal.ITIMER_REAL, bad)
+        print("bad", bad, "accepted")
+    except (signal.ItimerError, ValueError, OverflowError) as e:
+        print("bad", bad, type(e).__name__)
+try:
+    signal.setitimer(99, 1)
+except signal.ItimerError as e:
+    print("which 99", e.errno)

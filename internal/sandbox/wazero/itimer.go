@@ -1,0 +1,199 @@
+package wazero
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/tetratelabs/wazero/api"
+)
+
+// The guest's real-time interval timer: setitimer and getitimer's
+// ITIMER_REAL and alarm, which WASI lacks with signals, and which scripts
+// use to bound a computation (signal.alarm(5) and a SIGALRM handler that
+// raises). The WASI build's functions (python/wasi/_apysup_signal.c) call
+// apysup_proc.itimer, and the timer runs here, on the host.
+//
+// A due timer is delivered as the kernel delivers a signal between two
+// instructions: from the timer's goroutine, the host stores 1 in four
+// words of the guest's linear memory whose addresses the guest gave it
+// (the guest's own "due" flag, and the interpreter's signals_pending and
+// eval_breaker, as CPython's own signal handler sets them), so that the
+// eval loop, at its next check, calls CPython's signal check, where the
+// build raises SIGALRM: a handler runs, SIG_IGN drops it, the default ends
+// the guest as natively (killed_by_signal:SIGALRM). Nothing but those
+// stores crosses into the guest from another goroutine; they are atomic,
+// aligned, and inside the guest's memory, whatever the guest gave.
+//
+// A time.sleep the timer is due in is woken (the guest marks the sleep in
+// its fourth word) and ends with EINTR, as natively; other waits (a
+// select's timeout) run to their end first, where natively they would be
+// interrupted and then resumed (PEP 475), so a handler runs later there.
+// ITIMER_VIRTUAL and ITIMER_PROF, CPU-time timers, are refused (EINVAL).
+
+const (
+	itimerName = "itimer"
+	itimerReal = 0
+	// minInterval is the shortest period the host re-arms the timer for,
+	// whatever interval the guest asked for (getitimer still reads the
+	// asked one): Linux's default timer slack for a normal process. A
+	// guest asking for 1 ns would otherwise keep the host's timer
+	// goroutine firing without pause.
+	minInterval = 50 * time.Microsecond
+)
+
+// The guest's words, in the order it gives their addresses.
+const (
+	wordDue = iota
+	wordPending
+	wordBreaker
+	wordSleeping
+	timerWords
+)
+
+// timerKey carries a guest's *guestTimer from startGuest to hostItimer.
+type timerKey struct{}
+
+// guestTimer is one guest's ITIMER_REAL.
+type guestTimer struct {
+	mem   *linearMemory
+	fired chan struct{} // a token per firing, at most one waiting: wakes a sleep
+
+	mu       sync.Mutex
+	timer    *time.Timer
+	gen      uint64    // the arming the timer's function belongs to
+	deadline time.Time // zero while disarmed
+	interval time.Duration
+	words    [timerWords]uint32
+	stopped  bool
+}
+
+func newGuestTimer(mem *linearMemory) *guestTimer {
+	return &guestTimer{mem: mem, fired: make(chan struct{}, 1)}
+}
+
+// set returns the time left and the interval, as setitimer's old value
+// (an armed timer never has none left), and, if arm, arms the timer for
+// value and then every interval, or disarms it when value is 0.
+func (t *guestTimer) set(now time.Time, value, interval time.Duration, arm bool, words [timerWords]uint32) (left, was time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.deadline.IsZero() {
+		left = max(t.deadline.Sub(now), time.Nanosecond)
+		was = t.interval
+	}
+	if !arm {
+		return left, was
+	}
+	if t.timer != nil {
+		t.timer.Stop()
+		t.timer = nil
+	}
+	t.gen++
+	t.deadline, t.interval, t.words = time.Time{}, 0, words
+	if value > 0 && !t.stopped {
+		t.deadline, t.interval = now.Add(value), interval
+		gen := t.gen
+		t.timer = time.AfterFunc(value, func() { t.fire(gen) })
+	}
+	return left, was
+}
+
+// fire delivers the timer armed as gen, and arms its next interval.
+func (t *guestTimer) fire(gen uint64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.stopped || gen != t.gen || t.deadline.IsZero() {
+		return // disarmed or armed again since
+	}
+	for _, w := range []int{wordDue, wordPending, wordBreaker} {
+		t.mem.setWord(t.words[w])
+	}
+	select {
+	case t.fired <- struct{}{}:
+	default:
+	}
+	if t.interval <= 0 {
+		t.deadline = time.Time{}
+		return
+	}
+	now := time.Now()
+	period := max(t.interval, minInterval)
+	if t.deadline = t.deadline.Add(period); t.deadline.Before(now) {
+		t.deadline = now.Add(period) // overruns fold into one, as a pending signal does
+	}
+	t.timer = time.AfterFunc(t.deadline.Sub(now), func() { t.fire(gen) })
+}
+
+// interrupts reports whether a firing should end the guest's sleep: the
+// timer is due and the guest is in time.sleep.
+func (t *guestTimer) interrupts() bool {
+	t.mu.Lock()
+	words := t.words
+	t.mu.Unlock()
+	return t.mem.word(words[wordDue]) != 0 && t.mem.word(words[wordSleeping]) != 0
+}
+
+// stop disarms the timer for good: the guest has ended.
+func (t *guestTimer) stop() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.stopped = true
+	t.deadline = time.Time{}
+	if t.timer != nil {
+		t.timer.Stop()
+		t.timer = nil
+	}
+}
+
+// hostItimer is apysup_proc.itimer(which, set, value_ns, interval_ns,
+// old_ptr, words_ptr) -> 0, or 1 for a timer there is not (EINVAL): it
+// writes the time left and the interval (two i64) at old_ptr, and if set,
+// arms ITIMER_REAL with the four word addresses at words_ptr.
+func hostItimer(ctx context.Context, mod api.Module, stack []uint64) {
+	which, set := api.DecodeI32(stack[0]), api.DecodeI32(stack[1]) != 0
+	value, interval := int64(stack[2]), int64(stack[3])
+	oldPtr, wordsPtr := api.DecodeU32(stack[4]), api.DecodeU32(stack[5])
+	t, ok := ctx.Value(timerKey{}).(*guestTimer)
+	if !ok || which != itimerReal || value < 0 || interval < 0 {
+		stack[0] = 1
+		return
+	}
+	raw, ok := mod.Memory().Read(wordsPtr, 4*timerWords)
+	if !ok {
+		panic(fmt.Errorf("%s.%s: words out of range", procModule, itimerName))
+	}
+	var words [timerWords]uint32
+	for i := range words {
+		words[i] = uint32(raw[4*i]) | uint32(raw[4*i+1])<<8 | uint32(raw[4*i+2])<<16 | uint32(raw[4*i+3])<<24
+	}
+	left, was := t.set(time.Now(), time.Duration(value), time.Duration(interval), set, words)
+	if !mod.Memory().WriteUint64Le(oldPtr, uint64(left)) || !mod.Memory().WriteUint64Le(oldPtr+8, uint64(was)) {
+		panic(fmt.Errorf("%s.%s: old value out of range", procModule, itimerName))
+	}
+	stack[0] = 0
+}
+
+// setWord stores 1 in the guest's aligned 32-bit word at off, from any
+// goroutine, as a signal handler stores a flag; an offset outside the
+// memory, or unaligned, is ignored (the guest gave it).
+func (m *linearMemory) setWord(off uint32) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if off%4 == 0 && uint64(off)+4 <= uint64(len(m.mapping)) {
+		atomic.StoreUint32((*uint32)(unsafe.Pointer(&m.mapping[off])), 1)
+	}
+}
+
+// word loads the guest's aligned 32-bit word at off (0 outside the memory).
+func (m *linearMemory) word(off uint32) uint32 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if off%4 == 0 && uint64(off)+4 <= uint64(len(m.mapping)) {
+		return atomic.LoadUint32((*uint32)(unsafe.Pointer(&m.mapping[off])))
+	}
+	return 0
+}

@@ -1,0 +1,147 @@
+package wazero
+
+import (
+	"testing"
+	"time"
+)
+
+func timerOn(t *testing.T) (*guestTimer, *linearMemory, [timerWords]uint32) {
+	t.Helper()
+	mem := &linearMemory{mapping: make([]byte, 4096)}
+	return newGuestTimer(mem), mem, [timerWords]uint32{64, 128, 256, 512}
+}
+
+func waitFired(t *testing.T, g *guestTimer, within time.Duration) {
+	t.Helper()
+	select {
+	case <-g.fired:
+	case <-time.After(within):
+		t.Fatalf("the timer did not fire within %s", within)
+	}
+}
+
+// A due timer sets the guest's due flag and the interpreter's two words,
+// and says so on fired; then it is disarmed, or armed for its interval.
+func TestGuestTimerFires(t *testing.T) {
+	g, mem, words := timerOn(t)
+	defer g.stop()
+	if left, was := g.set(time.Now(), 20*time.Millisecond, 0, true, words); left != 0 || was != 0 {
+		t.Fatalf("a fresh timer had %s left, interval %s", left, was)
+	}
+	if left, _ := g.set(time.Now(), 0, 0, false, words); left <= 0 || left > 20*time.Millisecond {
+		t.Fatalf("armed for 20ms, %s left", left)
+	}
+	waitFired(t, g, 10*time.Second)
+	for _, w := range []int{wordDue, wordPending, wordBreaker} {
+		if mem.word(words[w]) != 1 {
+			t.Errorf("word %d not set", w)
+		}
+	}
+	if mem.word(words[wordSleeping]) != 0 {
+		t.Error("the sleeping word was set by the host")
+	}
+	if left, was := g.set(time.Now(), 0, 0, false, words); left != 0 || was != 0 {
+		t.Fatalf("fired once: %s left, interval %s", left, was)
+	}
+	if g.interrupts() {
+		t.Error("interrupts a guest that is not sleeping")
+	}
+	mem.setWord(words[wordSleeping])
+	if !g.interrupts() {
+		t.Error("does not interrupt a sleeping guest it is due for")
+	}
+
+	// An interval: it fires again after each due flag the guest clears.
+	g.set(time.Now(), 10*time.Millisecond, 10*time.Millisecond, true, words)
+	for range 3 {
+		waitFired(t, g, 10*time.Second)
+	}
+	if _, was := g.set(time.Now(), 0, 0, true, words); was != 10*time.Millisecond {
+		t.Errorf("disarming: interval %s", was)
+	}
+	drain(g)
+	time.Sleep(50 * time.Millisecond)
+	select {
+	case <-g.fired:
+		t.Error("fired after it was disarmed")
+	default:
+	}
+}
+
+func drain(g *guestTimer) {
+	for {
+		select {
+		case <-g.fired:
+		default:
+			return
+		}
+	}
+}
+
+// Arming again, and stopping, make the earlier arming's firing nothing.
+func TestGuestTimerRearmAndStop(t *testing.T) {
+	g, mem, words := timerOn(t)
+	g.set(time.Now(), 20*time.Millisecond, 0, true, words)
+	g.set(time.Now(), time.Hour, 0, true, words)
+	time.Sleep(80 * time.Millisecond)
+	if mem.word(words[wordDue]) != 0 {
+		t.Error("the first arming fired after the second")
+	}
+	if left, _ := g.set(time.Now(), 0, 0, false, words); left < 59*time.Minute {
+		t.Errorf("re-armed for an hour, %s left", left)
+	}
+	g.stop()
+	if left, _ := g.set(time.Now(), 10*time.Millisecond, 0, true, words); left != 0 {
+		t.Errorf("stopped, %s left", left)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if mem.word(words[wordDue]) != 0 {
+		t.Error("a stopped timer fired")
+	}
+}
+
+// Word offsets come from the guest: unaligned or outside its memory, the
+// host stores nothing.
+func TestGuestTimerWordsOutsideMemory(t *testing.T) {
+	mem := &linearMemory{mapping: make([]byte, 4096)}
+	for _, off := range []uint32{4093, 4094, 4096, 1 << 31, 0xfffffffc} {
+		mem.setWord(off)
+		if mem.word(off) != 0 {
+			t.Errorf("offset %d stored", off)
+		}
+	}
+	for i, b := range mem.mapping {
+		if b != 0 {
+			t.Fatalf("byte %d written", i)
+		}
+	}
+	mem.setWord(4092)
+	if mem.word(4092) != 1 || mem.mapping[4092] != 1 {
+		t.Error("the last word was not stored, little-endian")
+	}
+	var empty linearMemory
+	empty.setWord(0) // freed: nothing to store into
+}
+
+// An interval shorter than minInterval fires no more often than it.
+func TestGuestTimerMinimumInterval(t *testing.T) {
+	g, _, words := timerOn(t)
+	defer g.stop()
+	g.set(time.Now(), time.Nanosecond, time.Nanosecond, true, words)
+	fired := 0
+	deadline := time.After(100 * time.Millisecond)
+	for done := false; !done; {
+		select {
+		case <-g.fired:
+			fired++
+		case <-deadline:
+			done = true
+		}
+	}
+	if _, was := g.set(time.Now(), 0, 0, false, words); was != time.Nanosecond {
+		t.Errorf("the interval reads %s, not the 1ns asked", was)
+	}
+	if limit := int(100*time.Millisecond/minInterval) + 2; fired == 0 || fired > limit {
+		t.Errorf("fired %d times in 100ms, want 1..%d", fired, limit)
+	}
+}
