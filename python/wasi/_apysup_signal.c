@@ -28,8 +28,9 @@
  * runs, SIG_IGN drops it, the default ends the guest. A time.sleep the
  * timer interrupts (_apysup_sleeping set) ends early with EINTR, as
  * natively, and CPython sleeps on after a handler that returns (PEP 475);
- * pause waits for it the same way. ITIMER_VIRTUAL and ITIMER_PROF,
- * CPU-time timers, are EINVAL.
+ * pause waits for it the same way. ITIMER_VIRTUAL and ITIMER_PROF count
+ * the guest's CPU time on the host, and deliver SIGVTALRM and SIGPROF
+ * the same way, between two bytecodes.
  */
 #define _WASI_EMULATED_SIGNAL
 #include <errno.h>
@@ -160,8 +161,13 @@ __attribute__((import_module("apysup_proc"), import_name("itimer")))
 int32_t __apysup_itimer(int32_t which, int32_t set, int64_t value_ns, int64_t interval_ns,
 			int64_t *old, const uint32_t *words);
 
-/* Set by the host when the timer is due, cleared when SIGALRM is raised. */
+/* Set by the host when a timer is due, cleared when its signal is raised:
+ * ITIMER_REAL's (which time.sleep looks at too), ITIMER_VIRTUAL's and
+ * ITIMER_PROF's. */
 volatile int _apysup_alarm_due;
+static volatile int cpu_timer_due[2];
+static volatile int *const timer_due[3] = {&_apysup_alarm_due, &cpu_timer_due[0], &cpu_timer_due[1]};
+static const int timer_signal[3] = {SIGALRM, SIGVTALRM, SIGPROF};
 /* Set while time.sleep waits (wasi-alarm.patch): a due timer wakes it. */
 volatile int _apysup_sleeping;
 
@@ -204,7 +210,7 @@ static int itimer(int which, const struct itimerval *set, struct itimerval *old)
 	volatile int *pending, *breaker;
 	_apysup_signal_words(&pending, &breaker);
 	uint32_t words[4] = {
-		(uint32_t)(uintptr_t)&_apysup_alarm_due,
+		(uint32_t)(uintptr_t)timer_due[which],
 		(uint32_t)(uintptr_t)pending,
 		(uint32_t)(uintptr_t)breaker,
 		(uint32_t)(uintptr_t)&_apysup_sleeping,
@@ -266,13 +272,15 @@ int pause(void)
 }
 
 /* Where CPython checks for signals (wasi-alarm.patch): a due timer's
- * SIGALRM is raised now, as the kernel delivers it between two
+ * signal is raised now, as the kernel delivers it between two
  * instructions. */
 void _apysup_raise_due(void)
 {
-	if (_apysup_alarm_due) {
-		_apysup_alarm_due = 0;
-		raise(SIGALRM);
+	for (int i = 0; i < 3; i++) {
+		if (*timer_due[i]) {
+			*timer_due[i] = 0;
+			raise(timer_signal[i]);
+		}
 	}
 }
 

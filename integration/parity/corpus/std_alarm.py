@@ -1,5 +1,6 @@
-# The real-time interval timer: signal.alarm, setitimer and getitimer with
-# ITIMER_REAL, and a SIGALRM handler, the usual way to bound a computation.
+# The interval timers: signal.alarm, setitimer and getitimer, and a
+# SIGALRM handler, the usual way to bound a computation, and the CPU-time
+# timers.
 # Natively the kernel's; under wazero the host's, delivered where CPython
 # checks for signals (internal/sandbox/wazero/itimer.go). Timings are
 # checked with wide margins: the machine may be loaded.
@@ -76,6 +77,25 @@ signal.signal(signal.SIGALRM, signal.SIG_IGN)
 signal.setitimer(signal.ITIMER_REAL, 0.02)
 time.sleep(0.1)
 print("ignored")
+
+# The CPU-time timers: SIGPROF after CPU time (user and system), and
+# SIGVTALRM after user time, delivered while the script computes.
+for which, sig in ((signal.ITIMER_PROF, signal.SIGPROF), (signal.ITIMER_VIRTUAL, signal.SIGVTALRM)):
+    signal.signal(sig, expire)
+    signal.setitimer(which, 0.05)
+    value, interval = signal.getitimer(which)
+    # Natively the kernel rounds a CPU-time timer up to its tick (0.054).
+    print(signal.Signals(sig).name, "armed", 0 < value <= 0.06, interval)
+    t0 = time.process_time()
+    try:
+        while True:
+            pass
+    except Expired as e:
+        print(signal.Signals(e.args[0]).name, "after CPU", time.process_time() - t0 >= 0.03)
+    print("after firing", signal.getitimer(which))
+    signal.setitimer(which, 10)
+    print("disarmed", 9 < signal.setitimer(which, 0)[0] <= 10.01, signal.getitimer(which))
+    signal.signal(sig, signal.SIG_DFL)
 
 for bad in (-1, float("nan")):
     try:

@@ -126,7 +126,7 @@ type guest struct {
 	limits         *guestLimits  // resource limits (rlimit.go)
 	fileSize       *atomic.Int64 // the files it writes stop here: its RLIMIT_FSIZE
 	signaled       int32         // set by apysup_proc.exit_by_signal (signal.go)
-	timer          *guestTimer   // its ITIMER_REAL (itimer.go)
+	timers         *guestTimers  // its interval timers (itimer.go)
 }
 
 // startGuest instantiates the module with a limit of limitBytes of linear
@@ -144,7 +144,7 @@ func (in *Interpreter) startGuest(ctx context.Context, limitBytes, reserveBytes 
 		stats:    newMountStats(),
 		fileSize: new(atomic.Int64),
 	}
-	g.timer = newGuestTimer(g.mem)
+	g.timers = newGuestTimers(g.mem, g.cpu)
 	g.limits = newGuestLimits(inheritedLimits(), g.files, g.mem, g.fileSize)
 	// Exactly these paths exist in the guest, and the directories that
 	// lead to them (guestRoot). Every file the guest opens on any of them
@@ -183,7 +183,7 @@ func (in *Interpreter) startGuest(ctx context.Context, limitBytes, reserveBytes 
 	runCtx = context.WithValue(runCtx, mountStatsKey{}, g.stats)
 	runCtx = context.WithValue(runCtx, signaledKey{}, &g.signaled)
 	runCtx = context.WithValue(runCtx, rlimitsKey{}, g.limits)
-	runCtx = context.WithValue(runCtx, timerKey{}, g.timer)
+	runCtx = context.WithValue(runCtx, timerKey{}, g.timers)
 	cfg := wazero.NewModuleConfig().
 		WithName(""). // anonymous: concurrent runs share one runtime
 		WithStartFunctions().
@@ -196,7 +196,7 @@ func (in *Interpreter) startGuest(ctx context.Context, limitBytes, reserveBytes 
 		// serve wazero's own uses: poll_oneoff, a file time of "now".)
 		WithSysWalltime().
 		WithSysNanotime().
-		WithNanosleep(sleeper(runCtx, g.timer)).
+		WithNanosleep(sleeper(runCtx, g.timers[itimerReal])).
 		WithRandSource(rand.Reader)
 	for _, kv := range guestEnv {
 		cfg = cfg.WithEnv(kv[0], kv[1])
@@ -268,7 +268,7 @@ func (g *guest) run(ended func()) guestRun {
 	var err error
 	res.cpuNs = g.cpu.run(func() {
 		_, err = g.mod.ExportedFunction("_start").Call(g.ctx)
-		g.timer.stop()
+		g.timers.stop()
 		if ended != nil {
 			ended()
 		}

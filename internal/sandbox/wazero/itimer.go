@@ -32,11 +32,20 @@ import (
 // its fourth word) and ends with EINTR, as natively; other waits (a
 // select's timeout) run to their end first, where natively they would be
 // interrupted and then resumed (PEP 475), so a handler runs later there.
-// ITIMER_VIRTUAL and ITIMER_PROF, CPU-time timers, are refused (EINVAL).
+//
+// ITIMER_VIRTUAL and ITIMER_PROF count the guest's CPU time (its thread's
+// user time, and user and system time) and deliver SIGVTALRM and SIGPROF
+// the same way. A goroutine watches the guest thread's CPU clock, which
+// Linux lets any thread of the process read: it waits the CPU time left
+// as wall time (a thread cannot spend more), reads the clock again, and
+// delivers once it is past. Elsewhere they are refused (EINVAL).
 
 const (
-	itimerName = "itimer"
-	itimerReal = 0
+	itimerName    = "itimer"
+	itimerReal    = 0
+	itimerVirtual = 1
+	itimerProf    = 2
+	itimerKinds   = 3
 	// minInterval is the shortest period the host re-arms the timer for,
 	// whatever interval the guest asked for (getitimer still reads the
 	// asked one): Linux's default timer slack for a normal process. A
@@ -54,61 +63,120 @@ const (
 	timerWords
 )
 
-// timerKey carries a guest's *guestTimer from startGuest to hostItimer.
+// timerKey carries a guest's *guestTimers from startGuest to hostItimer.
 type timerKey struct{}
 
-// guestTimer is one guest's ITIMER_REAL.
+// guestTimers are one guest's three interval timers, by kind.
+type guestTimers [itimerKinds]*guestTimer
+
+func newGuestTimers(mem *linearMemory, cpu *guestCPU) *guestTimers {
+	var ts guestTimers
+	for kind := range ts {
+		ts[kind] = &guestTimer{kind: kind, mem: mem, cpu: cpu, fired: make(chan struct{}, 1)}
+	}
+	return &ts
+}
+
+// stop disarms the timers for good: the guest has ended.
+func (ts *guestTimers) stop() {
+	for _, t := range ts {
+		t.stop()
+	}
+}
+
+// guestTimer is one of a guest's interval timers.
 type guestTimer struct {
+	kind  int
 	mem   *linearMemory
+	cpu   *guestCPU     // the guest's thread, for the CPU-time kinds
 	fired chan struct{} // a token per firing, at most one waiting: wakes a sleep
 
-	mu       sync.Mutex
-	timer    *time.Timer
-	gen      uint64    // the arming the timer's function belongs to
-	deadline time.Time // zero while disarmed
-	interval time.Duration
-	words    [timerWords]uint32
-	stopped  bool
+	mu          sync.Mutex
+	timer       *time.Timer   // ITIMER_REAL's
+	done        chan struct{} // closed to end a CPU-time timer's watcher
+	gen         uint64        // the arming a timer's function or watcher belongs to
+	armed       bool
+	deadline    time.Time // ITIMER_REAL's
+	cpuDeadline int64     // the CPU-time kinds', on the thread's clock
+	interval    time.Duration
+	words       [timerWords]uint32
+	stopped     bool
 }
 
-func newGuestTimer(mem *linearMemory) *guestTimer {
-	return &guestTimer{mem: mem, fired: make(chan struct{}, 1)}
+// clock reads the guest thread's CPU clock of t's kind.
+func (t *guestTimer) clock() (int64, bool) {
+	return threadCPUOf(t.cpu.thread.Load(), t.kind == itimerVirtual)
 }
 
-// set returns the time left and the interval, as setitimer's old value
-// (an armed timer never has none left), and, if arm, arms the timer for
-// value and then every interval, or disarms it when value is 0.
-func (t *guestTimer) set(now time.Time, value, interval time.Duration, arm bool, words [timerWords]uint32) (left, was time.Duration) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if !t.deadline.IsZero() {
-		left = max(t.deadline.Sub(now), time.Nanosecond)
-		was = t.interval
+// left is the time left until t is due, never none while armed. Called
+// with t.mu held.
+func (t *guestTimer) left(now time.Time) time.Duration {
+	if !t.armed {
+		return 0
 	}
-	if !arm {
-		return left, was
+	left := t.deadline.Sub(now)
+	if t.kind != itimerReal {
+		c, _ := t.clock()
+		left = time.Duration(t.cpuDeadline - c)
 	}
+	return max(left, time.Nanosecond)
+}
+
+// disarm stops what the current arming started. Called with t.mu held.
+func (t *guestTimer) disarm() {
+	t.gen++
+	t.armed, t.interval = false, 0
 	if t.timer != nil {
 		t.timer.Stop()
 		t.timer = nil
 	}
-	t.gen++
-	t.deadline, t.interval, t.words = time.Time{}, 0, words
-	if value > 0 && !t.stopped {
-		t.deadline, t.interval = now.Add(value), interval
-		gen := t.gen
-		t.timer = time.AfterFunc(value, func() { t.fire(gen) })
+	if t.done != nil {
+		close(t.done)
+		t.done = nil
 	}
-	return left, was
 }
 
-// fire delivers the timer armed as gen, and arms its next interval.
-func (t *guestTimer) fire(gen uint64) {
+// set returns the time left and the interval, as setitimer's old value,
+// and, if arm, arms the timer for value and then every interval, or
+// disarms it when value is 0. ok is false for a CPU-time timer whose
+// clock cannot be read (not on Linux).
+func (t *guestTimer) set(now time.Time, value, interval time.Duration, arm bool, words [timerWords]uint32) (left, was time.Duration, ok bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.stopped || gen != t.gen || t.deadline.IsZero() {
-		return // disarmed or armed again since
+	if t.kind != itimerReal {
+		if _, ok := t.clock(); !ok {
+			return 0, 0, false
+		}
 	}
+	left, was = t.left(now), 0
+	if t.armed {
+		was = t.interval
+	}
+	if !arm {
+		return left, was, true
+	}
+	t.disarm()
+	t.words = words
+	if value <= 0 || t.stopped {
+		return left, was, true
+	}
+	t.armed, t.interval = true, interval
+	gen := t.gen
+	if t.kind == itimerReal {
+		t.deadline = now.Add(value)
+		t.timer = time.AfterFunc(value, func() { t.fire(gen) })
+		return left, was, true
+	}
+	c, _ := t.clock()
+	t.cpuDeadline = c + int64(value)
+	t.done = make(chan struct{})
+	go t.watch(gen, t.done)
+	return left, was, true
+}
+
+// deliver stores the guest's words and wakes a sleep. Called with t.mu
+// held.
+func (t *guestTimer) deliver() {
 	for _, w := range []int{wordDue, wordPending, wordBreaker} {
 		t.mem.setWord(t.words[w])
 	}
@@ -116,8 +184,18 @@ func (t *guestTimer) fire(gen uint64) {
 	case t.fired <- struct{}{}:
 	default:
 	}
+}
+
+// fire delivers ITIMER_REAL armed as gen, and arms its next interval.
+func (t *guestTimer) fire(gen uint64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.stopped || gen != t.gen || !t.armed {
+		return // disarmed or armed again since
+	}
+	t.deliver()
 	if t.interval <= 0 {
-		t.deadline = time.Time{}
+		t.armed = false
 		return
 	}
 	now := time.Now()
@@ -126,6 +204,44 @@ func (t *guestTimer) fire(gen uint64) {
 		t.deadline = now.Add(period) // overruns fold into one, as a pending signal does
 	}
 	t.timer = time.AfterFunc(t.deadline.Sub(now), func() { t.fire(gen) })
+}
+
+// watch delivers a CPU-time timer armed as gen, and its intervals, until
+// done is closed or the guest's thread is gone.
+func (t *guestTimer) watch(gen uint64, done chan struct{}) {
+	for {
+		t.mu.Lock()
+		if t.stopped || gen != t.gen || !t.armed {
+			t.mu.Unlock()
+			return
+		}
+		c, ok := t.clock()
+		if !ok {
+			t.mu.Unlock()
+			return
+		}
+		if c >= t.cpuDeadline {
+			t.deliver()
+			if t.interval <= 0 {
+				t.armed = false
+				t.mu.Unlock()
+				return
+			}
+			period := int64(max(t.interval, minInterval))
+			if t.cpuDeadline += period; t.cpuDeadline <= c {
+				t.cpuDeadline = c + period
+			}
+		}
+		wait := time.Duration(t.cpuDeadline - c) // the thread cannot spend CPU faster
+		t.mu.Unlock()
+		tm := time.NewTimer(wait)
+		select {
+		case <-done:
+			tm.Stop()
+			return
+		case <-tm.C:
+		}
+	}
 }
 
 // interrupts reports whether a firing should end the guest's sleep: the
@@ -142,23 +258,19 @@ func (t *guestTimer) stop() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.stopped = true
-	t.deadline = time.Time{}
-	if t.timer != nil {
-		t.timer.Stop()
-		t.timer = nil
-	}
+	t.disarm()
 }
 
 // hostItimer is apysup_proc.itimer(which, set, value_ns, interval_ns,
 // old_ptr, words_ptr) -> 0, or 1 for a timer there is not (EINVAL): it
 // writes the time left and the interval (two i64) at old_ptr, and if set,
-// arms ITIMER_REAL with the four word addresses at words_ptr.
+// arms timer which with the four word addresses at words_ptr.
 func hostItimer(ctx context.Context, mod api.Module, stack []uint64) {
 	which, set := api.DecodeI32(stack[0]), api.DecodeI32(stack[1]) != 0
 	value, interval := int64(stack[2]), int64(stack[3])
 	oldPtr, wordsPtr := api.DecodeU32(stack[4]), api.DecodeU32(stack[5])
-	t, ok := ctx.Value(timerKey{}).(*guestTimer)
-	if !ok || which != itimerReal || value < 0 || interval < 0 {
+	ts, ok := ctx.Value(timerKey{}).(*guestTimers)
+	if !ok || which < 0 || which >= itimerKinds || value < 0 || interval < 0 {
 		stack[0] = 1
 		return
 	}
@@ -170,7 +282,11 @@ func hostItimer(ctx context.Context, mod api.Module, stack []uint64) {
 	for i := range words {
 		words[i] = uint32(raw[4*i]) | uint32(raw[4*i+1])<<8 | uint32(raw[4*i+2])<<16 | uint32(raw[4*i+3])<<24
 	}
-	left, was := t.set(time.Now(), time.Duration(value), time.Duration(interval), set, words)
+	left, was, ok := ts[which].set(time.Now(), time.Duration(value), time.Duration(interval), set, words)
+	if !ok {
+		stack[0] = 1
+		return
+	}
 	if !mod.Memory().WriteUint64Le(oldPtr, uint64(left)) || !mod.Memory().WriteUint64Le(oldPtr+8, uint64(was)) {
 		panic(fmt.Errorf("%s.%s: old value out of range", procModule, itimerName))
 	}

@@ -3,12 +3,14 @@ package wazero
 import (
 	"testing"
 	"time"
+
+	"github.com/apysup/apysup/internal/testenv"
 )
 
 func timerOn(t *testing.T) (*guestTimer, *linearMemory, [timerWords]uint32) {
 	t.Helper()
 	mem := &linearMemory{mapping: make([]byte, 4096)}
-	return newGuestTimer(mem), mem, [timerWords]uint32{64, 128, 256, 512}
+	return newGuestTimers(mem, &guestCPU{})[itimerReal], mem, [timerWords]uint32{64, 128, 256, 512}
 }
 
 func waitFired(t *testing.T, g *guestTimer, within time.Duration) {
@@ -25,10 +27,10 @@ func waitFired(t *testing.T, g *guestTimer, within time.Duration) {
 func TestGuestTimerFires(t *testing.T) {
 	g, mem, words := timerOn(t)
 	defer g.stop()
-	if left, was := g.set(time.Now(), 20*time.Millisecond, 0, true, words); left != 0 || was != 0 {
+	if left, was, _ := g.set(time.Now(), 20*time.Millisecond, 0, true, words); left != 0 || was != 0 {
 		t.Fatalf("a fresh timer had %s left, interval %s", left, was)
 	}
-	if left, _ := g.set(time.Now(), 0, 0, false, words); left <= 0 || left > 20*time.Millisecond {
+	if left, _, _ := g.set(time.Now(), 0, 0, false, words); left <= 0 || left > 20*time.Millisecond {
 		t.Fatalf("armed for 20ms, %s left", left)
 	}
 	waitFired(t, g, 10*time.Second)
@@ -40,7 +42,7 @@ func TestGuestTimerFires(t *testing.T) {
 	if mem.word(words[wordSleeping]) != 0 {
 		t.Error("the sleeping word was set by the host")
 	}
-	if left, was := g.set(time.Now(), 0, 0, false, words); left != 0 || was != 0 {
+	if left, was, _ := g.set(time.Now(), 0, 0, false, words); left != 0 || was != 0 {
 		t.Fatalf("fired once: %s left, interval %s", left, was)
 	}
 	if g.interrupts() {
@@ -56,7 +58,7 @@ func TestGuestTimerFires(t *testing.T) {
 	for range 3 {
 		waitFired(t, g, 10*time.Second)
 	}
-	if _, was := g.set(time.Now(), 0, 0, true, words); was != 10*time.Millisecond {
+	if _, was, _ := g.set(time.Now(), 0, 0, true, words); was != 10*time.Millisecond {
 		t.Errorf("disarming: interval %s", was)
 	}
 	drain(g)
@@ -87,11 +89,11 @@ func TestGuestTimerRearmAndStop(t *testing.T) {
 	if mem.word(words[wordDue]) != 0 {
 		t.Error("the first arming fired after the second")
 	}
-	if left, _ := g.set(time.Now(), 0, 0, false, words); left < 59*time.Minute {
+	if left, _, _ := g.set(time.Now(), 0, 0, false, words); left < 59*time.Minute {
 		t.Errorf("re-armed for an hour, %s left", left)
 	}
 	g.stop()
-	if left, _ := g.set(time.Now(), 10*time.Millisecond, 0, true, words); left != 0 {
+	if left, _, _ := g.set(time.Now(), 10*time.Millisecond, 0, true, words); left != 0 {
 		t.Errorf("stopped, %s left", left)
 	}
 	time.Sleep(50 * time.Millisecond)
@@ -138,10 +140,53 @@ func TestGuestTimerMinimumInterval(t *testing.T) {
 			done = true
 		}
 	}
-	if _, was := g.set(time.Now(), 0, 0, false, words); was != time.Nanosecond {
+	if _, was, _ := g.set(time.Now(), 0, 0, false, words); was != time.Nanosecond {
 		t.Errorf("the interval reads %s, not the 1ns asked", was)
 	}
 	if limit := int(100*time.Millisecond/minInterval) + 2; fired == 0 || fired > limit {
 		t.Errorf("fired %d times in 100ms, want 1..%d", fired, limit)
+	}
+}
+
+// The CPU-time timers count the guest thread's CPU, read from the
+// watcher's goroutine: one that is due while the guest computes sets its
+// words; none runs while the thread does not.
+func TestGuestTimerCPU(t *testing.T) {
+	_, ok := threadCPUOf(currentThread(), false)
+	testenv.Need(t, ok, "per-thread CPU clocks (Linux): elsewhere the CPU-time timers are refused")
+	for _, kind := range []int{itimerVirtual, itimerProf} {
+		mem := &linearMemory{mapping: make([]byte, 4096)}
+		cpu := &guestCPU{}
+		ts := newGuestTimers(mem, cpu)
+		g, words := ts[kind], [timerWords]uint32{64, 128, 256, 512}
+		if _, _, ok := g.set(time.Now(), 20*time.Millisecond, 0, true, words); ok {
+			t.Fatalf("kind %d: armed with no guest thread", kind)
+		}
+		var fired bool
+		spent := cpu.run(func() {
+			if _, _, ok := g.set(time.Now(), 20*time.Millisecond, 0, true, words); !ok {
+				t.Errorf("kind %d: not armed", kind)
+				return
+			}
+			if left, _, _ := g.set(time.Now(), 0, 0, false, words); left <= 0 || left > 20*time.Millisecond {
+				t.Errorf("kind %d: armed for 20ms of CPU, %s left", kind, left)
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for x := 0; time.Now().Before(deadline); x++ {
+				if mem.word(words[wordDue]) != 0 {
+					fired = true
+					return
+				}
+			}
+		})
+		ts.stop()
+		if !fired || mem.word(words[wordBreaker]) != 1 {
+			t.Errorf("kind %d: not delivered after %s of CPU", kind, time.Duration(spent))
+		}
+		// The user-time clock moves at the kernel's ticks (up to 10 ms
+		// apart), as natively ITIMER_VIRTUAL does.
+		if spent < int64(10*time.Millisecond) {
+			t.Errorf("kind %d: delivered after %s of CPU, well before the 20ms it was armed for", kind, time.Duration(spent))
+		}
 	}
 }

@@ -2,6 +2,7 @@ package wazero
 
 import (
 	"runtime"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -13,6 +14,9 @@ import (
 // thread's CPU-time clocks (wasiclock.go).
 type guestCPU struct {
 	base int64 // the thread's CPU time when the guest started
+	// thread is the guest's OS thread, while it runs (0 before): the
+	// CPU-time interval timers read its clocks from other threads.
+	thread atomic.Int32
 }
 
 // run runs f locked to its OS thread and returns the CPU time the thread
@@ -21,6 +25,8 @@ func (c *guestCPU) run(f func()) (cpuNs int64) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	c.base = threadCPU()
+	c.thread.Store(currentThread())
+	defer c.thread.Store(0)
 	f()
 	return c.now()
 }
