@@ -11,15 +11,16 @@ import (
 	"github.com/tetratelabs/wazero/api"
 )
 
-// The guest's real-time interval timer: setitimer and getitimer's
-// ITIMER_REAL and alarm, which WASI lacks with signals, and which scripts
-// use to bound a computation (signal.alarm(5) and a SIGALRM handler that
-// raises). The WASI build's functions (python/wasi/_apysup_signal.c) call
-// apysup_proc.itimer, and the timer runs here, on the host.
+// The guest's interval timers: setitimer and getitimer, alarm and pause,
+// which WASI lacks with signals, and which scripts use to bound a
+// computation (signal.alarm(5) and a SIGALRM handler that raises). The
+// WASI build's functions (python/wasi/_apysup_signal.c) call
+// apysup_proc.itimer, and the timers run here, on the host.
 //
 // A due timer is delivered as the kernel delivers a signal between two
-// instructions: from the timer's goroutine, the host stores 1 in four
-// words of the guest's linear memory whose addresses the guest gave it
+// instructions: from the timer's goroutine, the host stores 1 in three of
+// the four words of the guest's linear memory whose addresses the guest
+// gave it
 // (the guest's own "due" flag, and the interpreter's signals_pending and
 // eval_breaker, as CPython's own signal handler sets them), so that the
 // eval loop, at its next check, calls CPython's signal check, where the
