@@ -50,6 +50,7 @@ var corpus = []corpusCase{
 	{script: "fs_tmp.py"},
 	{script: "fs_etc.py"},
 	{script: "fs_dev_streams.py"},
+	{script: "fs_mount_points.py"},
 	{script: "std_process_time.py"},
 	{script: "std_alarm.py"},
 	{script: "std_libm.py"},

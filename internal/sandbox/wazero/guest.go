@@ -154,7 +154,7 @@ func (in *Interpreter) startGuest(ctx context.Context, limitBytes, reserveBytes 
 	mounts := map[string]experimentalsys.FS{} // for apysup_fs.chmod
 	// owned: a writable mount, whose files are the guest's (nativeView).
 	mount := func(fsys experimentalsys.FS, guestPath string, dev uint16, view viewFunc, owned bool) {
-		viewed := &nativeView{FS: fsys, dev: dev, view: view, owned: owned}
+		viewed := &nativeView{FS: fsys, dev: dev, at: guestPath, view: view, owned: owned}
 		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(&countedFS{FS: viewed, q: g.files, freePreopen: guestPath == procDir || guestPath == etcDir}, guestPath)
 		mounted = append(mounted, guestPath)
 		mounts[guestPath] = viewed

@@ -31,6 +31,7 @@ import (
 type nativeView struct {
 	experimentalsys.FS
 	dev  uint16 // the mount's device
+	at   string // where the guest sees the mount ("/etc"): its inode numbers' namespace
 	view viewFunc
 	// owned: the guest's own files live here (a writable mount), so opens
 	// and changes are checked against their owner's bits. Elsewhere the
@@ -129,7 +130,7 @@ func (v *nativeView) seen(path string, st wsys.Stat_t, errno experimentalsys.Err
 	perm, o, dev := v.bits(path, st)
 	st.Dev = viewDev(dev, o, perm)
 	if st.Ino == 0 {
-		st.Ino = syntheticIno(dev, path)
+		st.Ino = syntheticIno(dev, v.at, path)
 	}
 	return st, 0
 }
@@ -138,9 +139,10 @@ func (v *nativeView) seen(path string, st wsys.Stat_t, errno experimentalsys.Err
 // stdlib zip, embedded files, the guest's root: wazero answers 0 for
 // every one of them), so that two of them are not the same file to
 // os.path.samestat, nor a mount point's directory its parent's to
-// os.path.ismount. It is a hash of the device and the mount's clean path,
-// never 0.
-func syntheticIno(dev uint16, name string) wsys.Inode {
+// os.path.ismount. It is a hash of the device, the mount's place in the
+// guest (mounts share the root's device) and the clean path in the
+// mount, never 0.
+func syntheticIno(dev uint16, at, name string) wsys.Inode {
 	if isRoot(name) {
 		name = "."
 	}
@@ -151,18 +153,56 @@ func syntheticIno(dev uint16, name string) wsys.Inode {
 	for _, b := range [2]byte{byte(dev), byte(dev >> 8)} {
 		h = (h ^ uint64(b)) * prime
 	}
+	for i := 0; i < len(at); i++ {
+		h = (h ^ uint64(at[i])) * prime
+	}
+	h = (h ^ 0) * prime // at and name apart
 	for i := 0; i < len(name); i++ {
 		h = (h ^ uint64(name[i])) * prime
 	}
 	return wsys.Inode(h | 1)
 }
 
+// dirOnly is path without the ending that makes Linux resolve it to a
+// directory only ("x/", "x/."), and which ending it had ("/", "/.", or ""
+// for none). The mount's own directory is a directory either way.
+func dirOnly(p string) (string, string) {
+	switch {
+	case p == "." || p == "" || p == "/":
+		return p, ""
+	case strings.HasSuffix(p, "/."):
+		return strings.TrimRight(strings.TrimSuffix(p, "/."), "/"), "/."
+	case strings.HasSuffix(p, "/"):
+		return strings.TrimRight(p, "/"), "/"
+	}
+	return p, ""
+}
+
+// dirStat answers stat of a path that must name a directory ("x/", which
+// Linux follows even for lstat): ENOTDIR when it names something else.
+func (v *nativeView) dirStat(path string) (wsys.Stat_t, experimentalsys.Errno) {
+	st, errno := v.FS.Stat(path)
+	if errno == 0 && !st.Mode.IsDir() {
+		return st, experimentalsys.ENOTDIR
+	}
+	return v.seen(path, st, errno)
+}
+
+// Stat and Lstat answer a path ending in "/" or "/." as Linux does: only
+// a directory, followed (ENOTDIR for anything else). The writable mounts'
+// host files did; the in-memory and read-only mounts ignored the ending.
 func (v *nativeView) Stat(path string) (wsys.Stat_t, experimentalsys.Errno) {
+	if p, ending := dirOnly(path); ending != "" {
+		return v.dirStat(p)
+	}
 	st, errno := v.FS.Stat(path)
 	return v.seen(path, st, errno)
 }
 
 func (v *nativeView) Lstat(path string) (wsys.Stat_t, experimentalsys.Errno) {
+	if p, ending := dirOnly(path); ending != "" {
+		return v.dirStat(p)
+	}
 	st, errno := v.FS.Lstat(path)
 	return v.seen(path, st, errno)
 }
@@ -197,6 +237,28 @@ func (v *nativeView) Chmod(path string, perm fs.FileMode) experimentalsys.Errno 
 // would not (a guest that chmods a file 0o200 cannot read it back
 // natively). An exclusive create answers EEXIST first, as natively.
 func (v *nativeView) OpenFile(path string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
+	if p, ending := dirOnly(path); ending != "" {
+		// Linux: "x/" with O_CREAT is EISDIR whatever x is; otherwise x
+		// must be a directory (ENOTDIR), opened for reading (EISDIR), as
+		// "x/." must, with O_CREAT too.
+		if ending == "/" && flag&experimentalsys.O_CREAT != 0 {
+			return nil, experimentalsys.EISDIR
+		}
+		if _, errno := v.dirStat(p); errno != 0 {
+			return nil, errno
+		}
+		if flag&(experimentalsys.O_CREAT|experimentalsys.O_WRONLY|experimentalsys.O_RDWR|experimentalsys.O_TRUNC) != 0 {
+			return nil, experimentalsys.EISDIR
+		}
+		path = p
+	}
+	if flag&experimentalsys.O_CREAT != 0 && (isRoot(path) || !v.owned) {
+		// O_CREAT on a directory is EISDIR (open(2)); the host's files of
+		// a writable mount say so themselves, the others did not.
+		if st, errno := v.FS.Stat(path); errno == 0 && st.Mode.IsDir() && flag&experimentalsys.O_EXCL == 0 {
+			return nil, experimentalsys.EISDIR
+		}
+	}
 	if v.owned && !isRoot(path) {
 		st, errno := v.FS.Stat(path)
 		switch {
