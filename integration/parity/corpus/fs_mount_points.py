@@ -1,7 +1,7 @@
-# Paths ending in "/" name directories only, on every mount (under wazero
-# the in-memory and read-only mounts once ignored the ending:
-# open("/etc/hosts/") opened the file; "x/." is not yet alike, see
-# docs/parity.md); and os.path.ismount says of each
+# Paths ending in "/" or "/." name directories only, on every mount (under
+# wazero the in-memory and read-only mounts once ignored the ending:
+# open("/etc/hosts/") opened the file, and "file/." was ENOENT, not
+# ENOTDIR); and os.path.ismount says of each
 # directory what the native sandbox's mounts make true (under wazero /etc
 # once read as a mount). Left out: /run/apysup and its job directory,
 # natively mounts of their own, under wazero on the read-only root's
@@ -20,7 +20,7 @@ files = ("/etc/hosts", "/usr/lib/python3.11/os.py", "/dev/null", "/opt/apysup/ap
          "/run/apysup/job/.argv", "/proc/cpuinfo", "/usr/share/zoneinfo/UTC", "/etc/python3.11/sitecustomize.py")
 dirs = ("/etc", "/usr/lib/python3.11", "/dev", "/opt/apysup", "/run/apysup/job", "/proc", "/usr/share/zoneinfo", "/etc/python3.11")
 for p in files + dirs:
-    for ending in ("/",):
+    for ending in ("/", "/."):
         q = p + ending
         attempt("open " + q, lambda: os.close(os.open(q, os.O_RDONLY)))
         attempt("open creat " + q, lambda: os.close(os.open(q, os.O_RDONLY | os.O_CREAT, 0o644)))
@@ -28,7 +28,7 @@ for p in files + dirs:
         attempt("stat " + q, lambda: os.stat(q))
         attempt("lstat " + q, lambda: os.lstat(q))
         print("exists", q, os.path.exists(q), os.path.isdir(q), os.path.isfile(q))
-for p in ("/etc/missing/", "/usr/lib/missing/"):
+for p in ("/etc/missing/", "/usr/lib/missing/", "/etc/missing/.", "/etc/hosts/x", "/usr/lib/python3.11/os.py/x/y"):
     attempt("stat " + p, lambda: os.stat(p))
     attempt("open creat " + p, lambda: os.close(os.open(p, os.O_WRONLY | os.O_CREAT, 0o644)))
 

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"path"
 	"strconv"
+	"strings"
 	"testing/fstest"
 	"time"
 
@@ -120,6 +121,14 @@ func (d devices) OpenFile(name string, flag experimentalsys.Oflag, perm fs.FileM
 	}
 	st, errno := d.dir.Stat(name)
 	switch {
+	case errno == experimentalsys.ENOENT && strings.Contains(strings.Trim(name, "/"), "/"):
+		// /dev has no directories: a name on the way is ENOTDIR if it is
+		// there, ENOENT if not, before a create is refused.
+		first, _, _ := strings.Cut(strings.Trim(name, "/"), "/")
+		if device(first) != "" || stream(first) >= 0 {
+			return nil, experimentalsys.ENOTDIR
+		}
+		return nil, experimentalsys.ENOENT
 	case errno == experimentalsys.ENOENT && flag&experimentalsys.O_CREAT != 0:
 		return nil, experimentalsys.EACCES
 	case errno != 0:

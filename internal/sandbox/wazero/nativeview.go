@@ -178,6 +178,28 @@ func dirOnly(p string) (string, string) {
 	return p, ""
 }
 
+// missing answers why path did not resolve when its mount said ENOENT:
+// ENOTDIR when a name on the way is something other than a directory, as
+// Linux resolves a path (the writable mounts' host files said so
+// themselves; the in-memory ones did not, so "file/x", which the WASI
+// build asks for "file/.", was ENOENT there). Only ever on the error path.
+func (v *nativeView) missing(path string, errno experimentalsys.Errno) experimentalsys.Errno {
+	if errno != experimentalsys.ENOENT {
+		return errno
+	}
+	for i := 0; i < len(path); i++ {
+		if path[i] != '/' || i == 0 {
+			continue
+		}
+		if st, e := v.FS.Stat(path[:i]); e == 0 && !st.Mode.IsDir() {
+			return experimentalsys.ENOTDIR
+		} else if e != 0 {
+			return errno
+		}
+	}
+	return errno
+}
+
 // dirStat answers stat of a path that must name a directory ("x/", which
 // Linux follows even for lstat): ENOTDIR when it names something else.
 func (v *nativeView) dirStat(path string) (wsys.Stat_t, experimentalsys.Errno) {
@@ -185,7 +207,7 @@ func (v *nativeView) dirStat(path string) (wsys.Stat_t, experimentalsys.Errno) {
 	if errno == 0 && !st.Mode.IsDir() {
 		return st, experimentalsys.ENOTDIR
 	}
-	return v.seen(path, st, errno)
+	return v.seen(path, st, v.missing(path, errno))
 }
 
 // Stat and Lstat answer a path ending in "/" or "/." as Linux does: only
@@ -196,7 +218,7 @@ func (v *nativeView) Stat(path string) (wsys.Stat_t, experimentalsys.Errno) {
 		return v.dirStat(p)
 	}
 	st, errno := v.FS.Stat(path)
-	return v.seen(path, st, errno)
+	return v.seen(path, st, v.missing(path, errno))
 }
 
 func (v *nativeView) Lstat(path string) (wsys.Stat_t, experimentalsys.Errno) {
@@ -204,7 +226,7 @@ func (v *nativeView) Lstat(path string) (wsys.Stat_t, experimentalsys.Errno) {
 		return v.dirStat(p)
 	}
 	st, errno := v.FS.Lstat(path)
-	return v.seen(path, st, errno)
+	return v.seen(path, st, v.missing(path, errno))
 }
 
 // Chmod changes bits as the native guest may (chmod.go): a file the guest
@@ -274,7 +296,7 @@ func (v *nativeView) OpenFile(path string, flag experimentalsys.Oflag, perm fs.F
 	}
 	f, errno := v.FS.OpenFile(path, flag, perm)
 	if errno != 0 {
-		return nil, errno
+		return nil, v.missing(path, errno)
 	}
 	return &viewedFile{File: f, v: v, path: path}, 0
 }
