@@ -5,6 +5,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"testing/fstest"
@@ -78,23 +79,18 @@ func newDevices(stdout, stderr io.Writer) experimentalsys.FS {
 
 // stream is the descriptor of the standard stream the link at name
 // stands for, -1 for none.
-func stream(name string) int {
-	name = path.Clean("/" + name)[1:]
-	for fd, s := range streamNames {
-		if s == name {
-			return fd
-		}
-	}
-	return -1
+func stream(name string) int { return nameIndex(streamNames[:], name) }
+
+// nameIndex is the index of /dev's entry name (made clean) in names, -1
+// for none.
+func nameIndex(names []string, name string) int {
+	return slices.Index(names, path.Clean("/" + name)[1:])
 }
 
 // device names the device at name, "" for none.
 func device(name string) string {
-	name = path.Clean("/" + name)[1:]
-	for _, d := range deviceNames {
-		if d == name {
-			return d
-		}
+	if i := nameIndex(deviceNames, name); i >= 0 {
+		return deviceNames[i]
 	}
 	return ""
 }

@@ -275,13 +275,11 @@ func hostItimer(ctx context.Context, mod api.Module, stack []uint64) {
 		stack[0] = 1
 		return
 	}
-	raw, ok := mod.Memory().Read(wordsPtr, 4*timerWords)
-	if !ok {
-		panic(fmt.Errorf("%s.%s: words out of range", procModule, itimerName))
-	}
 	var words [timerWords]uint32
 	for i := range words {
-		words[i] = uint32(raw[4*i]) | uint32(raw[4*i+1])<<8 | uint32(raw[4*i+2])<<16 | uint32(raw[4*i+3])<<24
+		if words[i], ok = mod.Memory().ReadUint32Le(wordsPtr + 4*uint32(i)); !ok {
+			panic(fmt.Errorf("%s.%s: words out of range", procModule, itimerName))
+		}
 	}
 	left, was, ok := ts[which].set(time.Now(), time.Duration(value), time.Duration(interval), set, words)
 	if !ok {

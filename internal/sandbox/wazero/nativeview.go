@@ -180,11 +180,13 @@ func dirOnly(p string) (string, string) {
 
 // missing answers why path did not resolve when its mount said ENOENT:
 // ENOTDIR when a name on the way is something other than a directory, as
-// Linux resolves a path (the writable mounts' host files said so
-// themselves; the in-memory ones did not, so "file/x", which the WASI
-// build asks for "file/.", was ENOENT there). Only ever on the error path.
+// Linux resolves a path. The writable mounts' host files say so
+// themselves; the others did not, so "file/x", which the WASI build asks
+// for "file/.", was ENOENT there. Only on their error path: a missing
+// name is common (every import looks for several), and a host stat of
+// each name on its way would be paid by every one on the writable mounts.
 func (v *nativeView) missing(path string, errno experimentalsys.Errno) experimentalsys.Errno {
-	if errno != experimentalsys.ENOENT {
+	if errno != experimentalsys.ENOENT || v.owned {
 		return errno
 	}
 	for i := 0; i < len(path); i++ {

@@ -5,7 +5,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"testing/fstest"
 
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 	"github.com/tetratelabs/wazero/experimental/sysfs"
@@ -188,4 +190,56 @@ func TestNativeViewChangesAsOwner(t *testing.T) {
 	check("mkdir at the top now", v.Mkdir("top2", 0o755), experimentalsys.EACCES)
 	check("chmod the mount back", v.Chmod(".", 0o755), 0)
 	check("rmdir at the top", v.Rmdir("top"), 0)
+}
+
+// dirOnly parses every path a guest gives a mount: what it keeps is the
+// path less a directory-only ending, and the ending is one of three.
+func FuzzDirOnly(f *testing.F) {
+	for _, s := range []string{"", ".", "/", "x", "x/", "x//", "x/.", "x/./", "a/b/.", "./", "x/..", "//."} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		kept, ending := dirOnly(p)
+		switch ending {
+		case "":
+			if kept != p {
+				t.Fatalf("%q: no ending, but %q kept", p, kept)
+			}
+		case "/", "/.":
+			if !strings.HasPrefix(p, kept) || strings.HasSuffix(kept, "/") || !strings.HasSuffix(p, ending) {
+				t.Fatalf("%q: kept %q with ending %q", p, kept, ending)
+			}
+			if strings.Trim(p[len(kept):], "/.") != "" {
+				t.Fatalf("%q: %q dropped more than the ending", p, p[len(kept):])
+			}
+		default:
+			t.Fatalf("%q: ending %q", p, ending)
+		}
+	})
+}
+
+// A name on the way that is no directory is ENOTDIR on a mount whose
+// files do not say so themselves; a writable mount's host files do, and
+// are not asked again.
+func TestNativeViewNameOnTheWay(t *testing.T) {
+	files := fstest.MapFS{"f": {Data: []byte("x")}, "d/g": {Data: []byte("y")}}
+	v := &nativeView{FS: newReadOnly(&sysfs.AdaptFS{FS: files}), dev: rootDev, at: "/etc", view: installedView(0o644)}
+	for path, want := range map[string]experimentalsys.Errno{
+		"f/x": experimentalsys.ENOTDIR, "d/g/x/y": experimentalsys.ENOTDIR, "d/x": experimentalsys.ENOENT,
+		"m/x": experimentalsys.ENOENT, "f/": experimentalsys.ENOTDIR, "f/.": experimentalsys.ENOTDIR,
+	} {
+		if _, errno := v.Stat(path); errno != want {
+			t.Errorf("stat %q: %v, want %v", path, errno, want)
+		}
+		if _, errno := v.OpenFile(path, experimentalsys.O_RDONLY, 0); errno != want {
+			t.Errorf("open %q: %v, want %v", path, errno, want)
+		}
+	}
+	if _, errno := v.OpenFile("d", experimentalsys.O_RDONLY|experimentalsys.O_CREAT, 0o644); errno != experimentalsys.EISDIR {
+		t.Errorf("O_CREAT on a directory: %v, want EISDIR", errno)
+	}
+	owned := &nativeView{FS: newReadOnly(&sysfs.AdaptFS{FS: files}), dev: workDev, owned: true, view: written(0o755, ownerGuest)}
+	if _, errno := owned.Stat("f/x"); errno != experimentalsys.ENOENT {
+		t.Errorf("an owned mount's answer was changed: %v", errno)
+	}
 }
