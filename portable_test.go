@@ -13,7 +13,7 @@ import (
 // native backend builds off Linux only as its refusal
 // (native_unsupported_os); seccomp and cmd/apysup are Linux's.
 var portablePackages = []string{
-	"./", "./plan/...", "./broker/...", "./python/...", "./internal/canonjson/", "./internal/testenv/",
+	"./", "./plan/...", "./broker/...", "./python/...", "./internal/canonjson/", "./internal/spin/", "./internal/testenv/",
 	"./internal/rpc/", "./internal/sandbox/...",
 }
 

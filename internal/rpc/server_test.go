@@ -290,3 +290,77 @@ func TestServerConnectionLimit(t *testing.T) {
 		t.Fatal(s)
 	}
 }
+
+// unixPair is two connected Unix sockets as net.Conns.
+func unixPair(t *testing.T) (a, b net.Conn) {
+	t.Helper()
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conns := make([]net.Conn, 2)
+	for i, fd := range fds {
+		f := os.NewFile(uintptr(fd), "pair")
+		conns[i], err = net.FileConn(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conns[i].Close() })
+	}
+	return conns[0], conns[1]
+}
+
+// A channel connection polls for the next request on its first read after
+// an answer, and only there (net/http's background read during a handler
+// never polls); a request that comes soon after its answer keeps the
+// polling on. The approval server's connections never poll.
+func TestPeerConnPollsAfterAnswer(t *testing.T) {
+	server, client := unixPair(t)
+	pc := newPeerConn(server, requestSpin, func() {})
+	if pc.rc == nil || !pc.peer.ok {
+		t.Fatalf("rc %v, peer %+v", pc.rc, pc.peer)
+	}
+	buf := make([]byte, 64)
+	if _, err := client.Write([]byte("request 1")); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := pc.Read(buf); err != nil || string(buf[:n]) != "request 1" {
+		t.Fatalf("read %q, %v", buf[:n], err)
+	}
+	if pc.spin.On() {
+		t.Fatal("polling before any answer")
+	}
+	if _, err := pc.Write([]byte("answer 1")); err != nil {
+		t.Fatal(err)
+	}
+	if !pc.answered.Load() {
+		t.Fatal("the answer was not recorded")
+	}
+	if _, err := client.Write([]byte("request 2")); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := pc.Read(buf); err != nil || string(buf[:n]) != "request 2" {
+		t.Fatalf("read %q, %v", buf[:n], err)
+	}
+	if pc.answered.Load() || !pc.spin.On() {
+		t.Fatalf("after a prompt request: answered %v, polling %v", pc.answered.Load(), pc.spin.On())
+	}
+	// A read with no answer before it (net/http's background read) blocks
+	// at once and leaves the state alone.
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		_, _ = client.Write([]byte("late"))
+	}()
+	if n, err := pc.Read(buf); err != nil || string(buf[:n]) != "late" {
+		t.Fatalf("read %q, %v", buf[:n], err)
+	}
+	if !pc.spin.On() {
+		t.Fatal("a read that did not poll changed the polling")
+	}
+
+	other, _ := unixPair(t)
+	if ac := newPeerConn(other, 0, func() {}); ac.rc != nil {
+		t.Fatal("a connection without a spin polls")
+	}
+}

@@ -7,6 +7,7 @@ import socket
 import sys
 import tempfile
 import threading
+import time
 import unittest
 
 sys.path.insert(0, sys.argv.pop(1))
@@ -423,6 +424,35 @@ class Bridge(unittest.TestCase):
             self.assertEqual(cm.exception.error_code, "dispatch_outcome_unknown")
         finally:
             ch.close()
+
+    def test_await_answer_polls_then_leaves_the_bytes(self):
+        # An answer there already: back at once, the bytes left for recv.
+        a, b = socket.socketpair()
+        try:
+            b.sendall(b"answer")
+            host._await_answer(a)
+            self.assertEqual(a.recv(16), b"answer")
+            # No answer: back after the window, having read nothing.
+            start = time.monotonic_ns()
+            host._await_answer(a)
+            waited = time.monotonic_ns() - start
+            self.assertGreaterEqual(waited, host.ANSWER_SPIN_NS)
+            self.assertLess(waited, 100 * host.ANSWER_SPIN_NS)
+            # An answer that comes during the window ends it.
+            timer = threading.Timer(0.00005, b.sendall, (b"late",))
+            timer.start()
+            host._await_answer(a)
+            timer.join()
+            self.assertEqual(a.recv(16), b"late")
+            # A peer that closed ends it too; recv then says so.
+            b.close()
+            start = time.monotonic_ns()
+            host._await_answer(a)
+            self.assertLess(time.monotonic_ns() - start, 100 * host.ANSWER_SPIN_NS)
+            self.assertEqual(a.recv(16), b"")
+        finally:
+            a.close()
+            b.close()
 
     def test_refusals_before_sending(self):
         with self.assertRaises(agent_runtime.CapabilityError) as cm:

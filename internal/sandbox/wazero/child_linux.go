@@ -23,6 +23,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/apysup/apysup/internal/sandbox"
+	"github.com/apysup/apysup/internal/spin"
 )
 
 // childSupported: every run's guest runs in a child process.
@@ -120,7 +121,12 @@ func (b *Backend) runChild(ctx context.Context, clock *runClock, j guestJob, out
 	goroutine(func() {
 		defer c.calls.Close()
 		calls := bufio.NewReaderSize(c.calls, callBufferBytes)
+		spinner := spin.Adaptive{Window: callSpin}
+		rc, rcErr := c.calls.SyscallConn()
 		for {
+			if calls.Buffered() == 0 && rcErr == nil {
+				spinner.Wait(rc, runtime.Gosched)
+			}
 			frame, fault, err := readCall(calls)
 			if err != nil {
 				if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
@@ -129,9 +135,11 @@ func (b *Backend) runChild(ctx context.Context, clock *runClock, j guestJob, out
 				}
 				return
 			}
+			spinner.Arrived(time.Now())
 			if writeAnswer(c.calls, respond(clock.ctx, b.dispatcher, frame, fault)) != nil {
 				return
 			}
+			spinner.Answered(time.Now())
 		}
 	})
 	go func() {
@@ -588,6 +596,9 @@ func childMain() int {
 	call := func(_ context.Context, frame []byte, fault string) []byte {
 		if writeCall(calls, frame, fault) != nil {
 			return nil
+		}
+		if answers.Buffered() == 0 {
+			spinReadable(calls, answerSpin, nil)
 		}
 		envelope, err := readAnswer(answers)
 		if err != nil {

@@ -64,6 +64,8 @@ func confineChild(j guestJob) error {
 // guest's os.getloadavg (hostinfo.go), as glibc's serves the native
 // guest's; it reads the machine's counters and changes nothing. statfs
 // serves os.statvfs (statvfs.go) and reads what it names and nothing else.
+// ppoll, with a zero timeout, asks whether the call socket has an answer
+// yet (spin_linux.go); it waits on descriptors the child already holds.
 var childSyscalls = []uintptr{
 	unix.SYS_READ, unix.SYS_WRITE, unix.SYS_PREAD64, unix.SYS_PWRITE64, unix.SYS_READV, unix.SYS_WRITEV,
 	unix.SYS_OPENAT, unix.SYS_OPENAT2, unix.SYS_CLOSE, unix.SYS_FSTAT, unix.SYS_STATX,
@@ -77,7 +79,7 @@ var childSyscalls = []uintptr{
 	unix.SYS_SIGALTSTACK, unix.SYS_CLONE, unix.SYS_CLONE3, unix.SYS_SET_ROBUST_LIST, unix.SYS_RSEQ,
 	unix.SYS_EXIT, unix.SYS_EXIT_GROUP, unix.SYS_RESTART_SYSCALL, unix.SYS_UNAME, unix.SYS_PRLIMIT64,
 	unix.SYS_EPOLL_CREATE1, unix.SYS_EPOLL_CTL, unix.SYS_EPOLL_PWAIT, unix.SYS_EVENTFD2, unix.SYS_PIPE2,
-	unix.SYS_SYSINFO, unix.SYS_STATFS,
+	unix.SYS_SYSINFO, unix.SYS_STATFS, unix.SYS_PPOLL,
 }
 
 // installFilter loads a seccomp filter allowing exactly calls, on the
