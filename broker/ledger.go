@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/apysup/apysup/internal/canonjson"
 )
@@ -53,7 +54,12 @@ func (e Event) computeDigest() string {
 // marshal plus JCS transform cost four times the rest of Broker.Call.
 // Every key is the host's own ASCII, so byte order is RFC 8785's order.
 func (e Event) canonical() []byte {
-	str := func(b []byte, s string) []byte { return canonjson.AppendString(b, strings.ToValidUTF8(s, "\uFFFD")) }
+	str := func(b []byte, s string) []byte {
+		if !utf8.ValidString(s) { // ValidString's ASCII path is the fast one
+			s = strings.ToValidUTF8(s, "\uFFFD")
+		}
+		return canonjson.AppendString(b, s)
+	}
 	keys := make([]string, 0, len(e.Body))
 	for k := range e.Body {
 		keys = append(keys, k)

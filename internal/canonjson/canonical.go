@@ -87,13 +87,17 @@ func DecodeCanonical(canonical []byte) (any, error) {
 func AppendString(dst []byte, s string) []byte {
 	const hexDigits = "0123456789abcdef"
 	dst = append(dst, '"')
+	start := 0 // the run of bytes written as they are, not yet appended
 	for i := 0; i < len(s); i++ {
 		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		start = i + 1
 		switch {
 		case c == '"' || c == '\\':
 			dst = append(dst, '\\', c)
-		case c >= 0x20:
-			dst = append(dst, c)
 		case c == '\b':
 			dst = append(dst, '\\', 'b')
 		case c == '\t':
@@ -108,5 +112,6 @@ func AppendString(dst []byte, s string) []byte {
 			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 		}
 	}
+	dst = append(dst, s[start:]...)
 	return append(dst, '"')
 }
