@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -317,7 +318,9 @@ func unixPair(t *testing.T) (a, b net.Conn) {
 // polling on. The approval server's connections never poll.
 func TestPeerConnPollsAfterAnswer(t *testing.T) {
 	server, client := unixPair(t)
-	pc := newPeerConn(server, requestSpin, func() {})
+	var polls atomic.Int64
+	polls.Store(1)
+	pc := newPeerConn(server, requestSpin, &polls, func() {})
 	if pc.rc == nil || !pc.peer.ok {
 		t.Fatalf("rc %v, peer %+v", pc.rc, pc.peer)
 	}
@@ -358,9 +361,26 @@ func TestPeerConnPollsAfterAnswer(t *testing.T) {
 	if !pc.spin.On() {
 		t.Fatal("a read that did not poll changed the polling")
 	}
+	// The budget, one window, goes to request 3's read; request 4's
+	// read, over it, blocks at once (spin.TestAdaptiveBudget).
+	for i, left := range []int64{0, -1} {
+		if _, err := pc.Write([]byte("answer")); err != nil {
+			t.Fatal(err)
+		}
+		req := fmt.Sprintf("request %d", i+3)
+		if _, err := client.Write([]byte(req)); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := pc.Read(buf); err != nil || string(buf[:n]) != req {
+			t.Fatalf("read %q, %v", buf[:n], err)
+		}
+		if polls.Load() != left {
+			t.Fatalf("after %s: %d windows left, want %d", req, polls.Load(), left)
+		}
+	}
 
 	other, _ := unixPair(t)
-	if ac := newPeerConn(other, 0, func() {}); ac.rc != nil {
+	if ac := newPeerConn(other, 0, &polls, func() {}); ac.rc != nil {
 		t.Fatal("a connection without a spin polls")
 	}
 }

@@ -39,17 +39,28 @@ func Readable(rc syscall.RawConn, window time.Duration, yield func()) bool {
 // starts off: a peer's first request comes after its start, far later.
 // Its methods may be called from several goroutines.
 type Adaptive struct {
-	Window   time.Duration
+	Window time.Duration
+	// Budget, when not nil, is how many windows may still be polled, by
+	// this Adaptive and every other that holds the same counter: a peer
+	// that times its requests to keep the server polling gets no more.
+	Budget *atomic.Int64
+
 	on       atomic.Bool
 	answered atomic.Int64 // when the last answer went out, in Unix nanoseconds
 }
 
 // Wait polls rc for the next request, when the last one came that soon
-// after its answer; it returns either way, and the caller reads.
+// after its answer and the budget allows; it returns either way, and the
+// caller reads.
 func (a *Adaptive) Wait(rc syscall.RawConn, yield func()) {
-	if a.on.Load() {
-		a.on.Store(Readable(rc, a.Window, yield))
+	if !a.on.Load() {
+		return
 	}
+	if a.Budget != nil && a.Budget.Add(-1) < 0 {
+		a.on.Store(false)
+		return
+	}
+	a.on.Store(Readable(rc, a.Window, yield))
 }
 
 // Arrived records that a request was read at now: one that came within

@@ -2,6 +2,7 @@ package spin
 
 import (
 	"os"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -110,5 +111,32 @@ func TestAdaptive(t *testing.T) {
 	s.Arrived(now.Add(2 * s.Window))
 	if s.On() {
 		t.Fatal("a request long after its answer turned the polling on")
+	}
+}
+
+// A shared budget bounds the windows polled: over it, Wait returns at once
+// and turns the polling off.
+func TestAdaptiveBudget(t *testing.T) {
+	a, _ := socketPair(t)
+	rc := rawConn(t, a)
+	var budget atomic.Int64
+	budget.Store(1)
+	s := Adaptive{Window: 20 * time.Millisecond, Budget: &budget}
+	now := time.Now()
+	for i, want := range []time.Duration{s.Window, 0} {
+		s.Answered(now)
+		s.Arrived(now)
+		start := time.Now()
+		s.Wait(rc, nil)
+		waited := time.Since(start)
+		if (want > 0 && waited < want) || (want == 0 && waited > s.Window/2) {
+			t.Fatalf("wait %d: %s, want %s", i, waited, want)
+		}
+		if s.On() {
+			t.Fatalf("wait %d: polling on after a window with nothing", i)
+		}
+	}
+	if budget.Load() != -1 {
+		t.Fatalf("budget %d", budget.Load())
 	}
 }

@@ -121,7 +121,9 @@ func (b *Backend) runChild(ctx context.Context, clock *runClock, j guestJob, out
 	goroutine(func() {
 		defer c.calls.Close()
 		calls := bufio.NewReaderSize(c.calls, callBufferBytes)
-		spinner := spin.Adaptive{Window: callSpin}
+		var polls atomic.Int64
+		polls.Store(callPolls)
+		spinner := spin.Adaptive{Window: callSpin, Budget: &polls}
 		rc, rcErr := c.calls.SyscallConn()
 		for {
 			if calls.Buffered() == 0 && rcErr == nil {

@@ -15,10 +15,13 @@ import (
 //     runs on the guest's thread and is the guest's CPU time, as the
 //     native bridge's own poll for the answer is the native guest's;
 //   - the parent, for the next call, up to callSpin, while the guest's
-//     calls come that close together (spin.Adaptive).
+//     calls come that close together (spin.Adaptive), and callPolls
+//     windows in a run at most, as the native channel server
+//     (rpc.requestPolls).
 const (
 	answerSpin = 200 * time.Microsecond
 	callSpin   = 200 * time.Microsecond
+	callPolls  = 4096
 )
 
 // spinReadable is spin.Readable on f.
