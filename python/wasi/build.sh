@@ -291,9 +291,11 @@ step xz-make make -C "$xz_build/src/liblzma" -j"$jobs"
 # libsqlite3: the amalgamation (sqlite3.c), generated natively by its own
 # build (lemon, tclsh), compiled with Debian's options (debian/rules and its
 # configure switches: FTS4, FTS5, math functions), less what WASI cannot
-# have: threads (THREADSAFE=0), loadable extensions, WAL and mmap (no
-# shared memory). patches/sqlite3/wasi-unix-vfs.patch makes the unix VFS
-# build for WASI; its locks are the in-process ones (one process, one thread).
+# have: threads (THREADSAFE=0), loadable extensions and mmap.
+# patches/sqlite3/wasi-unix-vfs.patch makes the unix VFS build for WASI; its
+# locks are the in-process ones (one process, one thread). wasi-wal.patch
+# keeps a WAL's index in memory, shared by the process's connections, where
+# natively it is a shared mapping of the -shm file.
 SQLITE_CFLAGS="-DSQLITE_SECURE_DELETE -DSQLITE_ENABLE_COLUMN_METADATA -DSQLITE_ENABLE_FTS3
 	-DSQLITE_ENABLE_FTS3_PARENTHESIS -DSQLITE_ENABLE_FTS4 -DSQLITE_ENABLE_FTS5 -DSQLITE_ENABLE_RTREE=1
 	-DSQLITE_SOUNDEX=1 -DSQLITE_ENABLE_UNLOCK_NOTIFY -DSQLITE_OMIT_LOOKASIDE=1 -DSQLITE_ENABLE_DBSTAT_VTAB
@@ -301,7 +303,7 @@ SQLITE_CFLAGS="-DSQLITE_SECURE_DELETE -DSQLITE_ENABLE_COLUMN_METADATA -DSQLITE_E
 	-DSQLITE_LIKE_DOESNT_MATCH_BLOBS -DSQLITE_ENABLE_FTS3_TOKENIZER=1 -DSQLITE_USE_URI=1
 	-DSQLITE_MAX_SCHEMA_RETRY=25 -DSQLITE_ENABLE_PREUPDATE_HOOK -DSQLITE_ENABLE_SESSION
 	-DSQLITE_ENABLE_STMTVTAB -DSQLITE_MAX_VARIABLE_NUMBER=250000
-	-DSQLITE_THREADSAFE=0 -DSQLITE_OMIT_LOAD_EXTENSION -DSQLITE_OMIT_WAL -DSQLITE_MAX_MMAP_SIZE=0
+	-DSQLITE_THREADSAFE=0 -DSQLITE_OMIT_LOAD_EXTENSION -DSQLITE_MAX_MMAP_SIZE=0
 	-D_WASI_EMULATED_GETPID"
 sqlite_build="$work/sqlite"
 mkdir -p "$sqlite_build/native"

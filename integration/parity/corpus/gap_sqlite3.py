@@ -1,5 +1,5 @@
-# What sqlite3 still lacks under WASI: WAL (no shared memory; the journal
-# mode stays "delete"), threads (threadsafety 0) and loadable extensions.
+# What sqlite3 still lacks under WASI: threads (threadsafety 0) and loadable
+# extensions. WAL is there on both (std_sqlite3_wal.py).
 import os
 import sqlite3
 
@@ -12,4 +12,4 @@ print("rows:", db.execute("select x from t").fetchall())
 print("threadsafety:", sqlite3.threadsafety)
 print("enable_load_extension:", hasattr(db, "enable_load_extension"))
 db.close()
-os.remove("wal.db")  # its header says WAL natively, rollback under WASI
+os.remove("wal.db")
