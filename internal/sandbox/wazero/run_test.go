@@ -276,6 +276,19 @@ func TestHostCall(t *testing.T) {
 			}
 		})
 	}
+	// The module finds the wire module in sys.modules, or imports it
+	// again when a script took it out.
+	t.Run("wire module reimported", func(t *testing.T) {
+		d := dispatcherFunc(func(context.Context, []byte) []byte { return []byte(`{"status":"ok","result":[1]}`) })
+		script := `import sys, _agent_runtime_host, _agent_runtime_wire
+del sys.modules["_agent_runtime_wire"]
+print(_agent_runtime_host.call(b'` + frame + `').decode(), sys.modules["_agent_runtime_wire"] is not _agent_runtime_wire)
+`
+		out := run(t, script, runOpts{d: d})
+		if got := strings.TrimSpace(string(out.Stdout)); got != "[1] True" {
+			t.Fatalf("got %q, stderr %s", got, out.Stderr)
+		}
+	})
 	t.Run("no dispatcher", func(t *testing.T) {
 		out := run(t, callScript("b'"+frame+"'"), runOpts{})
 		if got := strings.TrimSpace(string(out.Stdout)); got != "CapabilityError channel_unavailable" {
