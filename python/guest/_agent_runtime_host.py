@@ -49,6 +49,20 @@ class _Closed(Exception):
         self.received = received
 
 
+class _BadResponse(Exception):
+    """What came back is no HTTP response the bridge can read."""
+
+
+def _from_transport(exc):
+    """True for an exception the connection raised: _Closed, _BadResponse,
+    or an OSError with an errno. A signal handler's exception (a
+    TimeoutError from an alarm, say) is the script's own: it propagates as
+    it was raised, as it would from any other blocking call."""
+    return isinstance(exc, (_Closed, _BadResponse)) or (
+        isinstance(exc, OSError) and exc.errno is not None
+    )
+
+
 # base64.urlsafe_b64decode is this and binascii.a2b_base64; base64
 # imports re.
 _URLSAFE = bytes.maketrans(b"-_", b"+/")
@@ -111,8 +125,10 @@ def _connect(path):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         s.connect(path)
-    except OSError:
+    except BaseException as exc:
         s.close()
+        if not _from_transport(exc):
+            raise  # a signal handler's, as everywhere in a call
         raise CapabilityError(
             "channel_unavailable", "the capability channel cannot be reached"
         ) from None
@@ -135,6 +151,13 @@ def _give(s):
 
 
 def _read_response(s):
+    try:
+        return _parse_response(s)
+    except ValueError as exc:  # int() of a bad status or length, too
+        raise _BadResponse(str(exc)) from None
+
+
+def _parse_response(s):
     buf = bytearray()
     while True:
         end = buf.find(b"\r\n\r\n")
@@ -222,7 +245,7 @@ def call(request):
             # of the request was answered. Sending the same envelope again is
             # safe, because the host answers a repeated call id with a
             # replay or "call_in_flight", never with a second dispatch.
-            if not reused or (isinstance(exc, _Closed) and exc.received):
+            if not _from_transport(exc) or not reused or (isinstance(exc, _Closed) and exc.received):
                 raise
             s.close()
             try:
@@ -230,11 +253,11 @@ def call(request):
             except CapabilityError:
                 raise _unknown() from None
             status, payload, keep = _round_trip(s, message)
-    except (_Closed, OSError, ValueError):
+    except BaseException as exc:
+        # The connection is not used again: an answer may still be on it.
         s.close()
-        raise _unknown() from None
-    except BaseException:
-        s.close()
+        if _from_transport(exc):
+            raise _unknown() from None
         raise
     if keep:
         _give(s)

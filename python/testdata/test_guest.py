@@ -3,6 +3,7 @@ python3.11 -I -S test_guest.py GUEST_DIR (GUEST_DIR holds the embedded files).""
 
 import json
 import os
+import signal
 import socket
 import sys
 import tempfile
@@ -392,6 +393,25 @@ def read_then_drop(ch, conn):
     ch.read_request(conn)
 
 
+def answer_then_slow(ch, conn):
+    ch.answer(conn, ch.read_request(conn))
+    req = ch.read_request(conn)
+    time.sleep(0.3)
+    try:
+        ch.answer(conn, req)
+    except OSError:
+        pass  # the bridge closed the connection
+
+
+def slow_answer(ch, conn):
+    req = ch.read_request(conn)
+    time.sleep(0.3)
+    try:
+        ch.answer(conn, req)
+    except OSError:
+        pass
+
+
 FRAME = b'{"call_id":"capability-1","capability":"echo.say","arguments":{"n":1}}'
 
 
@@ -453,6 +473,77 @@ class Bridge(unittest.TestCase):
         finally:
             a.close()
             b.close()
+
+    def alarm_during(self, handler, behaviour, calls):
+        """Make calls on one connection with an alarm due 50 ms into the
+        last; return what the last returned or raised."""
+        ch = FakeChannel([behaviour])
+        previous = signal.signal(signal.SIGALRM, handler)
+        try:
+            for _ in range(calls - 1):
+                host.call(FRAME)
+            signal.setitimer(signal.ITIMER_REAL, 0.05)
+            try:
+                return host.call(FRAME)
+            except BaseException as exc:
+                return exc
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+            ch.close()
+            self.requests = ch.requests
+
+    def test_signal_handler_exception_propagates(self):
+        # A handler's exception interrupts the call and propagates as it
+        # was raised, on a fresh connection and on a kept-alive one, which
+        # is not taken for a closed connection and sent again.
+        def timeout(signum, frame):
+            raise TimeoutError("alarm")
+
+        class Custom(Exception):
+            pass
+
+        def custom(signum, frame):
+            raise Custom()
+
+        for behaviour, calls in ((slow_answer, 1), (answer_then_slow, 2)):
+            got = self.alarm_during(timeout, behaviour, calls)
+            self.assertIsInstance(got, TimeoutError)
+            self.assertEqual(self.requests, calls)
+            self.assertEqual(host._idle, [])
+        got = self.alarm_during(custom, slow_answer, 1)
+        self.assertIsInstance(got, Custom)
+
+    def test_connect_refusal_and_interruption(self):
+        # A connect the socket refuses is channel_unavailable; one a signal
+        # handler interrupts raises the handler's exception.
+        with self.assertRaises(agent_runtime.CapabilityError) as cm:
+            host._connect("/nonexistent/socket")
+        self.assertEqual(cm.exception.error_code, "channel_unavailable")
+
+        class Interrupted:
+            def __init__(self, *args):
+                self.closed = False
+
+            def connect(self, path):
+                raise TimeoutError("alarm")
+
+            def close(self):
+                self.closed = True
+
+        real = host.socket.socket
+        host.socket.socket = Interrupted
+        try:
+            with self.assertRaises(TimeoutError):
+                host._connect("/nonexistent/socket")
+        finally:
+            host.socket.socket = real
+
+    def test_signal_handler_that_returns_lets_the_call_end(self):
+        fired = []
+        got = self.alarm_during(lambda signum, frame: fired.append(signum), slow_answer, 1)
+        self.assertEqual(got, b'{"n":1}')
+        self.assertEqual(fired, [signal.SIGALRM])
 
     def test_refusals_before_sending(self):
         with self.assertRaises(agent_runtime.CapabilityError) as cm:
