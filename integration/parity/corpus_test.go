@@ -91,6 +91,7 @@ var corpus = []corpusCase{
 	{script: "cap_direct.py", surface: plan.SurfaceDirect},
 	{script: "cap_both.py", surface: plan.SurfaceBoth, parent: "main"},
 	{script: "cap_surface_refusals.py"},
+	{script: "cap_local_refusals.py"},
 	{script: "cap_globals.py", stdout: "{'echo': {'text': 'no import'}}\n" +
 		"echo_say __main__ Echo the arguments.\n" +
 		"{'echo': {'text': 'from a function'}}\n" +

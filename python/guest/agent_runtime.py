@@ -68,27 +68,45 @@ def _capability_call(name, args):
         raise CapabilityError(
             "arguments_not_json", "the arguments are not JSON-serialisable"
         ) from None
-    # The id is allocated only once the frame can be built, so a local
-    # failure never burns a sequence number the host expects next.
-    with _lock:
-        n = _next
-        _next += 1
-        parent = _parent
-    call_id = "capability-%d" % n if parent is None else "%s:program:%d" % (parent, n)
-    text = '{"call_id":%s,"capability":%s,"arguments":%s}' % (
-        _dumps(call_id),
-        encoded_name,
-        encoded,
-    )
     try:
-        frame = text.encode("utf-8")
+        tail = (',"capability":%s,"arguments":%s}' % (encoded_name, encoded)).encode("utf-8")
     except UnicodeEncodeError:
         raise CapabilityError(
             "arguments_not_json", "the arguments are not valid UTF-8 text"
         ) from None
     import _agent_runtime_host
 
-    return _wire.loads(_agent_runtime_host.call(frame))
+    # The id is allocated once the frame can be built, and given back when
+    # the frame does not leave the guest (_UNSENT): the host expects the
+    # next number, and a number it never saw would leave a gap it refuses.
+    with _lock:
+        n = _next
+        _next += 1
+        parent = _parent
+    call_id = "capability-%d" % n if parent is None else "%s:program:%d" % (parent, n)
+    frame = b'{"call_id":' + _dumps(call_id).encode("utf-8") + tail
+    try:
+        answer = _agent_runtime_host.call(frame)
+    except CapabilityError as exc:
+        if exc.error_code in _UNSENT:
+            _give_back(n)
+        raise
+    return _wire.loads(answer)
+
+
+# The codes of a call refused before any host admitted it: by the bridge
+# before the frame left the guest (too large, malformed, no channel), or
+# by the Broker's first admission step, which spends no id either.
+_UNSENT = frozenset(("frame_too_large", "frame_empty", "frame_malformed", "channel_unavailable"))
+
+
+def _give_back(n):
+    """Make n the next id again, unless another call has taken one since
+    (a thread's): then the gap stays, and that call's answer says so."""
+    global _next
+    with _lock:
+        if _next == n + 1:
+            _next = n
 
 
 def _check(value, depth):

@@ -325,6 +325,35 @@ class CallIDs(unittest.TestCase):
         with self.assertRaises(agent_runtime.AgentRuntimeError):
             agent_runtime._bind(None)
 
+    def test_ids_of_calls_that_never_left_are_given_back(self):
+        # Refused before the frame left the guest (or at the Broker's first
+        # step, which spends no id): the next call takes the same number.
+        # Refused later, or ambiguous: the number is spent.
+        agent_runtime._bind("toolu_9")
+        answers = {
+            "frame_too_large": agent_runtime.CapabilityError("frame_too_large", ""),
+            "frame_malformed": agent_runtime.CapabilityError("frame_malformed", ""),
+            "channel_unavailable": agent_runtime.CapabilityError("channel_unavailable", ""),
+            "grant_denied": agent_runtime.CapabilityError("grant_denied", ""),
+            "dispatch_outcome_unknown": agent_runtime.AmbiguousOutcome("dispatch_outcome_unknown", ""),
+        }
+        seen = []
+
+        def refuse(frame):
+            doc = json.loads(frame)
+            seen.append(doc["call_id"])
+            raise answers[doc["arguments"]["code"]]
+
+        host.call = refuse
+        for code in answers:
+            with self.assertRaises(agent_runtime.AgentRuntimeError) as cm:
+                agent_runtime._capability_call("echo.say", {"code": code})
+            self.assertEqual(cm.exception.error_code, code)
+        with self.assertRaises(agent_runtime.CapabilityError):
+            agent_runtime._capability_call("echo.say", {"code": "\ud800"})
+        self.assertEqual(seen, ["toolu_9:program:1"] * 4 + ["toolu_9:program:2"])
+        self.assertEqual(agent_runtime._next, 3)
+
 
 class FakeChannel:
     """A Unix-socket HTTP peer with a scripted behaviour per connection."""
