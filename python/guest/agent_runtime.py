@@ -95,9 +95,12 @@ def _capability_call(name, args):
 
 
 # The codes of a call refused before any host admitted it: by the bridge
-# before the frame left the guest (too large, malformed, no channel), or
-# by the Broker's first admission step, which spends no id either.
-_UNSENT = frozenset(("frame_too_large", "frame_empty", "frame_malformed", "channel_unavailable"))
+# before the frame left the guest (too large, malformed, no channel), or by
+# the Broker's admission, which spends no id (its frame check, and a run
+# out of calls: every later call is then refused with the same code).
+_UNSENT = frozenset(
+    ("frame_too_large", "frame_empty", "frame_malformed", "channel_unavailable", "max_calls_exhausted")
+)
 
 
 def _give_back(n):

@@ -334,6 +334,7 @@ class CallIDs(unittest.TestCase):
             "frame_too_large": agent_runtime.CapabilityError("frame_too_large", ""),
             "frame_malformed": agent_runtime.CapabilityError("frame_malformed", ""),
             "channel_unavailable": agent_runtime.CapabilityError("channel_unavailable", ""),
+            "max_calls_exhausted": agent_runtime.CapabilityError("max_calls_exhausted", ""),
             "grant_denied": agent_runtime.CapabilityError("grant_denied", ""),
             "dispatch_outcome_unknown": agent_runtime.AmbiguousOutcome("dispatch_outcome_unknown", ""),
         }
@@ -351,7 +352,7 @@ class CallIDs(unittest.TestCase):
             self.assertEqual(cm.exception.error_code, code)
         with self.assertRaises(agent_runtime.CapabilityError):
             agent_runtime._capability_call("echo.say", {"code": "\ud800"})
-        self.assertEqual(seen, ["toolu_9:program:1"] * 4 + ["toolu_9:program:2"])
+        self.assertEqual(seen, ["toolu_9:program:1"] * 5 + ["toolu_9:program:2"])
         self.assertEqual(agent_runtime._next, 3)
 
 

@@ -1,5 +1,6 @@
 # Plan "budget": max_calls 3. The fourth call is refused before dispatch,
-# and so is every call after it.
+# and so is every call after it, with the same code: a refused call spends
+# no id.
 import agent_runtime
 import echo
 
