@@ -18,6 +18,9 @@
 
 /* Both directions are bounded like the native transport (SPEC.md section 3). */
 #define HOST_CALL_LIMIT (1 << 20)
+/* host_call's answer when an interval timer of the guest came due while it
+   waited (internal/sandbox/wazero/hostcall.go): the answer is still owed. */
+#define HOST_CALL_INTERRUPTED (-2)
 
 __attribute__((import_module("agent_runtime_v1"), import_name("host_call")))
 int32_t agent_runtime_v1_host_call(const uint8_t *req_ptr, uint32_t req_len,
@@ -114,6 +117,17 @@ agent_runtime_host_call(PyObject *module, PyObject *arg)
     int32_t n = agent_runtime_v1_host_call(
         (const uint8_t *)req, (uint32_t)req_len,
         resp, (uint32_t)HOST_CALL_LIMIT);
+    /* A timer came due during the wait, which natively interrupts the
+       bridge's poll or recv(2): the handlers run now. One that raises
+       gives the call up, its exception propagating as natively; else the
+       wait goes on (a call with no frame). */
+    while (n == HOST_CALL_INTERRUPTED) {
+        if (PyErr_CheckSignals() < 0) {
+            PyMem_Free(resp);
+            goto done;
+        }
+        n = agent_runtime_v1_host_call(NULL, 0, resp, (uint32_t)HOST_CALL_LIMIT);
+    }
     if (n < 0 || n > HOST_CALL_LIMIT) {
         PyMem_Free(resp);
         raise_wire(wire, "AmbiguousOutcome", "dispatch_outcome_unknown",

@@ -217,8 +217,8 @@ func (b *Backend) run(ctx context.Context, job sandbox.Job, limits sandbox.Limit
 // runtime's close-on-context-done ends it at the timeout or when ctx ends.
 // Only where no child process can run it (childSupported).
 func (b *Backend) runHere(ctx context.Context, clock *runClock, j guestJob, output *sandbox.Capture, out *sandbox.Outcome) (guestRun, ending) {
-	call := func(ctx context.Context, frame []byte, fault string) []byte {
-		return respond(ctx, b.dispatcher, frame, fault)
+	call := func(ctx context.Context, frame []byte, fault string) ([]byte, bool) {
+		return respond(ctx, b.dispatcher, frame, fault), false
 	}
 	var how ending
 	began := time.Now()

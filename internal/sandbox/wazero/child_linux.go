@@ -594,20 +594,7 @@ func childMain() int {
 	}
 	in.stdlib = stdlib.t
 	calls := os.NewFile(childCallFD, "calls")
-	answers := bufio.NewReaderSize(calls, callBufferBytes)
-	call := func(_ context.Context, frame []byte, fault string) []byte {
-		if writeCall(calls, frame, fault) != nil {
-			return nil
-		}
-		if answers.Buffered() == 0 {
-			spinReadable(calls, answerSpin, nil)
-		}
-		envelope, err := readAnswer(answers)
-		if err != nil {
-			return nil
-		}
-		return envelope
-	}
+	call := newCallChannel(calls).call
 	var once sync.Once
 	started := func() {
 		once.Do(func() { _, _ = result.Write([]byte{startedByte}) })

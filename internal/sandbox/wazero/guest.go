@@ -91,8 +91,11 @@ type guestRun struct {
 
 // hostCaller answers one host_call: the frame the guest handed over, or
 // the refusal code readFrame found instead of one; it returns the response
-// envelope, nil when there is none to deliver.
-type hostCaller func(ctx context.Context, frame []byte, fault string) []byte
+// envelope, nil when there is none to deliver. interrupted says that one of
+// the guest's interval timers came due first: the answer is still owed,
+// and the guest waits on for it with fault faultResume once its signal
+// handler has returned, or abandons it (hostcall.go).
+type hostCaller func(ctx context.Context, frame []byte, fault string) (envelope []byte, interrupted bool)
 
 // execute instantiates the module for j and runs _start on the calling
 // goroutine. started is called when the runner opens its job (the run's

@@ -48,18 +48,42 @@ const (
 type runKey struct{}
 
 // hostCall is agent_runtime_v1.host_call(req_ptr, req_len, resp_ptr,
-// resp_cap) -> i32: the response envelope's length, or -1 when the host
-// cannot hand back an answer after the frame may have been dispatched.
+// resp_cap) -> i32: the response envelope's length; -1 when the host
+// cannot hand back an answer after the frame may have been dispatched; or
+// hostCallInterrupted when one of the guest's interval timers came due
+// while it waited, as a blocking recv(2) is interrupted natively. The guest
+// then runs its signal handlers, and either gives the call up (a handler
+// raised: the answer is dropped when it comes) or waits on with req_ptr and
+// req_len 0, which is no frame a guest sends (frame_empty is refused before
+// the import).
 func hostCall(ctx context.Context, mod api.Module, stack []uint64) {
 	call, _ := ctx.Value(runKey{}).(hostCaller)
 	var envelope []byte
 	if call != nil {
-		frame, fault := readFrame(mod.Memory(), api.DecodeU32(stack[0]), api.DecodeU32(stack[1]))
-		envelope = call(ctx, frame, fault)
+		ptr, n := api.DecodeU32(stack[0]), api.DecodeU32(stack[1])
+		var frame []byte
+		fault := faultResume
+		if ptr != 0 || n != 0 {
+			frame, fault = readFrame(mod.Memory(), ptr, n)
+		}
+		var interrupted bool
+		if envelope, interrupted = call(ctx, frame, fault); interrupted {
+			stack[0] = api.EncodeI32(hostCallInterrupted)
+			return
+		}
 	}
 	stack[0] = api.EncodeI32(deliver(mod.Memory(), envelope,
 		api.DecodeU32(stack[2]), api.DecodeU32(stack[3])))
 }
+
+const (
+	// faultResume is a host_call with no frame: wait on for the answer
+	// to the call a timer interrupted.
+	faultResume = "resume"
+	// hostCallInterrupted is host_call's answer when a timer came due
+	// first (the C module's HOST_CALL_INTERRUPTED).
+	hostCallInterrupted = -2
+)
 
 // exchange reads the frame out of guest memory and returns the response
 // envelope (respond).
@@ -92,7 +116,10 @@ func readFrame(mem api.Memory, ptr, n uint32) (frame []byte, fault string) {
 // channel. A frame from a child process is checked again here: the child
 // is no more trusted than its guest.
 func respond(ctx context.Context, d Dispatcher, frame []byte, fault string) []byte {
-	if d == nil {
+	switch {
+	case fault == faultResume:
+		return nil // no call is waiting here: only a child's calls are interrupted
+	case d == nil:
 		return rejected(codeChannelUnavailable, "the capability channel is not configured")
 	}
 	switch {

@@ -46,7 +46,7 @@ func startedGuest(t *testing.T) (g *guest, ran chan guestRun, stdout *bytes.Buff
 				close(waiting)
 			}
 		},
-		func(context.Context, []byte, string) []byte { return nil })
+		func(context.Context, []byte, string) ([]byte, bool) { return nil, false })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -172,6 +173,55 @@ func TestCancelDuringHostCall(t *testing.T) {
 	out := run(t, callScript(`b'{"call_id":"capability-1","capability":"wait","arguments":{}}'`), runOpts{d: d, ctx: ctx})
 	if out.Status != sandbox.StatusKilled || out.ErrorCode != ErrorCodeCanceled {
 		t.Fatalf("status %s code %q stdout %s stderr %s", out.Status, out.ErrorCode, out.Stdout, out.Stderr)
+	}
+}
+
+// A timer that comes due while a host call waits interrupts the wait, as
+// natively: a handler that raises gives the call up (its exception
+// propagates, and the call's late answer is dropped before the next
+// call's), one that returns lets the call go on to its own answer.
+func TestHostCallInterruptedByTimer(t *testing.T) {
+	testenv.Need(t, childSupported, "a child process: in-process calls are not interrupted")
+	var mu sync.Mutex
+	var seen []string
+	d := dispatcherFunc(func(ctx context.Context, frame []byte) []byte {
+		var f struct {
+			CallID string `json:"call_id"`
+		}
+		_ = json.Unmarshal(frame, &f)
+		mu.Lock()
+		seen = append(seen, f.CallID)
+		mu.Unlock()
+		time.Sleep(400 * time.Millisecond)
+		return []byte(`{"schema_version":"apysup.broker.v1","call_id":"` + f.CallID + `","status":"ok","result":"` + f.CallID + `"}`)
+	})
+	script := `import signal, time, _agent_runtime_host
+def frame(n):
+    return b'{"call_id":"capability-%d","capability":"wait","arguments":{}}' % n
+def raising(signum, f):
+    raise TimeoutError("alarm")
+fired = []
+signal.signal(signal.SIGALRM, raising)
+signal.setitimer(signal.ITIMER_REAL, 0.05)
+start = time.monotonic()
+try:
+    _agent_runtime_host.call(frame(1))
+    print("answered")
+except TimeoutError:
+    print("TimeoutError", time.monotonic() - start < 0.3)
+signal.signal(signal.SIGALRM, lambda signum, f: fired.append(signum))
+signal.setitimer(signal.ITIMER_REAL, 0.05)
+print(_agent_runtime_host.call(frame(2)).decode(), fired == [signal.SIGALRM])
+`
+	out := run(t, script, runOpts{d: d})
+	if out.Status != sandbox.StatusOK {
+		t.Fatalf("status %s stderr %s", out.Status, out.Stderr)
+	}
+	if got, want := string(out.Stdout), "TimeoutError True\n\"capability-2\" True\n"; got != want {
+		t.Fatalf("stdout %q, want %q", got, want)
+	}
+	if want := []string{"capability-1", "capability-2"}; !slices.Equal(seen, want) {
+		t.Fatalf("dispatched %v, want %v", seen, want)
 	}
 }
 

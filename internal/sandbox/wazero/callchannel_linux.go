@@ -1,0 +1,92 @@
+package wazero
+
+import (
+	"bufio"
+	"context"
+	"os"
+)
+
+// callChannel is a child's end of its host calls: a frame up the
+// socketpair, its answer down, in order. A call a timer interrupts is
+// still answered by the parent, which serves calls one at a time; its
+// answer is owed until read. If the guest waits on for it (faultResume),
+// it is the call's; if the guest gave the call up (its signal handler
+// raised) and makes another, it is read and dropped first, as natively the
+// answer of a connection the bridge closed is lost.
+type callChannel struct {
+	f       *os.File
+	r       *bufio.Reader
+	owed    int             // answers the parent still sends for calls made
+	reading chan callAnswer // the read in progress when a timer interrupted it
+}
+
+type callAnswer struct {
+	envelope []byte
+	err      error
+}
+
+func newCallChannel(f *os.File) *callChannel {
+	return &callChannel{f: f, r: bufio.NewReaderSize(f, callBufferBytes)}
+}
+
+// call sends frame (unless fault is faultResume) and returns the answer
+// to the guest's latest call, nil when there is none to deliver, or
+// interrupted when a timer of the guest's came due first.
+func (c *callChannel) call(ctx context.Context, frame []byte, fault string) (envelope []byte, interrupted bool) {
+	if fault != faultResume {
+		if writeCall(c.f, frame, fault) != nil {
+			return nil, false
+		}
+		c.owed++
+	}
+	for c.owed > 0 {
+		a, ok := c.next(ctx)
+		if !ok {
+			return nil, true
+		}
+		c.owed--
+		if a.err != nil {
+			c.owed = 0 // the channel is gone: nothing more comes
+			return nil, false
+		}
+		if c.owed == 0 {
+			return a.envelope, false
+		}
+		// An answer to a call the guest gave up: dropped.
+	}
+	return nil, false // a resume with nothing owed
+}
+
+// next reads the next answer: on the guest's thread when it comes within
+// answerSpin (a call's common case, without a hand-off), else on another
+// goroutine while the guest's thread waits for it or for a timer (ok
+// false: the read goes on, and the next call to next takes it over).
+func (c *callChannel) next(ctx context.Context) (a callAnswer, ok bool) {
+	if c.reading == nil {
+		if c.r.Buffered() > 0 || spinReadable(c.f, answerSpin, nil) {
+			a.envelope, a.err = readAnswer(c.r)
+			return a, true
+		}
+		c.reading = make(chan callAnswer, 1)
+		go func(done chan<- callAnswer) {
+			var a callAnswer
+			a.envelope, a.err = readAnswer(c.r)
+			done <- a
+		}(c.reading)
+	}
+	var fired [itimerKinds]<-chan struct{}
+	if ts, _ := ctx.Value(timerKey{}).(*guestTimers); ts != nil {
+		for kind, t := range ts {
+			fired[kind] = t.fired
+		}
+	}
+	select {
+	case a = <-c.reading:
+		c.reading = nil
+		return a, true
+	case <-fired[itimerReal]:
+	case <-fired[itimerVirtual]:
+	case <-fired[itimerProf]:
+	}
+	return callAnswer{}, false
+}

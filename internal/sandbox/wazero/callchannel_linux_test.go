@@ -1,0 +1,81 @@
+package wazero
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// fakeParent answers each call on its end of a socketpair with the frame
+// itself, after delay.
+func fakeParent(t *testing.T, delay time.Duration) (child *os.File, calls <-chan string) {
+	t.Helper()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent, child := os.NewFile(uintptr(fds[0]), "parent"), os.NewFile(uintptr(fds[1]), "child")
+	t.Cleanup(func() { parent.Close(); child.Close() })
+	seen := make(chan string, 16)
+	go func() {
+		r := bufio.NewReader(parent)
+		for {
+			frame, _, err := readCall(r)
+			if err != nil {
+				return
+			}
+			seen <- string(frame)
+			time.Sleep(delay)
+			if writeAnswer(parent, frame) != nil {
+				return
+			}
+		}
+	}()
+	return child, seen
+}
+
+// The child's end of its calls: a call's own answer; a timer that comes
+// due during a wait interrupts it with the answer still owed, which a
+// resume takes, and which a new call drops before its own.
+func TestCallChannel(t *testing.T) {
+	timers := newGuestTimers(&linearMemory{mapping: make([]byte, 4096)}, &guestCPU{})
+	ctx := context.WithValue(context.Background(), timerKey{}, timers)
+	f, seen := fakeParent(t, 50*time.Millisecond)
+	c := newCallChannel(f)
+
+	if env, interrupted := c.call(ctx, []byte("one"), ""); string(env) != "one" || interrupted {
+		t.Fatalf("call: %q, interrupted %v", env, interrupted)
+	}
+	timers[itimerReal].fired <- struct{}{}
+	if env, interrupted := c.call(ctx, []byte("two"), ""); env != nil || !interrupted {
+		t.Fatalf("interrupted call: %q, interrupted %v", env, interrupted)
+	}
+	if env, interrupted := c.call(ctx, nil, faultResume); string(env) != "two" || interrupted {
+		t.Fatalf("resumed: %q, interrupted %v", env, interrupted)
+	}
+	timers[itimerProf].fired <- struct{}{}
+	if _, interrupted := c.call(ctx, []byte("three"), ""); !interrupted {
+		t.Fatal("not interrupted")
+	}
+	// Given up: the next call's answer is its own.
+	if env, interrupted := c.call(ctx, []byte("four"), ""); string(env) != "four" || interrupted {
+		t.Fatalf("after a call given up: %q, interrupted %v", env, interrupted)
+	}
+	if env, interrupted := c.call(ctx, nil, faultResume); env != nil || interrupted {
+		t.Fatalf("a resume with nothing owed: %q, interrupted %v", env, interrupted)
+	}
+	for _, want := range []string{"one", "two", "three", "four"} {
+		if got := <-seen; got != want {
+			t.Fatalf("the parent got %q, want %q", got, want)
+		}
+	}
+	// The channel gone: no answer, and nothing owed after.
+	f.Close()
+	if env, interrupted := c.call(ctx, []byte("five"), ""); env != nil || interrupted || c.owed != 0 {
+		t.Fatalf("closed: %q, interrupted %v, owed %d", env, interrupted, c.owed)
+	}
+}
