@@ -99,7 +99,21 @@ func (b *Backend) runChild(ctx context.Context, clock *runClock, j guestJob, out
 		report    []byte
 		reportHow ending // the contexts when the report was complete
 	)
+	// A call the guest gave up (a timer's handler raised) may still be in
+	// the Broker, waiting for a human, say, when the guest ends: its
+	// context ends with the guest, as the native channel closes with the
+	// run and cancels what is in flight.
+	callsCtx, endCalls := context.WithCancel(clock.ctx)
+	defer endCalls()
+	go func() {
+		select {
+		case <-callsCtx.Done():
+		case <-c.done:
+			endCalls()
+		}
+	}()
 	goroutine(func() {
+		defer endCalls() // the report is complete: the guest has ended
 		defer c.result.Close()
 		<-c.loaded
 		var first [1]byte
@@ -138,7 +152,7 @@ func (b *Backend) runChild(ctx context.Context, clock *runClock, j guestJob, out
 				return
 			}
 			spinner.Arrived(time.Now())
-			if writeAnswer(c.calls, respond(clock.ctx, b.dispatcher, frame, fault)) != nil {
+			if writeAnswer(c.calls, respond(callsCtx, b.dispatcher, frame, fault)) != nil {
 				return
 			}
 			spinner.Answered(time.Now())

@@ -225,6 +225,44 @@ print(_agent_runtime_host.call(frame(2)).decode(), fired == [signal.SIGALRM])
 	}
 }
 
+// A call the guest gave up and left waiting in the Broker (for a human,
+// say) ends with the guest: the run does not wait for it.
+func TestGivenUpCallEndsWithTheGuest(t *testing.T) {
+	testenv.Need(t, childSupported, "a child process: in-process calls are not interrupted")
+	ended := make(chan error, 1)
+	d := dispatcherFunc(func(ctx context.Context, frame []byte) []byte {
+		<-ctx.Done()
+		ended <- ctx.Err()
+		return nil
+	})
+	script := `import signal, _agent_runtime_host
+def raising(signum, f):
+    raise TimeoutError("alarm")
+signal.signal(signal.SIGALRM, raising)
+signal.setitimer(signal.ITIMER_REAL, 0.05)
+try:
+    _agent_runtime_host.call(b'{"call_id":"capability-1","capability":"wait","arguments":{}}')
+except TimeoutError:
+    print("gave up")
+`
+	start := time.Now()
+	out := run(t, script, runOpts{d: d, limits: sandbox.Limits{Timeout: time.Minute}})
+	if out.Status != sandbox.StatusOK || string(out.Stdout) != "gave up\n" {
+		t.Fatalf("status %s stdout %q stderr %s", out.Status, out.Stdout, out.Stderr)
+	}
+	if took := time.Since(start); took > 30*time.Second {
+		t.Fatalf("the run took %s: it waited for the call it gave up", took)
+	}
+	select {
+	case err := <-ended:
+		if err == nil {
+			t.Fatal("the call's context did not end")
+		}
+	default:
+		t.Fatal("the call was still waiting when the run ended")
+	}
+}
+
 func TestMemoryLimit(t *testing.T) {
 	limits := sandbox.Limits{MemoryBytes: 64 << 20}
 	out := run(t, "x = bytearray(200 << 20)\n", runOpts{limits: limits})
