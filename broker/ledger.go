@@ -56,7 +56,10 @@ func (e Event) computeDigest() string {
 func (e Event) canonical() []byte {
 	str := func(b []byte, s string) []byte {
 		if !utf8.ValidString(s) { // ValidString's ASCII path is the fast one
-			s = strings.ToValidUTF8(s, "\uFFFD")
+			// U+FFFD for each byte that is no UTF-8, as encoding/json
+			// writes an exported event: its digest is then recomputed
+			// from what was exported (strings.ToValidUTF8 merges a run).
+			s = strings.Map(func(r rune) rune { return r }, s)
 		}
 		return canonjson.AppendString(b, s)
 	}

@@ -149,6 +149,8 @@ func TestEventCanonical(t *testing.T) {
 		{Seq: 1, Kind: EventRunAdmitted, Body: map[string]string{}},
 		{Seq: 42, Prev: "sha256:ab", Kind: EventCallRefused, Body: map[string]string{"call_id": "p:program:7", "error_code": "grant_denied"}},
 		{Seq: 3, Kind: EventCallAdmitted, Body: map[string]string{"call_id": "q\"uote\\back\nline\x01ctl\u2028é😀</>&", "z": "", "a": "1"}},
+		// Not UTF-8 (a body never should be): each bad byte is U+FFFD.
+		{Seq: 4, Kind: EventCallRefused, Body: map[string]string{"call_id": "bad\xffbyte\xc3", "\xfe": "x", "run": "\xff\xfe\xc3("}},
 	} {
 		want, err := canonjson.Canonical(canonjson.MustMarshal(map[string]any{"body": e.Body, "kind": e.Kind, "prev": e.Prev, "seq": e.Seq}))
 		if err != nil {

@@ -119,7 +119,16 @@ func TestChildFilterRefuses(t *testing.T) {
 		if oerr == nil {
 			f.Close()
 		}
-		fmt.Printf("socket %v, unix %v, exec %v, ptrace %v, open %v\n", serr, uerr, eerr, perr, oerr)
+		// ppoll of a descriptor it holds: the call channel's poll
+		// (spin_linux.go), which would otherwise fall back to blocking
+		// reads without a word.
+		var pollErr error
+		if r, w, err := os.Pipe(); err == nil {
+			_, pollErr = unix.Poll([]unix.PollFd{{Fd: int32(r.Fd()), Events: unix.POLLIN}}, 0)
+			r.Close()
+			w.Close()
+		}
+		fmt.Printf("socket %v, unix %v, exec %v, ptrace %v, open %v, poll %v\n", serr, uerr, eerr, perr, oerr, pollErr)
 		// Signal 0 and a read of a limit: harmless, but refused for any
 		// process but this one (its parent here), allowed for itself.
 		var lim unix.Rlimit
@@ -136,7 +145,7 @@ func TestChildFilterRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	want := "socket operation not permitted, unix operation not permitted, exec operation not permitted, ptrace operation not permitted, open <nil>\n" +
+	want := "socket operation not permitted, unix operation not permitted, exec operation not permitted, ptrace operation not permitted, open <nil>, poll <nil>\n" +
 		"tgkill other operation not permitted, self <nil>; prlimit other operation not permitted, self <nil>, own pid <nil>\n"
 	if string(out) != want {
 		t.Fatalf("got %q, want %q", out, want)
