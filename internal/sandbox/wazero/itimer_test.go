@@ -190,3 +190,44 @@ func TestGuestTimerCPU(t *testing.T) {
 		}
 	}
 }
+
+// FuzzGuestTimer: whatever a guest asks of apysup_proc.itimer (a timer, a
+// value and an interval hostItimer let through, any four word offsets),
+// the timer answers a time left and an interval that are not negative,
+// and its stores land only on aligned words inside the guest's memory.
+func FuzzGuestTimer(f *testing.F) {
+	f.Add(uint8(0), int64(1000), int64(0), uint32(64), uint32(128), uint32(256), uint32(512))
+	f.Add(uint8(0), int64(1), int64(1), uint32(4093), uint32(4096), uint32(1<<31), uint32(0xffffffff))
+	f.Add(uint8(1), int64(1<<62), int64(1<<62), uint32(0), uint32(4), uint32(8), uint32(12))
+	f.Fuzz(func(t *testing.T, kind uint8, value, interval int64, w0, w1, w2, w3 uint32) {
+		if value < 0 || interval < 0 {
+			return // hostItimer refuses them before set
+		}
+		mem := &linearMemory{mapping: make([]byte, 4096)}
+		ts := newGuestTimers(mem, &guestCPU{})
+		defer ts.stop()
+		words := [timerWords]uint32{w0, w1, w2, w3}
+		g := ts[int(kind)%itimerKinds]
+		armed := false
+		for _, arm := range []bool{true, false} {
+			left, was, ok := g.set(time.Now(), time.Duration(value)%time.Millisecond, time.Duration(interval), arm, words)
+			if ok && (left < 0 || was < 0) {
+				t.Fatalf("left %s, interval %s", left, was)
+			}
+			armed = armed || (arm && ok)
+		}
+		if !armed {
+			return // a CPU-time timer without a guest thread: refused
+		}
+		g.mu.Lock()
+		g.deliver()
+		g.mu.Unlock()
+		for _, w := range []int{wordDue, wordPending, wordBreaker} { // the sleeping word is the guest's
+			off := words[w]
+			inside := off%4 == 0 && uint64(off)+4 <= uint64(len(mem.mapping))
+			if got := mem.word(off); inside != (got == 1) {
+				t.Fatalf("word at %d: %d (inside the memory and aligned: %v)", off, got, inside)
+			}
+		}
+	})
+}
