@@ -51,17 +51,21 @@ PACKAGES=(
 # the guest gets native's limit (1000) and native's stack size (8 MiB) so
 # that deep recursion ends in RecursionError on both backends, not a trap.
 WASI_CFLAGS="-O2 -Wno-error=int-conversion -DPy_DEFAULT_RECURSION_LIMIT=1000"
+# configure turns IPv6 off for WASI; the native guest's socket module has it
+# (socket.has_ipv6, inet_pton of IPv6 addresses, getaddrinfo's IPv6
+# answers: _apysup_netdb.c below).
 # configure turns pymalloc off for WASI (3.11's default, dropped in 3.12);
 # wasi-libc's malloc is dlmalloc, which pymalloc's small-object arenas (taken
 # from malloc, as there is no mmap) sit on top of, as natively.
-WASI_CONFIGURE_FLAGS="--with-pymalloc --enable-test-modules --without-ensurepip"
+WASI_CONFIGURE_FLAGS="--with-pymalloc --enable-test-modules --without-ensurepip --enable-ipv6"
 WASI_LDFLAGS_NODIST="-z stack-size=8388608 -Wl,--stack-first -Wl,--initial-memory=16777216"
 # Built-in modules beyond configure's own choice, as Modules/Setup.local lines
 # (source paths relative to Modules/: makesetup breaks on absolute paths).
 SETUP_LOCAL="_agent_runtime_host _agent_runtime_host.c
 _apysup_os _apysup_os.c
 resource resource.c
-fcntl _apysup_fcntlmodule.c"
+fcntl _apysup_fcntlmodule.c
+termios termios.c -I\$(srcdir)/Modules/apysup-termios"
 
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export LC_ALL=C TZ=UTC SOURCE_DATE_EPOCH=0
@@ -215,6 +219,8 @@ for p in $(cd "$here" && find . -path './patches/*.patch' | LC_ALL=C sort); do
 	patch -d "$pkg_src" -p1 --quiet <"$here/$p"
 done
 cp "$here/_agent_runtime_host.c" "$here/_apysup_os.c" "$here/_apysup_fcntlmodule.c" "$py_src/Modules/"
+mkdir -p "$py_src/Modules/apysup-termios"
+cp "$here/termios/termios.h" "$py_src/Modules/apysup-termios/"
 
 # Runs a build step quietly; on failure shows the end of its log.
 step() {
@@ -354,13 +360,17 @@ step wasi-configure env \
 	ac_cv_header_sys_statvfs_h=yes ac_cv_func_statvfs=yes ac_cv_func_fstatvfs=yes \
 	ac_cv_working_tzset=yes \
 	ac_cv_header_sys_resource_h=no ac_cv_func_prlimit=yes \
+	ac_cv_func_getaddrinfo=yes ac_cv_func_gai_strerror=yes ac_cv_func_getnameinfo=yes ac_cv_func_hstrerror=yes ac_cv_func_gethostbyname=yes ac_cv_func_gethostbyname_r=no \
+	ac_cv_func_gethostbyaddr=yes ac_cv_func_getservbyname=yes ac_cv_func_getservbyport=yes ac_cv_func_getprotobyname=yes ac_cv_func_socket=yes \
 	sh -c "cd '$wasi_build' && '../src/${py_src##*/}/configure' -C --host=wasm32-unknown-wasi --build='$build_triple' \
 		--with-build-python='$build_python' --prefix=/usr $WASI_CONFIGURE_FLAGS"
 for m in ZLIB _BZ2 _LZMA _SQLITE3 _TESTCAPI; do
 	grep -q "^MODULE_${m}_STATE=yes" "$wasi_build/Makefile" || die "configure did not enable ${m#_}"
 done
 grep -q '^#define WITH_PYMALLOC 1' "$wasi_build/pyconfig.h" || die "configure did not enable pymalloc"
-for f in CHOWN LCHOWN FCHOWN FCHOWNAT SENDFILE COPY_FILE_RANGE GETLOGIN GETLOADAVG NICE FDOPENDIR WORKING_TZSET WCSFTIME SYS_STATVFS_H STATVFS FSTATVFS PRLIMIT GETRUSAGE; do
+grep -q '^#define ENABLE_IPV6 1' "$wasi_build/pyconfig.h" || die "configure did not enable IPv6"
+for f in CHOWN LCHOWN FCHOWN FCHOWNAT SENDFILE COPY_FILE_RANGE GETLOGIN GETLOADAVG NICE FDOPENDIR WORKING_TZSET WCSFTIME SYS_STATVFS_H STATVFS FSTATVFS PRLIMIT GETRUSAGE \
+	NETDB_H GETADDRINFO GAI_STRERROR GETNAMEINFO HSTRERROR GETHOSTBYNAME GETHOSTBYADDR GETSERVBYNAME GETSERVBYPORT GETPROTOBYNAME SOCKET; do
 	grep -q "^#define HAVE_$f 1" "$wasi_build/pyconfig.h" || die "configure did not define HAVE_$f"
 done
 # The host's libm (_apysup_libm.c): an object on every link, so its
@@ -428,6 +438,22 @@ $wasi_cc $WASI_CFLAGS $map_paths -I"$here/include" -c "$here/_apysup_resource.c"
 # --wrap=fcntl and --wrap=close).
 log "apysup_fcntl"
 $wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_fcntl.c" -o "$work/apysup_fcntl.o"
+# The termios module (CPython's own termios.c, a built-in of Setup.local
+# above, with termios/termios.h: Linux's types and the native module's
+# names and numbers, and its ioctl the fcntl module's; no -D in Setup.local,
+# whose lines with "=" are make variables): tcgetattr and the
+# rest as _apysup_termios.c answers, the native guest's errnos, as no
+# terminal reaches a guest.
+log "apysup_termios"
+$wasi_cc $WASI_CFLAGS $map_paths -I"$here/termios" -c "$here/_apysup_termios.c" -o "$work/apysup_termios.o"
+# The resolver and socket() as the confined native guest's glibc and seccomp
+# filter answer them (_apysup_netdb.c, include/netdb.h): /etc/hosts and
+# numeric addresses, no network; configure is told the functions exist
+# (cache variables above), as for _apysup_files.c's. The socket module gets
+# Linux's numbers for families and socket types (include/netdb.h), and
+# inet_pton and inet_ntop take them (--wrap).
+log "apysup_netdb"
+$wasi_cc $WASI_CFLAGS $map_paths -I"$here/include" -c "$here/_apysup_netdb.c" -o "$work/apysup_netdb.o"
 # A guest that signals itself, or aborts, ends as killed by the signal
 # (_apysup_signal.c), as natively, instead of trapping; strsignal's words
 # are glibc's.
@@ -441,7 +467,7 @@ log "apysup_string"
 $wasi_cc $WASI_CFLAGS -mbulk-memory -msimd128 -fno-builtin $map_paths -c "$here/_apysup_string.c" -o "$work/apysup_string.o"
 # Replaces configure's own LDFLAGS_NODIST for WASI (a 512 KiB stack).
 step wasi-make make -C "$wasi_build" -j"$jobs" \
-	LDFLAGS_NODIST="$WASI_LDFLAGS_NODIST $work/apysup_libm.o $work/apysup_paths.o $work/apysup_string.o $work/apysup_locale.o $work/apysup_stat.o $work/apysup_signal.o $work/apysup_files.o $work/apysup_errno.o $work/apysup_flags.o $work/apysup_host.o $work/apysup_resource.o $work/apysup_fcntl.o $work/apysup_tz.o $work/apysup_mktime.o $work/apysup_strftime.o -Wl,--wrap=__wasilibc_find_relpath_alloc,--wrap=wcsftime,--wrap=rename,--wrap=link,--wrap=getcwd,--wrap=setlocale,--wrap=nl_langinfo,--wrap=wcscoll,--wrap=fstat,--wrap=__wasilibc_nocwd_fstatat,--wrap=open,--wrap=mkdir,--wrap=raise,--wrap=abort,--wrap=strsignal,--wrap=__wasi_fd_write,--wrap=__wasi_fd_pwrite,--wrap=__wasi_fd_filestat_set_size,--wrap=__wasi_fd_allocate,--wrap=__wasi_path_create_directory,--wrap=__wasi_path_link,--wrap=__wasi_path_open,--wrap=sysconf,--wrap=fpathconf,--wrap=fcntl,--wrap=close,--wrap=__wasi_fd_seek"
+	LDFLAGS_NODIST="$WASI_LDFLAGS_NODIST $work/apysup_libm.o $work/apysup_paths.o $work/apysup_string.o $work/apysup_locale.o $work/apysup_stat.o $work/apysup_signal.o $work/apysup_files.o $work/apysup_errno.o $work/apysup_flags.o $work/apysup_host.o $work/apysup_resource.o $work/apysup_fcntl.o $work/apysup_termios.o $work/apysup_netdb.o $work/apysup_tz.o $work/apysup_mktime.o $work/apysup_strftime.o -Wl,--wrap=__wasilibc_find_relpath_alloc,--wrap=wcsftime,--wrap=rename,--wrap=link,--wrap=getcwd,--wrap=setlocale,--wrap=nl_langinfo,--wrap=wcscoll,--wrap=fstat,--wrap=__wasilibc_nocwd_fstatat,--wrap=open,--wrap=mkdir,--wrap=raise,--wrap=abort,--wrap=strsignal,--wrap=__wasi_fd_write,--wrap=__wasi_fd_pwrite,--wrap=__wasi_fd_filestat_set_size,--wrap=__wasi_fd_allocate,--wrap=__wasi_path_create_directory,--wrap=__wasi_path_link,--wrap=__wasi_path_open,--wrap=sysconf,--wrap=fpathconf,--wrap=fcntl,--wrap=close,--wrap=__wasi_fd_seek,--wrap=inet_pton,--wrap=inet_ntop"
 
 # --- output --------------------------------------------------------------------
 
