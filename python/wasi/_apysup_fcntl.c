@@ -85,11 +85,25 @@ static int opened(int fd)
     return fd >= 0 && fd < FD_STATES && fd_state[fd].opened;
 }
 
+// The standard streams the guest started with, until it closes or reopens
+// one: natively stdin is /dev/null, opened for reading and writing, and
+// stdout and stderr the write ends of pipes; wazero reports its own
+// (stdout and stderr read-write and appending).
+static unsigned char stdio_replaced[3];
+
+static int is_stdio(int fd)
+{
+    return fd >= 0 && fd < 3 && !stdio_replaced[fd];
+}
+
 // _apysup_fd_opened records what open(2) was asked for a new descriptor
 // (wasi-libc's flags). wazero drops O_NONBLOCK at the open of a file and
 // keeps it when it is set afterwards, as os.set_blocking does.
 void _apysup_fd_opened(int fd, int oflag)
 {
+    if (fd >= 0 && fd < 3) {
+        stdio_replaced[fd] = 1;
+    }
     if (fd >= 0 && fd < FD_STATES) {
         memset(&fd_state[fd], 0, sizeof fd_state[fd]);
         fd_state[fd].opened = 1;
@@ -139,6 +153,9 @@ static void unlock(int fd)
 
 static void forget(int fd)
 {
+    if (fd >= 0 && fd < 3) {
+        stdio_replaced[fd] = 1;
+    }
     if (fd >= 0 && fd < FD_STATES) {
         memset(&fd_state[fd], 0, sizeof fd_state[fd]);
     }
@@ -203,6 +220,8 @@ int __wrap_fcntl(int fd, int cmd, ...)
         int flags = __real_fcntl(fd, F_GETFL);
         if (flags >= 0 && opened(fd)) {
             flags = (flags & ~O_ACCMODE) | fd_state[fd].accmode;
+        } else if (flags >= 0 && is_stdio(fd)) {
+            flags = (flags & ~(O_ACCMODE | O_APPEND)) | (fd == 0 ? O_RDWR : O_WRONLY);
         }
         return flags;
     }
@@ -318,8 +337,10 @@ int _apysup_fcntl(int fd, int cmd, ...)
         }
         flags = _apysup_open_flags_to_linux(flags) & ~L_O_CLOEXEC;
         // A 64-bit process's open always adds O_LARGEFILE; the sandbox's
-        // pipes and the standard streams come from elsewhere.
-        if (st.fs_filetype == __WASI_FILETYPE_REGULAR_FILE || st.fs_filetype == __WASI_FILETYPE_DIRECTORY) {
+        // pipes come from elsewhere.
+        // The native guest's stdin, /dev/null, was opened by its init.
+        if (st.fs_filetype == __WASI_FILETYPE_REGULAR_FILE || st.fs_filetype == __WASI_FILETYPE_DIRECTORY ||
+            (fd == 0 && is_stdio(fd))) {
             flags |= L_O_LARGEFILE;
         }
         return flags;

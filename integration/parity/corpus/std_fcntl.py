@@ -115,6 +115,10 @@ attempt("ioctl bad fd", fcntl.ioctl, 99, FIONREAD, b"\0" * 4)
 attempt("TCGETS bad fd", fcntl.ioctl, 99, TCGETS, b"\0" * 64)
 attempt("stdout GETFD", fcntl.fcntl, 1, fcntl.F_GETFD)
 attempt("stdout GETPIPE_SZ", fcntl.fcntl, 1, fcntl.F_GETPIPE_SZ)
+# The standard streams' flags: stdin /dev/null, read-write; stdout and
+# stderr the write ends of pipes.
+for std in (0, 1, 2):
+    attempt(f"fd {std} GETFL", fcntl.fcntl, std, fcntl.F_GETFL)
 os.close(rd)
 fresh = os.open(path, os.O_RDONLY)
 attempt("a reused descriptor GETFD", fcntl.fcntl, fresh, fcntl.F_GETFD)
