@@ -72,6 +72,35 @@ print("alarm left", signal.alarm(0))
 signal.setitimer(signal.ITIMER_REAL, 0.3)
 print("alarm left under a second", signal.alarm(0))
 
+# select and poll waits cut short, as sleeps: the handler raises inside
+# the wait; a handler that returns lets the wait go on for what is left of
+# its timeout (PEP 475); a wait of no time is never interrupted. asyncio's
+# loop waits in the same calls.
+import asyncio, select
+signal.signal(signal.SIGALRM, expire)
+for label, wait in [("select", lambda: select.select([], [], [], 30)),
+                    ("poll", lambda: select.poll().poll(30000)),
+                    ("asyncio", lambda: asyncio.run(asyncio.sleep(30)))]:
+    t0 = time.monotonic()
+    signal.setitimer(signal.ITIMER_REAL, 0.05)
+    try:
+        wait()
+        print(label, "waited on")
+    except Expired:
+        print(label, "interrupted", time.monotonic() - t0 < 10)
+calls.clear()
+signal.signal(signal.SIGALRM, lambda s, f: calls.append(s))
+for label, wait in [("select", lambda: select.select([], [], [], 0.4)),
+                    ("poll", lambda: select.poll().poll(400))]:
+    t0 = time.monotonic()
+    signal.setitimer(signal.ITIMER_REAL, 0.05)
+    print(label, "resumed", wait(), time.monotonic() - t0 >= 0.39, calls)
+    calls.clear()
+signal.setitimer(signal.ITIMER_REAL, 0.0001)
+time.sleep(0.01)
+print("zero timeouts", select.select([], [], [], 0), select.poll().poll(0), calls)
+calls.clear()
+
 # Ignored: nothing happens.
 signal.signal(signal.SIGALRM, signal.SIG_IGN)
 signal.setitimer(signal.ITIMER_REAL, 0.02)
