@@ -56,6 +56,7 @@ var corpus = []corpusCase{
 	{script: "std_libm.py"},
 	{script: "std_futures.py"},
 	{script: "std_identity.py"},
+	{script: "std_version.py"},
 	{script: "std_netdb.py"},
 	{script: "std_termios.py"},
 	{script: "std_signal_self.py"},

@@ -36,6 +36,15 @@ set -euo pipefail
 # (wasi_python_revision_mismatch) while the two differ. Moving it to a newer
 # revision is one edit here, then `make deps wasi-python`.
 PY_SRC_VERSION="3.11.2-6+deb12u8" # Debian's python3.11 source package
+# The native guest's interpreter's build (sys.version, platform.python_build
+# and python_compiler): Debian's amd64 binary of PY_SRC_VERSION. The WASI
+# build names the same (wasi-native-build-info.patch), so that a script
+# printing sys.version prints the same on both backends; manifest.json
+# names the compiler that really built python.wasm. Moving PY_SRC_VERSION
+# moves these: `/usr/bin/python3.11 -c "import sys; print(sys.version)"`.
+PY_NATIVE_BUILD_DATE="May 12 2026"
+PY_NATIVE_BUILD_TIME="05:17:27"
+PY_NATIVE_COMPILER="[GCC 12.2.0]"
 ZLIB_SRC_VERSION="1:1.2.13.dfsg-1" # Debian's zlib source package
 XZ_SRC_VERSION="5.4.1-1+deb12u1"   # Debian's xz-utils source package (liblzma)
 BZIP2_SRC_VERSION="1.0.8-5"        # Debian's bzip2 source package (libbz2)
@@ -219,6 +228,8 @@ for p in $(cd "$here" && find . -path './patches/*.patch' | LC_ALL=C sort); do
 	patch -d "$pkg_src" -p1 --quiet <"$here/$p"
 done
 cp "$here/_agent_runtime_host.c" "$here/_apysup_os.c" "$here/_apysup_fcntlmodule.c" "$py_src/Modules/"
+printf '#define APYSUP_NATIVE_BUILD_DATE "%s"\n#define APYSUP_NATIVE_BUILD_TIME "%s"\n#define APYSUP_NATIVE_COMPILER "%s"\n' \
+	"$PY_NATIVE_BUILD_DATE" "$PY_NATIVE_BUILD_TIME" "$PY_NATIVE_COMPILER" >"$py_src/Include/apysup_native_build.h"
 mkdir -p "$py_src/Modules/apysup-termios"
 cp "$here/termios/termios.h" "$py_src/Modules/apysup-termios/"
 
