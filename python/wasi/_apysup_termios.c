@@ -9,8 +9,19 @@
 // with the filter's EPERM, whatever the descriptor; tcsetattr and
 // tcsetwinsize never reach their ioctl, as CPython reads the attributes
 // first. The speed functions work on the structure alone, as glibc's.
+//
+// Also the os module's terminal functions (include/unistd.h and
+// include/pty.h declare them): ctermid names /dev/tty, as glibc's;
+// ttyname fails as tcgetattr does (ENOTTY, EBADF); tcgetpgrp, tcsetpgrp and
+// login_tty are ioctls the filter refuses (EPERM, whatever the descriptor);
+// openpty finds no /dev/ptmx, as natively (ENOENT).
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/types.h>
 #include <termios.h>
+#include <unistd.h>
 
 int tcgetattr(int fd, struct termios *t) {
 	return _apysup_ioctl(fd, TCGETS, t);
@@ -76,4 +87,48 @@ int cfsetispeed(struct termios *t, speed_t speed) {
 		t->c_cflag = (t->c_cflag & ~(CBAUD | CBAUDEX)) | speed;
 	}
 	return 0;
+}
+
+char *ctermid(char *s) {
+	static char name[] = "/dev/tty";
+	return s ? strcpy(s, name) : name;
+}
+
+int ttyname_r(int fd, char *buf, size_t len) {
+	(void)buf, (void)len;
+	struct termios t;
+	return tcgetattr(fd, &t) < 0 ? errno : ENOTTY;
+}
+
+char *ttyname(int fd) {
+	int e = ttyname_r(fd, NULL, 0);
+	errno = e;
+	return NULL;
+}
+
+pid_t tcgetpgrp(int fd) {
+	pid_t pgrp;
+	return _apysup_ioctl(fd, TIOCGPGRP, &pgrp) < 0 ? -1 : pgrp;
+}
+
+int tcsetpgrp(int fd, pid_t pgrp) {
+	return _apysup_ioctl(fd, TIOCSPGRP, &pgrp);
+}
+
+int openpty(int *master, int *slave, char *name, const struct termios *t, const struct winsize *w) {
+	(void)master, (void)slave, (void)name, (void)t, (void)w;
+	int fd = open("/dev/ptmx", O_RDWR | O_NOCTTY);
+	if (fd >= 0) {
+		close(fd); // a guest's /dev has no such device: never here
+		errno = ENOENT;
+	}
+	return -1;
+}
+
+int login_tty(int fd) {
+	if (_apysup_ioctl(fd, TIOCSCTTY, 0) < 0) {
+		return -1;
+	}
+	errno = ENOTSUP; // never here: the filter refuses TIOCSCTTY; WASI has no dup2
+	return -1;
 }

@@ -373,6 +373,7 @@ step wasi-configure env \
 	ac_cv_header_sys_resource_h=no ac_cv_func_prlimit=yes \
 	ac_cv_func_getaddrinfo=yes ac_cv_func_gai_strerror=yes ac_cv_func_getnameinfo=yes ac_cv_func_hstrerror=yes ac_cv_func_gethostbyname=yes ac_cv_func_gethostbyname_r=no \
 	ac_cv_func_gethostbyaddr=yes ac_cv_func_getservbyname=yes ac_cv_func_getservbyport=yes ac_cv_func_getprotobyname=yes ac_cv_func_socket=yes \
+	ac_cv_func_ctermid=yes ac_cv_func_ttyname=yes ac_cv_func_tcgetpgrp=yes ac_cv_func_tcsetpgrp=yes ac_cv_func_openpty=yes ac_cv_search_login_tty="none required" \
 	sh -c "cd '$wasi_build' && '../src/${py_src##*/}/configure' -C --host=wasm32-unknown-wasi --build='$build_triple' \
 		--with-build-python='$build_python' --prefix=/usr $WASI_CONFIGURE_FLAGS"
 for m in ZLIB _BZ2 _LZMA _SQLITE3 _TESTCAPI; do
@@ -381,7 +382,8 @@ done
 grep -q '^#define WITH_PYMALLOC 1' "$wasi_build/pyconfig.h" || die "configure did not enable pymalloc"
 grep -q '^#define ENABLE_IPV6 1' "$wasi_build/pyconfig.h" || die "configure did not enable IPv6"
 for f in CHOWN LCHOWN FCHOWN FCHOWNAT SENDFILE COPY_FILE_RANGE GETLOGIN GETLOADAVG NICE FDOPENDIR WORKING_TZSET WCSFTIME SYS_STATVFS_H STATVFS FSTATVFS PRLIMIT GETRUSAGE \
-	NETDB_H GETADDRINFO GAI_STRERROR GETNAMEINFO HSTRERROR GETHOSTBYNAME GETHOSTBYADDR GETSERVBYNAME GETSERVBYPORT GETPROTOBYNAME SOCKET; do
+	NETDB_H GETADDRINFO GAI_STRERROR GETNAMEINFO HSTRERROR GETHOSTBYNAME GETHOSTBYADDR GETSERVBYNAME GETSERVBYPORT GETPROTOBYNAME SOCKET \
+	CTERMID TTYNAME TCGETPGRP TCSETPGRP OPENPTY LOGIN_TTY PTY_H; do
 	grep -q "^#define HAVE_$f 1" "$wasi_build/pyconfig.h" || die "configure did not define HAVE_$f"
 done
 # The host's libm (_apysup_libm.c): an object on every link, so its
@@ -454,9 +456,11 @@ $wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_fcntl.c" -o "$work/apysup_fcn
 # names and numbers, and its ioctl the fcntl module's; no -D in Setup.local,
 # whose lines with "=" are make variables): tcgetattr and the
 # rest as _apysup_termios.c answers, the native guest's errnos, as no
-# terminal reaches a guest.
+# terminal reaches a guest; so do the os module's ctermid, ttyname,
+# tcgetpgrp, tcsetpgrp, openpty and login_tty (include/unistd.h,
+# include/pty.h; cache variables above).
 log "apysup_termios"
-$wasi_cc $WASI_CFLAGS $map_paths -I"$here/termios" -c "$here/_apysup_termios.c" -o "$work/apysup_termios.o"
+$wasi_cc $WASI_CFLAGS $map_paths -I"$here/termios" -I"$here/include" -c "$here/_apysup_termios.c" -o "$work/apysup_termios.o"
 # The resolver and socket() as the confined native guest's glibc and seccomp
 # filter answer them (_apysup_netdb.c, include/netdb.h): /etc/hosts and
 # numeric addresses, no network; configure is told the functions exist

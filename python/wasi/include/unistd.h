@@ -16,6 +16,14 @@
 unsigned alarm(unsigned);
 int pause(void);
 
+/* The terminal functions wasi-libc leaves out: python/wasi/_apysup_termios.c
+ * has them, answering as for the native guest, which has no terminal. */
+char *ctermid(char *);
+char *ttyname(int);
+int ttyname_r(int, char *, size_t);
+pid_t tcgetpgrp(int);
+int tcsetpgrp(int, pid_t);
+
 /* Should wasi-libc come to define one, the same number redefines it
  * without a warning. */
 #define _SC_EQUIV_CLASS_MAX 41
