@@ -280,9 +280,7 @@ static struct servent *find_service(const char *name, int port, const char *prot
 		serv.s_name = entry.field[0];
 		serv.s_port = htons((uint16_t)p);
 		serv.s_proto = slash + 1;
-		// The aliases follow the port: move them up over it.
-		entry.field[1] = NULL;
-		serv.s_aliases = &entry.field[2];
+		serv.s_aliases = &entry.field[2]; // the names after "port/proto"
 		if (name) {
 			int match = strcmp(serv.s_name, name) == 0;
 			for (char **a = serv.s_aliases; !match && *a; a++) {
