@@ -222,12 +222,16 @@ static int host_address(const char *s, struct host *h) {
 	return 0;
 }
 
-static int host_named(const struct host *h, const char *name) {
-	if (strcasecmp(h->name, name) == 0) {
+// named reports whether first or one of aliases (NULL-terminated) is
+// name: host names match whatever their case (fold), as glibc's files
+// compare them; service and protocol names exactly.
+static int named(const char *first, char **aliases, const char *name, int fold) {
+	int (*cmp)(const char *, const char *) = fold ? strcasecmp : strcmp;
+	if (cmp(first, name) == 0) {
 		return 1;
 	}
-	for (char **a = h->aliases; *a; a++) {
-		if (strcasecmp(*a, name) == 0) {
+	for (char **a = aliases; *a; a++) {
+		if (cmp(*a, name) == 0) {
 			return 1;
 		}
 	}
@@ -249,7 +253,7 @@ static int find_host(const char *name, const uint8_t *addr, int family, struct h
 		h->name = entry.field[1];
 		h->aliases = &entry.field[2];
 		if (name) {
-			found = host_named(h, name);
+			found = named(h->name, h->aliases, name, 1);
 		} else {
 			found = memcmp(h->addr, addr, family == AF_INET ? 4 : 16) == 0;
 		}
@@ -281,13 +285,7 @@ static struct servent *find_service(const char *name, int port, const char *prot
 		serv.s_port = htons((uint16_t)p);
 		serv.s_proto = slash + 1;
 		serv.s_aliases = &entry.field[2]; // the names after "port/proto"
-		if (name) {
-			int match = strcmp(serv.s_name, name) == 0;
-			for (char **a = serv.s_aliases; !match && *a; a++) {
-				match = strcmp(*a, name) == 0;
-			}
-			found = match ? &serv : NULL;
-		} else if (serv.s_port == port) {
+		if (name ? named(serv.s_name, serv.s_aliases, name, 0) : serv.s_port == port) {
 			found = &serv;
 		}
 	}
@@ -311,11 +309,7 @@ struct protoent *getprotobyname(const char *name) {
 	}
 	struct protoent *found = NULL;
 	while (!found && next_entry(f, 2)) {
-		int match = strcmp(entry.field[0], name) == 0;
-		for (int i = 2; !match && i < entry.n; i++) {
-			match = strcmp(entry.field[i], name) == 0;
-		}
-		if (match) {
+		if (named(entry.field[0], &entry.field[2], name, 0)) {
 			proto.p_name = entry.field[0];
 			proto.p_proto = atoi(entry.field[1]);
 			proto.p_aliases = &entry.field[2];
@@ -403,6 +397,9 @@ struct tuple {
 	uint16_t port; // network order
 };
 
+// The prefix of an IPv4 address mapped into IPv6 (::ffff:0:0/96).
+static const uint8_t v4_mapped_prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
 struct address {
 	int family;
 	uint8_t addr[16];
@@ -412,9 +409,8 @@ struct address {
 // glibc's default precedence of a destination (RFC 3484, no gai.conf),
 // IPv4 taken as v4-mapped.
 static int precedence(const struct address *a) {
-	static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 	static const uint8_t zeros[12] = {0};
-	if (a->family == AF_INET || memcmp(a->addr, mapped, 12) == 0) {
+	if (a->family == AF_INET || memcmp(a->addr, v4_mapped_prefix, 12) == 0) {
 		return 10;
 	}
 	if (memcmp(a->addr, zeros, 12) == 0) {
@@ -427,8 +423,7 @@ static int precedence(const struct address *a) {
 }
 
 static void v4_mapped(struct address *a, const uint8_t v4[4]) {
-	memset(a->addr, 0, 10);
-	a->addr[10] = a->addr[11] = 0xff;
+	memcpy(a->addr, v4_mapped_prefix, 12);
 	memcpy(a->addr + 12, v4, 4);
 	a->family = AF_INET6;
 }
@@ -548,10 +543,9 @@ static int host_addresses(const struct addrinfo *req, const char *name, struct a
 		memcpy(literal, name, len);
 		literal[len] = '\0';
 		if (inet_pton(AF_INET6, literal, out[0].addr) > 0) {
-			static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 			if (family == AF_UNSPEC || family == AF_INET6) {
 				out[0].family = AF_INET6;
-			} else if (memcmp(out[0].addr, mapped, 12) == 0) {
+			} else if (memcmp(out[0].addr, v4_mapped_prefix, 12) == 0) {
 				memmove(out[0].addr, out[0].addr + 12, 4);
 				memset(out[0].addr + 4, 0, 12);
 				out[0].family = AF_INET;

@@ -164,12 +164,12 @@ int32_t __apysup_itimer(int32_t which, int32_t set, int64_t value_ns, int64_t in
 /* Set by the host when a timer is due, cleared when its signal is raised:
  * ITIMER_REAL's (which time.sleep looks at too), ITIMER_VIRTUAL's and
  * ITIMER_PROF's. */
-volatile int _apysup_alarm_due;
+static volatile int _apysup_alarm_due;
 static volatile int cpu_timer_due[2];
 static volatile int *const timer_due[3] = {&_apysup_alarm_due, &cpu_timer_due[0], &cpu_timer_due[1]};
 static const int timer_signal[3] = {SIGALRM, SIGVTALRM, SIGPROF};
 /* Set while time.sleep waits (wasi-alarm.patch): a due timer wakes it. */
-volatile int _apysup_sleeping;
+static volatile int _apysup_sleeping;
 
 void _apysup_signal_words(volatile int **pending, volatile int **breaker); /* signalmodule.c */
 
@@ -253,6 +253,24 @@ unsigned alarm(unsigned seconds)
 	return left;
 }
 
+/* A wait the host's timer may wake (time.sleep, select, poll; patched in
+ * by wasi-alarm.patch): _apysup_wait_begin marks it, so that a due timer
+ * ends the host's sleep (itimer.go), and _apysup_wait_end unmarks it and
+ * answers whether the timer came due meanwhile: the caller then ends the
+ * wait with EINTR, as SIGALRM does natively, and CPython runs the
+ * handler. A wait of no time is never marked, and never interrupted. */
+void _apysup_wait_begin(int blocking)
+{
+	_apysup_sleeping = blocking;
+}
+
+int _apysup_wait_end(void)
+{
+	int marked = _apysup_sleeping;
+	_apysup_sleeping = 0;
+	return marked && _apysup_alarm_due;
+}
+
 /* pause: sleep until a signal is delivered. The only ones that can arrive
  * while the guest waits are its timer's: a sleep the timer wakes
  * (_apysup_sleeping), then EINTR, after which CPython runs the handler.
@@ -265,9 +283,9 @@ int pause(void)
 			return -1;
 		}
 		struct timespec hour = {3600, 0};
-		_apysup_sleeping = 1;
+		_apysup_wait_begin(1);
 		nanosleep(&hour, NULL);
-		_apysup_sleeping = 0;
+		(void)_apysup_wait_end();
 	}
 }
 

@@ -4,8 +4,8 @@
 // makes, through the fcntl module's _apysup_ioctl (_apysup_fcntl.c), which
 // answers as the native guest's seccomp filter and kernel do. So
 // tcgetattr, and tcgetwinsize, which CPython's termios.c asks by ioctl
-// (termios/termios.h makes that ioctl _apysup_ioctl), fail with ENOTTY, or EBADF for a
-// descriptor that is not open; tcsendbreak, tcdrain, tcflush and tcflow
+// (termios/termios.h makes that ioctl _apysup_ioctl), fail with ENOTTY,
+// or EBADF for a descriptor that is not open; tcsendbreak, tcdrain, tcflush and tcflow
 // with the filter's EPERM, whatever the descriptor; tcsetattr and
 // tcsetwinsize never reach their ioctl, as CPython reads the attributes
 // first. The speed functions work on the structure alone, as glibc's.

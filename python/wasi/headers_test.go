@@ -58,8 +58,8 @@ import json, socket
 print(json.dumps({n: int(getattr(socket, n)) for n in dir(socket) if n.isupper() and isinstance(getattr(socket, n), int)}))
 `, &native)
 	defines := headerDefines(t, "include/netdb.h")
-	// Names the socket module does not export: glibc's h_errno codes,
-	// and the PF_ aliases.
+	// Names the socket module does not export: glibc's h_errno codes.
+	// (The PF_ aliases are defined by name, not number: not read.)
 	internal := map[string]bool{"HOST_NOT_FOUND": true, "TRY_AGAIN": true, "NO_RECOVERY": true, "NO_DATA": true}
 	for name, got := range defines {
 		if internal[name] {

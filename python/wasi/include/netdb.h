@@ -24,6 +24,8 @@
 #undef PF_UNIX
 #undef PF_INET
 #undef PF_INET6
+/* AF_UNIX and PF_UNIX stay undefined: WASI has no Unix-domain socket
+ * (socketmodule.h drops them too without sys/un.h). */
 #define AF_UNSPEC 0
 #define AF_INET 2
 #define AF_INET6 10
