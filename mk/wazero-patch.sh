@@ -23,6 +23,12 @@ if [ ! -f "$patch_file" ]; then
 	exit 1
 fi
 src=$(GOWORK=off "$GO" list -m -f '{{.Dir}}' "$module")
+# `go list -m all` fetches go.mod files only: on a fresh machine the
+# module's source is not yet in the cache.
+if [ ! -d "$src" ]; then
+	GOWORK=off "$GO" mod download "$module"
+	src=$(GOWORK=off "$GO" list -m -f '{{.Dir}}' "$module")
+fi
 [ -d "$src" ] || { echo "mk/wazero-patch.sh: $module $version is not in the module cache" >&2; exit 1; }
 
 out=$root/.build/wazero-$version-apysup
