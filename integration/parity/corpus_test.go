@@ -130,6 +130,7 @@ var corpus = []corpusCase{
 	{script: "exit_signal.py", status: sandbox.StatusError, exit: 143, stdout: "before\n"},
 	{script: "exit_alarm.py", status: sandbox.StatusError, exit: 142, stdout: "before\n"},
 	{script: "crash_stack.py", status: sandbox.StatusError, exit: 139, stdout: "built\n"},
+	{script: "crash_stack_frames.py", status: sandbox.StatusError, exit: 139, stdout: "built\n"},
 	{script: "exc_capability.py", status: sandbox.StatusError, exit: 1},
 	{script: "exc_syntax.py", status: sandbox.StatusError, exit: 1},
 	{script: "exc_handled.py"},

@@ -218,6 +218,9 @@ func (b *Backend) runChild(ctx context.Context, clock *runClock, j guestJob, out
 		err = badReport("a setup failure after the guest started")
 	}
 	if err != nil {
+		if c.guardFault() {
+			return guestRun{end: guestEnd{kind: endSignaled, signal: int32(syscall.SIGSEGV)}}, how, nil
+		}
 		// The guest's own failure, as a death by signal is natively (the
 		// contexts still decide first: a killed child has no report).
 		return guestRun{end: guestEnd{kind: endLost}}, how, nil
@@ -464,6 +467,29 @@ func parseStatCPU(data []byte) (time.Duration, bool) {
 	}
 	return total, true
 }
+
+// guardFault reports, once the child is reaped, whether the kernel ended
+// it with SIGSEGV while the parent had not killed it: its guest reached
+// past its guarded memory (guard_linux_amd64.go), the ending wazero's
+// bounds check gives as a trap "out of bounds memory access" in-process,
+// and the kernel a native program that strays. The evidence is the
+// kernel's wait status, not the child's word; a Go runtime failure in the
+// child exits with status 2 instead.
+func (c *child) guardFault() bool {
+	<-c.done
+	if c.state == nil || c.wasKilled() {
+		return false
+	}
+	ws, ok := c.state.Sys().(syscall.WaitStatus)
+	faulted := ok && ws.Signaled() && ws.Signal() == syscall.SIGSEGV
+	if hook := testHookGuardFault.Load(); hook != nil && faulted {
+		(*hook)()
+	}
+	return faulted
+}
+
+// testHookGuardFault, set by a test, runs when guardFault finds one.
+var testHookGuardFault atomic.Pointer[func()]
 
 func (c *child) wasKilled() bool {
 	c.mu.Lock()

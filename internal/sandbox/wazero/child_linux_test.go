@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -273,4 +274,33 @@ func FuzzParseStatCPU(f *testing.F) {
 			t.Fatalf("%v from %q", d, data)
 		}
 	})
+}
+
+// A guest that reaches past its guarded memory ends its child with
+// SIGSEGV, and the parent, reading that from the kernel's wait status,
+// ends the run as a native segfault: an error killed_by_signal:SIGSEGV,
+// exit status 139, with what the guest printed first. Here the guest's C
+// stack overflows: it grows down from near address 0 of the linear
+// memory and wraps to the top of the 4 GiB index space, inside the
+// reservation and past the memory's length. (Compiled with bounds checks,
+// the same access trapped, with the same outcome: signal.go.)
+func TestGuardFaultIsSIGSEGV(t *testing.T) {
+	in := interpreter(t)
+	if guardAvailable() != in.guarded {
+		t.Fatalf("guardAvailable %v, the interpreter's code guarded %v", guardAvailable(), in.guarded)
+	}
+	var faults atomic.Int64
+	hook := func() { faults.Add(1) }
+	testHookGuardFault.Store(&hook)
+	defer testHookGuardFault.Store(nil)
+	out := run(t, "import sys\nsys.setrecursionlimit(10**6)\nn = []\nfor _ in range(10**6):\n    n = [n]\nprint('built', flush=True)\nprint(len(repr(n)))\n", runOpts{})
+	if out.Status != sandbox.StatusError || out.ErrorCode != sandbox.KilledBySignalCode(syscall.SIGSEGV) || out.ExitCode != 139 || string(out.Stdout) != "built\n" {
+		t.Fatalf("status %s code %q exit %d stdout %q stderr %q", out.Status, out.ErrorCode, out.ExitCode, out.Stdout, out.Stderr)
+	}
+	// Without apysup's patch (a go test outside make), wazero compiles the
+	// bounds checks in whatever the allocator: the same ending, by a trap.
+	_, patched := Runtime(context.Background())
+	if want := map[bool]int64{true: 1, false: 0}[in.guarded && patched]; faults.Load() != want {
+		t.Fatalf("guard faults %d, want %d", faults.Load(), want)
+	}
 }

@@ -147,6 +147,11 @@ func (in *Interpreter) startGuest(ctx context.Context, limitBytes, reserveBytes 
 		stats:    newMountStats(),
 		fileSize: new(atomic.Int64),
 	}
+	if in.guarded {
+		if err := g.mem.reserveGuarded(); err != nil {
+			return nil, err
+		}
+	}
 	g.timers = newGuestTimers(g.mem, g.cpu)
 	g.limits = newGuestLimits(inheritedLimits(), g.files, g.mem, g.fileSize)
 	// Exactly these paths exist in the guest, and the directories that

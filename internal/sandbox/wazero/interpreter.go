@@ -12,6 +12,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/apysup/apysup/python"
@@ -83,6 +84,11 @@ type Interpreter struct {
 	zoneinfo   *hostDir // nil when the host has no zoneinfo
 	minMemory  uint64   // bytes the module needs before running a line
 	compiled   cacheWatch
+	// guarded: python.wasm is compiled for a guarded memory, without
+	// bounds checks (memory.go, reserveGuarded): in a process that runs
+	// guests in children, which may fault (RATIONALE.md, "Guard pages
+	// instead of bounds checks").
+	guarded bool
 	// child runs each guest in a child process re-executed from this
 	// binary (child_linux.go), which loads its own Interpreter from image.
 	child     bool
@@ -186,9 +192,10 @@ func load(ctx context.Context, cfg Config, build *Build, stamped *stamps, cacheD
 		}
 	}
 	var in *Interpreter
-	if min := stamped.compiledMinMemory(); child && min > 0 {
+	guarded := child && guardAvailable()
+	if min := stamped.compiledMinMemory(guarded); child && min > 0 {
 		in = &Interpreter{compiled: cacheWatch{dir: cacheDir, progress: cfg.Progress},
-			build: build, guestFiles: guestFiles, zoneinfo: zoneinfo, minMemory: min}
+			build: build, guestFiles: guestFiles, zoneinfo: zoneinfo, minMemory: min, guarded: guarded}
 	} else {
 		var err error
 		if wasm == nil {
@@ -206,7 +213,7 @@ func load(ctx context.Context, cfg Config, build *Build, stamped *stamps, cacheD
 		if in, err = assemble(ctx, build, wasm, fsys, guestFiles, zoneinfo, cacheDir, cfg.Progress, !child); err != nil {
 			return nil, err // assemble closed zoneinfo
 		}
-		stamped.recordCompiled(in.minMemory)
+		stamped.recordCompiled(in.minMemory, in.guarded)
 	}
 	in.wasmFile, in.stdlibFile = wasmF, zipF
 	if !child {
@@ -262,6 +269,9 @@ func assemble(ctx context.Context, build *Build, wasm []byte, stdlib, guestFiles
 		stdlib:     stdlib,
 		guestFiles: guestFiles,
 		zoneinfo:   zoneinfo, // the host's zoneinfo, opened by Load or inherited by a child
+		// A child's fault ends only the child; in-process, the guest is
+		// compiled with its bounds checks (and the back-edge check).
+		guarded: !closeOnDone && guardAvailable(),
 	}
 	if err := in.init(ctx, wasm); err != nil {
 		_ = in.Close(ctx)
@@ -300,8 +310,13 @@ func (in *Interpreter) init(ctx context.Context, wasm []byte) error {
 	if err != nil {
 		return fmt.Errorf("wazero: host module: %w", err)
 	}
+	compileCtx := ctx
+	if in.guarded {
+		// Compiled for the allocator each guest gets (startGuest).
+		compileCtx = experimental.WithMemoryAllocator(ctx, &linearMemory{guarded: true})
+	}
 	in.compiled.before()
-	in.module, err = in.runtime.CompileModule(ctx, wasm)
+	in.module, err = in.runtime.CompileModule(compileCtx, wasm)
 	in.compiled.after()
 	if err != nil {
 		return fmt.Errorf("wazero: compile %s: %w", filepath.Join(in.build.Dir, wasmFile), err)

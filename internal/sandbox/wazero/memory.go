@@ -1,6 +1,7 @@
 package wazero
 
 import (
+	"fmt"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -27,6 +28,11 @@ const wasm32MemoryBytes = 4 << 30
 type linearMemory struct {
 	mapping []byte // nil until Allocate, and after Free
 	mapped  bool   // mapping is the kernel's, not the Go heap's
+	// guarded: mapping is a guard reservation (reserveGuarded), readable
+	// and writable up to granted only, so that every access out of
+	// bounds faults; the compiled module omits its bounds checks.
+	guarded bool
+	granted uint64
 	// reserve is what Allocate maps when it is more than limit: a guest
 	// started before its job maps the most the job's limit could be.
 	reserve uint64
@@ -42,11 +48,70 @@ type linearMemory struct {
 	guestLimited bool
 }
 
+// guardReservation is what a guarded memory reserves: every address a
+// wasm32 load or store forms (a 32-bit index plus a 32-bit constant offset,
+// plus the widest access, 16 bytes) lies inside it, so that one past the
+// memory's length faults instead of reaching other memory. It is at least
+// wazero's experimental.GuardedMemoryReservation, apysup's patch
+// (third_party/wazero), which is not named here so that a build against
+// wazero as released still compiles.
+const guardReservation = 8<<30 + 64<<10
+
+// GuardedMemory implements apysup's experimental.GuardedMemoryAllocator
+// (third_party/wazero): python.wasm compiled for a guarded allocator has
+// no bounds checks, and instantiates only with one.
+func (m *linearMemory) GuardedMemory() bool { return m.guarded }
+
+// guardAvailable reports whether this process can reserve a guarded
+// memory: not where guardSupported is false, nor under an RLIMIT_AS (or a
+// kernel) that refuses 8 GiB of address space. python.wasm is then
+// compiled with its bounds checks, and runs as it did before guards.
+func guardAvailable() bool {
+	if !guardSupported {
+		return false
+	}
+	mapping, err := unix.Mmap(-1, 0, guardReservation, unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANON|unix.MAP_NORESERVE)
+	if err != nil {
+		return false
+	}
+	_ = unix.Munmap(mapping)
+	return true
+}
+
+// GuardedMemory reports whether this process's wazero children run
+// python.wasm without bounds checks, on a guarded memory (guardAvailable;
+// with wazero as released they keep the checks whatever this says).
+func GuardedMemory() bool { return guardAvailable() }
+
+// reserveGuarded maps the guard reservation, inaccessible until Reallocate
+// grants its first bytes, and makes its faults end this process with
+// SIGSEGV (guardSet). The guest must not start if it cannot.
+func (m *linearMemory) reserveGuarded() error {
+	mapping, err := unix.Mmap(-1, 0, guardReservation, unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANON|unix.MAP_NORESERVE)
+	if err != nil {
+		return fmt.Errorf("wazero: guarded memory: reserving %d bytes: %w", guardReservation, err)
+	}
+	if err := guardSet(mapping); err != nil {
+		_ = unix.Munmap(mapping)
+		return err
+	}
+	m.mapping, m.mapped, m.guarded, m.granted = mapping, true, true, 0
+	return nil
+}
+
 // Allocate implements experimental.LinearMemory. The mapping is the
 // limit (or the reserve), or the module's own maximum (4 GiB for wasm32)
 // if that is less. Where the kernel refuses it, the memory comes from the
 // Go heap, at the limit (wazero cannot be told that an allocation failed).
 func (m *linearMemory) Allocate(_, maxBytes uint64) experimental.LinearMemory {
+	if m.guarded {
+		if m.mapping == nil {
+			// startGuest reserves first: code without bounds checks
+			// never runs on memory that is not guarded.
+			panic("wazero: guarded memory allocated without its reservation")
+		}
+		return m
+	}
 	m.mu.Lock()
 	limit := m.limit
 	m.mu.Unlock()
@@ -79,6 +144,12 @@ func (m *linearMemory) Reallocate(size uint64) []byte {
 	if size > uint64(len(m.mapping)) {
 		return nil // past the module's maximum (or the reserve): wazero refuses first
 	}
+	if m.guarded && size > m.granted {
+		if err := unix.Mprotect(m.mapping[m.granted:size], unix.PROT_READ|unix.PROT_WRITE); err != nil {
+			return nil
+		}
+		m.granted = size
+	}
 	m.high = max(m.high, size)
 	return m.mapping[:size:size]
 }
@@ -106,8 +177,11 @@ func (m *linearMemory) usage() (refused bool, high uint64) {
 
 // Free implements experimental.LinearMemory.
 func (m *linearMemory) Free() {
+	if m.guarded {
+		_ = guardSet(nil)
+	}
 	if m.mapped {
 		_ = unix.Munmap(m.mapping)
 	}
-	m.mapping, m.mapped = nil, false
+	m.mapping, m.mapped, m.granted = nil, false, 0
 }

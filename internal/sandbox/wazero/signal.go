@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"syscall"
 
@@ -82,6 +83,18 @@ func hostExitBySignal(ctx context.Context, mod api.Module, stack []uint64) {
 // an error killed_by_signal:SIGNAME, exit status 128+N, as natively. A
 // float-to-integer conversion of NaN (natively no fault) and anything
 // else stays wasm_trap.
+// wasmRuntimeErrorPkg is the package of wazero's runtime errors' type,
+// wasmruntime.Error, internal to wazero.
+const wasmRuntimeErrorPkg = wazeroModule + "/internal/wasmruntime"
+
+// isRuntimeError reports whether err is one of wazero's runtime errors
+// itself, unwrapped: its type is internal to wazero, so it is matched by
+// its package and name (a host error never has it).
+func isRuntimeError(err error) bool {
+	t := reflect.TypeOf(err)
+	return t != nil && t.Kind() == reflect.Pointer && t.Elem().PkgPath() == wasmRuntimeErrorPkg && t.Elem().Name() == "Error"
+}
+
 var trapSignals = map[string]syscall.Signal{
 	"stack overflow":              syscall.SIGSEGV,
 	"out of bounds memory access": syscall.SIGSEGV,
@@ -96,8 +109,15 @@ var trapSignals = map[string]syscall.Signal{
 // error is none of wazero's runtime errors. wazero wraps the runtime's own
 // error, and only it, as "wasm error: %w" (internal/wasmdebug): a host
 // function's panic, ours included, is "... (recovered by wazero)" and
-// keeps wasm_trap.
+// keeps wasm_trap. One runtime error comes unwrapped: the compiled code's
+// stack grown past wazero's ceiling (400 MB) is its *wasmruntime.Error
+// "stack overflow" as it is (callEngine.growStack), which a C recursion
+// of small frames (hash() of a tuple nested a million deep) reaches
+// before the guest's own C stack runs out; natively that is SIGSEGV too.
 func trapSignal(err error) syscall.Signal {
+	if isRuntimeError(err) {
+		return trapSignals[err.Error()]
+	}
 	inner := errors.Unwrap(err)
 	if inner == nil || !strings.HasPrefix(err.Error(), "wasm error: "+inner.Error()+"\n") {
 		return 0

@@ -1,9 +1,13 @@
 package wazero
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"syscall"
 	"testing"
+
+	"github.com/tetratelabs/wazero"
 
 	"github.com/tetratelabs/wazero/sys"
 
@@ -75,5 +79,40 @@ func TestTrapSignal(t *testing.T) {
 	classify(&out, endOf(wasm("stack overflow")), ending{})
 	if out.Status != sandbox.StatusError || out.ErrorCode != "killed_by_signal:SIGSEGV" || out.ExitCode != 139 {
 		t.Fatalf("a stack overflow: %s %q %d, want error killed_by_signal:SIGSEGV 139", out.Status, out.ErrorCode, out.ExitCode)
+	}
+}
+
+// wazero's own runtime errors, as its compiler returns them: a recursion
+// without end ends at wazero's stack ceiling with its "stack overflow"
+// unwrapped (callEngine.growStack), a trap inside the code wrapped as
+// "wasm error: ...". Both are the guest's fault, SIGSEGV and SIGFPE.
+func TestTrapSignalOfWazerosOwnErrors(t *testing.T) {
+	ctx := context.Background()
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig())
+	defer rt.Close(ctx)
+	// (func $recurse (call $recurse)) (func $div (i32.div_u (i32.const 1) (i32.const 0)) drop)
+	bin := []byte{0, 'a', 's', 'm', 1, 0, 0, 0,
+		1, 4, 1, 0x60, 0, 0, // type () -> ()
+		3, 3, 2, 0, 0, // two functions of it
+		7, 17, 2, 7, 'r', 'e', 'c', 'u', 'r', 's', 'e', 0, 0, 3, 'd', 'i', 'v', 0, 1,
+		10, 15, 2,
+		4, 0, 0x10, 0, 0x0b, // call 0
+		8, 0, 0x41, 1, 0x41, 0, 0x6e, 0x1a, 0x0b, // i32.div_u; drop
+	}
+	mod, err := rt.Instantiate(ctx, bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]guestEnd{
+		"recurse": {kind: endSignaled, signal: int32(syscall.SIGSEGV)},
+		"div":     {kind: endSignaled, signal: int32(syscall.SIGFPE)},
+	} {
+		_, err := mod.ExportedFunction(name).Call(ctx)
+		if got := endOf(err); got != want {
+			t.Errorf("%s: %v: %+v, want %+v", name, err, got, want)
+		}
+	}
+	if isRuntimeError(errors.New("stack overflow")) || isRuntimeError(nil) {
+		t.Fatal("a host error read as wazero's own")
 	}
 }

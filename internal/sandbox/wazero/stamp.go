@@ -61,6 +61,10 @@ type stampDoc struct {
 	// (0: none did). A Load whose guests run in children needs nothing
 	// else of the compiled module (compiledMinMemory).
 	MinMemory uint64 `json:"min_memory,omitempty"`
+	// Guarded: the code that Load compiled is for a guarded memory,
+	// without bounds checks (memory.go), which is other code in the
+	// cache than the code with them.
+	Guarded bool `json:"guarded,omitempty"`
 }
 
 // stamps are the stamps of one build, read from and saved to path.
@@ -144,20 +148,21 @@ func (s *stamps) save() {
 }
 
 // compiledMinMemory is the module's minimum memory if an earlier Load
-// compiled this build into the compilation cache, 0 if none did.
-func (s *stamps) compiledMinMemory() uint64 {
-	if s == nil {
+// compiled this build into the compilation cache for a guarded memory or
+// not, as guarded says, 0 if none did.
+func (s *stamps) compiledMinMemory(guarded bool) uint64 {
+	if s == nil || s.doc.Guarded != guarded {
 		return 0
 	}
 	return s.doc.MinMemory
 }
 
-// recordCompiled records that this build is compiled into the cache, with
-// its module's minimum memory.
-func (s *stamps) recordCompiled(minMemory uint64) {
-	if s == nil || minMemory == 0 || s.doc.MinMemory == minMemory {
+// recordCompiled records that this build is compiled into the cache, for
+// a guarded memory or not, with its module's minimum memory.
+func (s *stamps) recordCompiled(minMemory uint64, guarded bool) {
+	if s == nil || minMemory == 0 || s.doc.MinMemory == minMemory && s.doc.Guarded == guarded {
 		return
 	}
-	s.doc.MinMemory = minMemory
+	s.doc.MinMemory, s.doc.Guarded = minMemory, guarded
 	s.dirty = true
 }

@@ -115,3 +115,24 @@ func TestStampRacyFileIsNotStamped(t *testing.T) {
 		t.Fatalf("a file written just now was stamped: %v", err)
 	}
 }
+
+// The stamp says which code a Load compiled: for a guarded memory or with
+// bounds checks, two entries of the compilation cache. A Load that needs
+// the other finds none recorded, and compiles it.
+func TestStampRecordsWhichCodeWasCompiled(t *testing.T) {
+	dir := t.TempDir()
+	st := openStamps(dir, "k")
+	st.recordCompiled(1<<20, true)
+	st.save()
+	st = openStamps(dir, "k")
+	if got := st.compiledMinMemory(true); got != 1<<20 {
+		t.Fatalf("guarded: %d", got)
+	}
+	if got := st.compiledMinMemory(false); got != 0 {
+		t.Fatalf("with checks: %d, want none", got)
+	}
+	st.recordCompiled(1<<20, false)
+	if got := st.compiledMinMemory(true); got != 0 || !st.dirty {
+		t.Fatalf("guarded after a compile with checks: %d (dirty %v)", got, st.dirty)
+	}
+}
