@@ -34,7 +34,12 @@ static void apysup_guard_handler(int sig, siginfo_t *info, void *uctx) {
 	} else if (apysup_guard_prev.sa_handler != SIG_IGN && apysup_guard_prev.sa_handler != SIG_DFL) {
 		apysup_guard_prev.sa_handler(sig);
 	} else {
-		sigaction(SIGSEGV, &apysup_guard_prev, NULL);
+		// No handler before this one: the default action, even where
+		// SIGSEGV was ignored (a fault that returns only faults again).
+		struct sigaction dfl;
+		memset(&dfl, 0, sizeof dfl);
+		dfl.sa_handler = SIG_DFL;
+		sigaction(SIGSEGV, &dfl, NULL);
 	}
 }
 
@@ -48,8 +53,15 @@ static int apysup_guard_install(void) {
 }
 
 static void apysup_guard_set(uintptr_t lo, uintptr_t hi) {
+	__atomic_store_n(&apysup_guard_lo, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&apysup_guard_hi, hi, __ATOMIC_RELEASE);
 	__atomic_store_n(&apysup_guard_lo, lo, __ATOMIC_RELEASE);
+}
+
+// Clears the guard if it is still the reservation at lo.
+static void apysup_guard_clear(uintptr_t lo) {
+	uintptr_t want = lo;
+	__atomic_compare_exchange_n(&apysup_guard_lo, &want, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 */
 import "C"
@@ -72,16 +84,19 @@ var guardInstall = sync.OnceValue(func() error {
 })
 
 // guardSet makes reservation the one whose faults end this process with
-// SIGSEGV (nil: none). The handler is installed the first time.
+// SIGSEGV: a process runs one guarded guest at a time. The handler is
+// installed the first time.
 func guardSet(reservation []byte) error {
 	if err := guardInstall(); err != nil {
 		return err
 	}
-	if reservation == nil {
-		C.apysup_guard_set(0, 0)
-		return nil
-	}
 	lo := uintptr(unsafe.Pointer(unsafe.SliceData(reservation)))
 	C.apysup_guard_set(C.uintptr_t(lo), C.uintptr_t(lo+uintptr(len(reservation))))
 	return nil
+}
+
+// guardClear ends reservation's guard, before it is unmapped, unless
+// another reservation's has taken its place.
+func guardClear(reservation []byte) {
+	C.apysup_guard_clear(C.uintptr_t(uintptr(unsafe.Pointer(unsafe.SliceData(reservation)))))
 }

@@ -68,6 +68,15 @@ func guardProbe(what string) {
 	case "after free":
 		m.Free()
 		*(*byte)(unsafe.Add(base, 0)) = 1
+	case "after an older one's free":
+		// The guard is the newest reservation's: freeing an older one
+		// leaves it.
+		n := &linearMemory{limit: 1 << 30}
+		if err := n.reserveGuarded(); err != nil {
+			panic(err)
+		}
+		m.Free()
+		*(*byte)(unsafe.Pointer(unsafe.SliceData(n.mapping))) = 1
 	}
 	os.Stdout.WriteString("no fault\n")
 	os.Exit(3)
@@ -103,6 +112,7 @@ func TestGuardHandler(t *testing.T) {
 		{"at the top of the reservation", syscall.SIGSEGV, 0, ""},
 		{"a Go fault beside it", 0, 0, "recovered: runtime\nrecovered nil\n"},
 		{"after free", 0, 2, ""}, // the Go runtime's fatal fault, not the guard's
+		{"after an older one's free", syscall.SIGSEGV, 0, ""},
 	} {
 		t.Run(tc.what, func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^$")

@@ -177,8 +177,8 @@ func (m *linearMemory) usage() (refused bool, high uint64) {
 
 // Free implements experimental.LinearMemory.
 func (m *linearMemory) Free() {
-	if m.guarded {
-		_ = guardSet(nil)
+	if m.guarded && m.mapping != nil {
+		guardClear(m.mapping)
 	}
 	if m.mapped {
 		_ = unix.Munmap(m.mapping)
