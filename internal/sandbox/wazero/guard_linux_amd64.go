@@ -12,6 +12,14 @@ package wazero
 static uintptr_t apysup_guard_lo, apysup_guard_hi;
 static struct sigaction apysup_guard_prev;
 
+// SIGSEGV's default action back: the fault, run again, ends the process.
+static void apysup_guard_default(void) {
+	struct sigaction dfl;
+	memset(&dfl, 0, sizeof dfl);
+	dfl.sa_handler = SIG_DFL;
+	sigaction(SIGSEGV, &dfl, NULL);
+}
+
 // A fault inside the reservation is the guest's access out of bounds: the
 // handler gives SIGSEGV its default action back and returns, the access
 // runs again and the kernel ends the process with SIGSEGV, as it ends a
@@ -23,10 +31,7 @@ static void apysup_guard_handler(int sig, siginfo_t *info, void *uctx) {
 	uintptr_t lo = __atomic_load_n(&apysup_guard_lo, __ATOMIC_ACQUIRE);
 	uintptr_t hi = __atomic_load_n(&apysup_guard_hi, __ATOMIC_ACQUIRE);
 	if (info->si_code > 0 && lo != 0 && addr >= lo && addr < hi) {
-		struct sigaction dfl;
-		memset(&dfl, 0, sizeof dfl);
-		dfl.sa_handler = SIG_DFL;
-		sigaction(SIGSEGV, &dfl, NULL);
+		apysup_guard_default();
 		return;
 	}
 	if (apysup_guard_prev.sa_flags & SA_SIGINFO) {
@@ -36,10 +41,7 @@ static void apysup_guard_handler(int sig, siginfo_t *info, void *uctx) {
 	} else {
 		// No handler before this one: the default action, even where
 		// SIGSEGV was ignored (a fault that returns only faults again).
-		struct sigaction dfl;
-		memset(&dfl, 0, sizeof dfl);
-		dfl.sa_handler = SIG_DFL;
-		sigaction(SIGSEGV, &dfl, NULL);
+		apysup_guard_default();
 	}
 }
 

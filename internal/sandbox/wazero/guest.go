@@ -211,6 +211,7 @@ func (in *Interpreter) startGuest(ctx context.Context, limitBytes, reserveBytes 
 	}
 	mod, err := in.runtime.InstantiateModule(runCtx, in.module, cfg)
 	if err != nil {
+		g.mem.Free() // a guard's reservation, if the module never took it
 		return nil, err
 	}
 	g.mod, g.ctx = mod, context.WithValue(runCtx, cpuKey{}, g.cpu)

@@ -66,16 +66,22 @@ func (m *linearMemory) GuardedMemory() bool { return m.guarded }
 // memory: not where guardSupported is false, nor under an RLIMIT_AS (or a
 // kernel) that refuses 8 GiB of address space. python.wasm is then
 // compiled with its bounds checks, and runs as it did before guards.
-func guardAvailable() bool {
+// Asked once per process: Load, each child's assemble and doctor ask it.
+var guardAvailable = sync.OnceValue(func() bool {
 	if !guardSupported {
 		return false
 	}
-	mapping, err := unix.Mmap(-1, 0, guardReservation, unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANON|unix.MAP_NORESERVE)
+	mapping, err := mapGuard()
 	if err != nil {
 		return false
 	}
 	_ = unix.Munmap(mapping)
 	return true
+})
+
+// mapGuard maps a guard reservation, inaccessible throughout.
+func mapGuard() ([]byte, error) {
+	return unix.Mmap(-1, 0, guardReservation, unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANON|unix.MAP_NORESERVE)
 }
 
 // GuardedMemory reports whether this process's wazero children run
@@ -87,7 +93,7 @@ func GuardedMemory() bool { return guardAvailable() }
 // grants its first bytes, and makes its faults end this process with
 // SIGSEGV (guardSet). The guest must not start if it cannot.
 func (m *linearMemory) reserveGuarded() error {
-	mapping, err := unix.Mmap(-1, 0, guardReservation, unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANON|unix.MAP_NORESERVE)
+	mapping, err := mapGuard()
 	if err != nil {
 		return fmt.Errorf("wazero: guarded memory: reserving %d bytes: %w", guardReservation, err)
 	}

@@ -83,18 +83,6 @@ func hostExitBySignal(ctx context.Context, mod api.Module, stack []uint64) {
 // an error killed_by_signal:SIGNAME, exit status 128+N, as natively. A
 // float-to-integer conversion of NaN (natively no fault) and anything
 // else stays wasm_trap.
-// wasmRuntimeErrorPkg is the package of wazero's runtime errors' type,
-// wasmruntime.Error, internal to wazero.
-const wasmRuntimeErrorPkg = wazeroModule + "/internal/wasmruntime"
-
-// isRuntimeError reports whether err is one of wazero's runtime errors
-// itself, unwrapped: its type is internal to wazero, so it is matched by
-// its package and name (a host error never has it).
-func isRuntimeError(err error) bool {
-	t := reflect.TypeOf(err)
-	return t != nil && t.Kind() == reflect.Pointer && t.Elem().PkgPath() == wasmRuntimeErrorPkg && t.Elem().Name() == "Error"
-}
-
 var trapSignals = map[string]syscall.Signal{
 	"stack overflow":              syscall.SIGSEGV,
 	"out of bounds memory access": syscall.SIGSEGV,
@@ -123,4 +111,16 @@ func trapSignal(err error) syscall.Signal {
 		return 0
 	}
 	return trapSignals[inner.Error()]
+}
+
+// wasmRuntimeErrorPkg is the package of wazero's runtime errors' type,
+// wasmruntime.Error, internal to wazero.
+const wasmRuntimeErrorPkg = wazeroModule + "/internal/wasmruntime"
+
+// isRuntimeError reports whether err is one of wazero's runtime errors
+// itself, unwrapped: its type is internal to wazero, so it is matched by
+// its package and name (a host error never has it).
+func isRuntimeError(err error) bool {
+	t := reflect.TypeOf(err)
+	return t != nil && t.Kind() == reflect.Pointer && t.Elem().PkgPath() == wasmRuntimeErrorPkg && t.Elem().Name() == "Error"
 }
