@@ -1,7 +1,7 @@
 #!/bin/bash
 # Build CPython 3.11 for wasm32-wasi from Debian's own python3.11 source, with
-# zlib, liblzma, libbz2, SQLite and musl's time zone code (Debian's sources
-# too), CPython's test modules
+# zlib, liblzma, libbz2, SQLite, Berkeley DB (dbm.ndbm), libuuid and musl's
+# time zone code (Debian's sources too), CPython's test modules
 # (_testcapi and its kin, as Debian's libpython3.11-stdlib ships them) and the
 # _agent_runtime_host module built in (SPEC.md section 8); its libm is the
 # host's (_apysup_libm.c).
@@ -50,6 +50,8 @@ XZ_SRC_VERSION="5.4.1-1+deb12u1"   # Debian's xz-utils source package (liblzma)
 BZIP2_SRC_VERSION="1.0.8-5"        # Debian's bzip2 source package (libbz2)
 SQLITE_SRC_VERSION="3.40.1-2+deb12u2" # Debian's sqlite3 source package (libsqlite3)
 MUSL_SRC_VERSION="1.2.3-1"          # Debian's musl source package (its time zone code)
+DB_SRC_VERSION="5.3.28+dfsg2-1"     # Debian's db5.3 source package (libdb, under dbm.ndbm as natively)
+UUID_SRC_VERSION="2.38.1-5+deb12u3" # Debian's util-linux source package (libuuid, under _uuid)
 LLVM=16
 PACKAGES=(
 	"clang-$LLVM" "lld-$LLVM" "llvm-$LLVM" "libclang-rt-$LLVM-dev-wasm32" wasi-libc
@@ -74,7 +76,9 @@ SETUP_LOCAL="_agent_runtime_host _agent_runtime_host.c
 _apysup_os _apysup_os.c
 resource resource.c
 fcntl _apysup_fcntlmodule.c
-termios termios.c -I\$(srcdir)/Modules/apysup-termios"
+termios termios.c -I\$(srcdir)/Modules/apysup-termios
+_dbm _dbmmodule.c -DUSE_BERKDB -I\$(APYSUP_DB) \$(APYSUP_DB)/libdb.a
+_uuid _uuidmodule.c -DHAVE_UUID_UUID_H -DHAVE_UUID_GENERATE_TIME_SAFE -I\$(APYSUP_UUID)/include \$(APYSUP_UUID)/libuuid.a"
 
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export LC_ALL=C TZ=UTC SOURCE_DATE_EPOCH=0
@@ -168,7 +172,8 @@ have_src() {
 ensure_deb_src() {
 	have_src python3.11 "$PY_SRC_VERSION" && have_src zlib "$ZLIB_SRC_VERSION" &&
 		have_src xz-utils "$XZ_SRC_VERSION" && have_src bzip2 "$BZIP2_SRC_VERSION" &&
-		have_src sqlite3 "$SQLITE_SRC_VERSION" && return
+		have_src sqlite3 "$SQLITE_SRC_VERSION" && have_src db5.3 "$DB_SRC_VERSION" &&
+		have_src util-linux "$UUID_SRC_VERSION" && return
 	local debian=/etc/apt/sources.list.d/debian.sources
 	local ours=/etc/apt/sources.list.d/apysup-deb-src.sources
 	if [[ ! -f $ours ]] && ! grep -qsE '^(Types:.*deb-src|deb-src )' "$debian" /etc/apt/sources.list; then
@@ -182,7 +187,7 @@ ensure_deb_src() {
 	have_src python3.11 "$PY_SRC_VERSION" ||
 		die "python3.11 source $PY_SRC_VERSION is not in the archive; available: $(apt-cache showsrc python3.11 | sed -n 's/^Version: //p' | tr '\n' ' ')(update PY_SRC_VERSION in $here/build.sh)"
 	local pkg var
-	for pkg in zlib:ZLIB_SRC_VERSION xz-utils:XZ_SRC_VERSION bzip2:BZIP2_SRC_VERSION sqlite3:SQLITE_SRC_VERSION; do
+	for pkg in zlib:ZLIB_SRC_VERSION xz-utils:XZ_SRC_VERSION bzip2:BZIP2_SRC_VERSION sqlite3:SQLITE_SRC_VERSION db5.3:DB_SRC_VERSION util-linux:UUID_SRC_VERSION; do
 		var=${pkg#*:}
 		have_src "${pkg%%:*}" "${!var}" ||
 			die "${pkg%%:*} source ${!var} is not in the archive (update $var in $here/build.sh)"
@@ -205,10 +210,10 @@ jobs=$(nproc)
 # __FILE__ paths and the sysconfig data read /build instead of $work.
 map_paths="-ffile-prefix-map=$work=/build"
 
-log "fetching python3.11 $PY_SRC_VERSION, zlib $ZLIB_SRC_VERSION, xz-utils $XZ_SRC_VERSION, bzip2 $BZIP2_SRC_VERSION, sqlite3 $SQLITE_SRC_VERSION and musl $MUSL_SRC_VERSION sources"
+log "fetching python3.11 $PY_SRC_VERSION, zlib $ZLIB_SRC_VERSION, xz-utils $XZ_SRC_VERSION, bzip2 $BZIP2_SRC_VERSION, sqlite3 $SQLITE_SRC_VERSION, musl $MUSL_SRC_VERSION, db5.3 $DB_SRC_VERSION and util-linux $UUID_SRC_VERSION sources"
 (cd "$work/src" && apt-get source -q "python3.11=$PY_SRC_VERSION" "zlib=$ZLIB_SRC_VERSION" \
 	"xz-utils=$XZ_SRC_VERSION" "bzip2=$BZIP2_SRC_VERSION" "sqlite3=$SQLITE_SRC_VERSION" \
-	"musl=$MUSL_SRC_VERSION" >"$work/apt-source.log" 2>&1) ||
+	"musl=$MUSL_SRC_VERSION" "db5.3=$DB_SRC_VERSION" "util-linux=$UUID_SRC_VERSION" >"$work/apt-source.log" 2>&1) ||
 	{ cat "$work/apt-source.log" >&2; die "apt-get source failed"; }
 src_dir() { find "$work/src" -maxdepth 1 -type d -name "$1-*" | head -1; }
 py_src=$(src_dir python3.11)
@@ -217,7 +222,10 @@ xz_src=$(src_dir xz-utils)
 bzip2_src=$(src_dir bzip2)
 sqlite_src=$(src_dir sqlite3)
 musl_src=$(src_dir musl)
-[[ -d $py_src && -d $zlib_src && -d $xz_src && -d $bzip2_src && -d $sqlite_src && -d $musl_src ]] || die "sources did not unpack"
+db_src=$(src_dir db5.3)
+uuid_src=$(src_dir util-linux)
+[[ -d $py_src && -d $zlib_src && -d $xz_src && -d $bzip2_src && -d $sqlite_src && -d $musl_src && -d $db_src && -d $uuid_src ]] ||
+	die "sources did not unpack"
 # patches/<source package>/*.patch apply to that package's source.
 for p in $(cd "$here" && find . -path './patches/*.patch' | LC_ALL=C sort); do
 	pkg=${p#./patches/}
@@ -330,13 +338,57 @@ log "sqlite3"
 $wasi_cc $WASI_CFLAGS $map_paths -w $SQLITE_CFLAGS -c "$sqlite_build/native/sqlite3.c" -o "$sqlite_build/sqlite3.o"
 "llvm-ar-$LLVM" rcs "$sqlite_build/libsqlite3.a" "$sqlite_build/sqlite3.o"
 
+# config.guess must not see the cross compiler, or it answers x86_64-pc-linux-gnux32.
+build_triple=$("$py_src/config.guess")
+
+# libdb: Berkeley DB 5.3, which Debian's _dbm (dbm.ndbm) links, so that a
+# database either backend writes is a Berkeley DB hash file the other reads.
+# Its configure, cross, with what dbm_open needs and WASI has: no threads
+# (nor mutexes: one thread, and the environment dbm_open makes is private,
+# in malloc'd memory), no replication, C only. Told there is no fcntl or
+# mmap, it takes its paths without them: fcntl serves only DB_REGISTER's
+# record locks, which dbm_open never asks for, and the mmap of a read-only
+# database file falls back to reads, as it does natively when the mapping
+# fails. Its configure predates the wasi triple: CPython's config.sub and
+# config.guess know it. chmod (os_mkdir.c) is _apysup_paths.c's, as
+# CPython's os.chmod is.
+db_build="$work/db"
+mkdir -p "$db_build"
+cp "$py_src/config.sub" "$py_src/config.guess" "$db_src/dist/"
+printf '#include <sys/types.h>\nint __apysup_chmod(const char *, mode_t);\n' >"$db_build/apysup_chmod.h"
+step db-configure env CC="$wasi_cc" AR="llvm-ar-$LLVM" RANLIB="llvm-ranlib-$LLVM" \
+	CFLAGS="$WASI_CFLAGS $map_paths -D_WASI_EMULATED_GETPID -D_WASI_EMULATED_SIGNAL" \
+	LDFLAGS="-lwasi-emulated-getpid -lwasi-emulated-signal" \
+	ac_cv_func_fcntl=no ac_cv_func_mmap=no ac_cv_func_munmap=no \
+	sh -c "cd '$db_build' && '$db_src/dist/configure' --host=wasm32-unknown-wasi --build='$build_triple' \
+		--disable-shared --enable-static --enable-dbm --disable-cxx --disable-java --disable-tcl --disable-sql \
+		--disable-mutexsupport --disable-replication"
+step db-make make -C "$db_build" -j"$jobs" libdb.a \
+	CPPFLAGS="-I\$(builddir) -I\$(srcdir) -include $db_build/apysup_chmod.h -Dchmod=__apysup_chmod"
+[[ -f $db_build/libdb.a ]] || die "libdb did not build"
+
+# libuuid: util-linux's library, which Debian's _uuid links. Its sources by
+# hand, as zlib's: util-linux's configure checks for the whole suite of
+# tools. libuuid/config.h (forced in) says what WASI has; grp.h and pwd.h
+# there stand in for headers util-linux's c.h includes and libuuid does
+# not use.
+uuid_build="$work/uuid"
+mkdir -p "$uuid_build/include/uuid"
+uuid_objs=()
+log "libuuid"
+for c in libuuid/src/{clear,compare,copy,gen_uuid,isnull,pack,parse,predefined,unpack,unparse,uuid_time} lib/{randutils,md5,sha1}; do
+	$wasi_cc $WASI_CFLAGS $map_paths -D_WASI_EMULATED_GETPID -include "$here/libuuid/config.h" -I"$here/libuuid" \
+		-I"$uuid_src/include" -I"$uuid_src/libuuid/src" -c "$uuid_src/$c.c" -o "$uuid_build/${c##*/}.o"
+	uuid_objs+=("$uuid_build/${c##*/}.o")
+done
+cp "$uuid_src/libuuid/src/uuid.h" "$uuid_build/include/uuid/"
+"llvm-ar-$LLVM" rcs "$uuid_build/libuuid.a" "${uuid_objs[@]}"
+
 # --- CPython for wasm32-wasi --------------------------------------------------
 
 wasi_build="$work/wasi"
 mkdir -p "$wasi_build/Modules"
 printf '%s\n' "$SETUP_LOCAL" >"$wasi_build/Modules/Setup.local"
-# config.guess must not see the cross compiler, or it answers x86_64-pc-linux-gnux32.
-build_triple=$("$py_src/config.guess")
 # No clock_nanosleep: with it, time.sleep() waits on an absolute
 # clock_nanosleep, which wazero refuses (errno 58); nanosleep works. Both
 # cache variables: configure falls back to -lrt (a wasi-libc stub) and would
@@ -481,8 +533,12 @@ $wasi_cc $WASI_CFLAGS $map_paths -I"$here/include" -c "$here/_apysup_signal.c" -
 log "apysup_string"
 $wasi_cc $WASI_CFLAGS -mbulk-memory -msimd128 -fno-builtin $map_paths -c "$here/_apysup_string.c" -o "$work/apysup_string.o"
 # Replaces configure's own LDFLAGS_NODIST for WASI (a 512 KiB stack).
-step wasi-make make -C "$wasi_build" -j"$jobs" \
+step wasi-make make -C "$wasi_build" -j"$jobs" APYSUP_DB="$db_build" APYSUP_UUID="$uuid_build" \
 	LDFLAGS_NODIST="$WASI_LDFLAGS_NODIST $work/apysup_libm.o $work/apysup_paths.o $work/apysup_string.o $work/apysup_locale.o $work/apysup_stat.o $work/apysup_signal.o $work/apysup_files.o $work/apysup_errno.o $work/apysup_flags.o $work/apysup_host.o $work/apysup_resource.o $work/apysup_fcntl.o $work/apysup_termios.o $work/apysup_netdb.o $work/apysup_tz.o $work/apysup_mktime.o $work/apysup_strftime.o -Wl,--wrap=__wasilibc_find_relpath_alloc,--wrap=wcsftime,--wrap=rename,--wrap=link,--wrap=getcwd,--wrap=setlocale,--wrap=nl_langinfo,--wrap=wcscoll,--wrap=fstat,--wrap=__wasilibc_nocwd_fstatat,--wrap=open,--wrap=mkdir,--wrap=raise,--wrap=abort,--wrap=strsignal,--wrap=__wasi_fd_write,--wrap=__wasi_fd_pwrite,--wrap=__wasi_fd_filestat_set_size,--wrap=__wasi_fd_allocate,--wrap=__wasi_path_create_directory,--wrap=__wasi_path_link,--wrap=__wasi_path_open,--wrap=sysconf,--wrap=fpathconf,--wrap=fcntl,--wrap=close,--wrap=__wasi_fd_seek,--wrap=inet_pton,--wrap=inet_ntop"
+
+for m in _dbm _uuid; do
+	grep -q "\"$m\"" "$wasi_build/Modules/config.c" || die "python.wasm has no $m built in"
+done
 
 # --- output --------------------------------------------------------------------
 
@@ -507,9 +563,9 @@ if grep -qaF -e "$work" -e "$here" "$work/out/python.wasm" "$sysconfig_dir"/*; t
 fi
 
 "$build_python" -I -S - "$work/out" "$key" "$PY_SRC_VERSION" "$ZLIB_SRC_VERSION" "$XZ_SRC_VERSION" "$BZIP2_SRC_VERSION" \
-	"$SQLITE_SRC_VERSION" "$MUSL_SRC_VERSION" "$(dpkg-query -W -f='${Version}' "clang-$LLVM")" "$(dpkg-query -W -f='${Version}' wasi-libc)" <<'EOF'
+	"$SQLITE_SRC_VERSION" "$MUSL_SRC_VERSION" "$DB_SRC_VERSION" "$UUID_SRC_VERSION" "$(dpkg-query -W -f='${Version}' "clang-$LLVM")" "$(dpkg-query -W -f='${Version}' wasi-libc)" <<'EOF'
 import hashlib, json, os, sys
-out, key, py, zlib, xz, bzip2, sqlite3, musl, clang, wasi_libc = sys.argv[1:11]
+out, key, py, zlib, xz, bzip2, sqlite3, musl, db, util_linux, clang, wasi_libc = sys.argv[1:13]
 files = {}
 for name in ("python.wasm", "python311.zip"):
     with open(os.path.join(out, name), "rb") as f:
@@ -519,7 +575,7 @@ manifest = {
     "schema_version": "apysup.wasi.v1",
     "key": key,
     "python_version": "3.11.2",
-    "source": {"python3.11": py, "zlib": zlib, "xz-utils": xz, "bzip2": bzip2, "sqlite3": sqlite3, "musl": musl},
+    "source": {"python3.11": py, "zlib": zlib, "xz-utils": xz, "bzip2": bzip2, "sqlite3": sqlite3, "musl": musl, "db5.3": db, "util-linux": util_linux},
     "toolchain": {"clang": clang, "wasi-libc": wasi_libc},
     "files": files,
 }
