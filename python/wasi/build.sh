@@ -68,7 +68,11 @@ WASI_CFLAGS="-O2 -Wno-error=int-conversion -DPy_DEFAULT_RECURSION_LIMIT=1000"
 # configure turns pymalloc off for WASI (3.11's default, dropped in 3.12);
 # wasi-libc's malloc is dlmalloc, which pymalloc's small-object arenas (taken
 # from malloc, as there is no mmap) sit on top of, as natively.
-WASI_CONFIGURE_FLAGS="--with-pymalloc --enable-test-modules --without-ensurepip --enable-ipv6"
+# configure picks FNV for str and bytes hashes when it cannot run its
+# aligned-access probe (cross builds); wasm loads need no alignment, and
+# the native guest hashes with SipHash-1-3 (sys.hash_info.algorithm), whose
+# keyed hashes are also what protects dicts from colliding keys.
+WASI_CONFIGURE_FLAGS="--with-pymalloc --enable-test-modules --without-ensurepip --enable-ipv6 --with-hash-algorithm=siphash13"
 WASI_LDFLAGS_NODIST="-z stack-size=8388608 -Wl,--stack-first -Wl,--initial-memory=16777216"
 # Built-in modules beyond configure's own choice, as Modules/Setup.local lines
 # (source paths relative to Modules/: makesetup breaks on absolute paths).
@@ -433,6 +437,7 @@ for m in ZLIB _BZ2 _LZMA _SQLITE3 _TESTCAPI; do
 done
 grep -q '^#define WITH_PYMALLOC 1' "$wasi_build/pyconfig.h" || die "configure did not enable pymalloc"
 grep -q '^#define ENABLE_IPV6 1' "$wasi_build/pyconfig.h" || die "configure did not enable IPv6"
+grep -q '^#define Py_HASH_ALGORITHM 3$' "$wasi_build/pyconfig.h" || die "configure did not choose SipHash-1-3"
 for f in CHOWN LCHOWN FCHOWN FCHOWNAT SENDFILE COPY_FILE_RANGE GETLOGIN GETLOADAVG NICE FDOPENDIR WORKING_TZSET WCSFTIME SYS_STATVFS_H STATVFS FSTATVFS PRLIMIT GETRUSAGE \
 	NETDB_H GETADDRINFO GAI_STRERROR GETNAMEINFO HSTRERROR GETHOSTBYNAME GETHOSTBYADDR GETSERVBYNAME GETSERVBYPORT GETPROTOBYNAME SOCKET \
 	CTERMID TTYNAME TCGETPGRP TCSETPGRP OPENPTY LOGIN_TTY PTY_H; do
