@@ -96,6 +96,14 @@ static int is_stdio(int fd)
     return fd >= 0 && fd < 3 && !stdio_replaced[fd];
 }
 
+// _apysup_stdin_is_null reports whether descriptor 0 is still the stdin
+// the guest started with, which stands for the native guest's /dev/null
+// (_apysup_errno.c's writes).
+int _apysup_stdin_is_null(void)
+{
+    return is_stdio(0);
+}
+
 // _apysup_fd_opened records what open(2) was asked for a new descriptor
 // (wasi-libc's flags). wazero drops O_NONBLOCK at the open of a file and
 // keeps it when it is set afterwards, as os.set_blocking does.

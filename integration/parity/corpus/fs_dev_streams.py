@@ -49,3 +49,7 @@ for name, op in (("nofollow", lambda: os.open("/dev/stdout", os.O_WRONLY | os.O_
         print(name, "done", r is None)
     except OSError as e:
         print(name, errno.errorcode[e.errno])
+# Writes to stdin, which is /dev/null opened for reading and writing: taken
+# whole, and gone.
+print("writes to stdin", os.write(0, b"into the void"), os.pwrite(0, b"abc", 5), os.writev(0, [b"ab", b"cde"]),
+      repr(os.read(0, 10)))
