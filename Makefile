@@ -29,6 +29,7 @@ export GOWORK := $(CURDIR)/.build/go.work
 WAZERO_PATCH_TESTS := github.com/tetratelabs/wazero github.com/tetratelabs/wazero/internal/wasm \
 	github.com/tetratelabs/wazero/internal/engine/wazevo \
 	github.com/tetratelabs/wazero/internal/engine/wazevo/backend/isa/amd64 \
+	github.com/tetratelabs/wazero/internal/filecache \
 	github.com/tetratelabs/wazero/internal/integration_test/spectest/...
 
 include mk/wasi.mk

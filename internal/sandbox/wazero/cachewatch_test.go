@@ -38,6 +38,9 @@ func TestCacheWatch(t *testing.T) {
 	if got := watch(add("b.123.tmp")); len(got) != 0 {
 		t.Fatalf("a temporary file: %q", got)
 	}
+	if got := watch(add("a.verified")); len(got) != 0 {
+		t.Fatalf("a read entry's stamp: %q", got)
+	}
 	if got := watch(add("c")); len(got) != 1 || !strings.HasPrefix(got[0], "compiled ") {
 		t.Fatalf("a new entry: %q", got)
 	}

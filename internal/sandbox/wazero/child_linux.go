@@ -623,7 +623,12 @@ func childMain() int {
 	// what the child will ever hold, all of it live: a collection on the
 	// way would find nothing to free.
 	gcPercent := debug.SetGCPercent(-1)
-	in, err := assemble(ctx, &Build{Dir: load.BuildDir}, wasm, nil, guestFiles, zoneinfo, load.CompilationCacheDir, nil, false)
+	// The build as far as the child knows it: where it is, and what its
+	// parent checked python.wasm against.
+	build := &Build{Dir: load.BuildDir, Manifest: Manifest{Files: map[string]ManifestFile{
+		wasmFile: {Size: load.Wasm.Size, SHA256: load.WasmSHA256},
+	}}}
+	in, err := assemble(ctx, build, wasm, nil, guestFiles, zoneinfo, load.CompilationCacheDir, nil, false)
 	debug.SetGCPercent(gcPercent)
 	stdlib := <-trees
 	if err != nil {

@@ -33,16 +33,20 @@ type childLoad struct {
 	// Wasm and Stdlib identify python.wasm and the stdlib zip, open at
 	// childWasmFD and childStdlibFD, as the parent checked them: a child
 	// maps them only if they are still those versions.
-	Wasm     fileID `json:"wasm"`
-	Stdlib   fileID `json:"stdlib"`
-	Zoneinfo bool   `json:"zoneinfo"` // the host's zoneinfo is childZoneinfoFD
+	Wasm   fileID `json:"wasm"`
+	Stdlib fileID `json:"stdlib"`
+	// WasmSHA256 is python.wasm's digest from the manifest, which the
+	// parent checked the file against: the child names the module by it
+	// rather than hashing the file again.
+	WasmSHA256 string `json:"wasm_sha256"`
+	Zoneinfo   bool   `json:"zoneinfo"` // the host's zoneinfo is childZoneinfoFD
 	// MemoryBytes is the guest's memory limit until its job's: the guest
 	// starts before its job (a fresh child's parent gives the job's own).
 	MemoryBytes uint64 `json:"memory_bytes"`
 }
 
 // maxLoadBytes bounds the load message: two paths, two file identities,
-// a flag and a number.
+// a digest, a flag and a number.
 const maxLoadBytes = 16 << 10
 
 // writeLoad writes the load message that opens the job pipe: its length
@@ -92,6 +96,9 @@ func readLoad(r io.Reader) (childLoad, error) {
 	}
 	if load.Wasm.Size <= 0 || load.Stdlib.Size <= 0 {
 		return childLoad{}, errors.New("load: no build files")
+	}
+	if _, ok := sha256Digest(load.WasmSHA256); !ok {
+		return childLoad{}, errors.New("load: no digest of " + wasmFile)
 	}
 	return load, nil
 }

@@ -192,8 +192,9 @@ func FuzzReadCall(f *testing.F) {
 func TestLoadWire(t *testing.T) {
 	var buf bytes.Buffer
 	want := childLoad{BuildDir: "/cache/apysup/wasi/k", CompilationCacheDir: "/cache/apysup/wazero", Zoneinfo: true, MemoryBytes: 64 << 20,
-		Wasm:   fileID{Dev: 2049, Ino: 17, Size: 8 << 20, MtimeNs: 1, CtimeNs: 2},
-		Stdlib: fileID{Dev: 2049, Ino: 18, Size: 12 << 20, MtimeNs: 3, CtimeNs: 4}}
+		Wasm:       fileID{Dev: 2049, Ino: 17, Size: 8 << 20, MtimeNs: 1, CtimeNs: 2},
+		Stdlib:     fileID{Dev: 2049, Ino: 18, Size: 12 << 20, MtimeNs: 3, CtimeNs: 4},
+		WasmSHA256: strings.Repeat("0f", 32)}
 	if err := writeLoad(&buf, want); err != nil {
 		t.Fatal(err)
 	}
@@ -223,6 +224,26 @@ func TestLoadWire(t *testing.T) {
 			}
 		})
 	}
+	// A valid load but for python.wasm's digest.
+	for name, digest := range map[string]string{
+		"no digest":         "",
+		"short digest":      strings.Repeat("0f", 31),
+		"upper-case digest": strings.Repeat("0F", 32),
+		"non-hex digest":    strings.Repeat("0g", 32),
+		"long digest":       strings.Repeat("0f", 33),
+	} {
+		t.Run(name, func(t *testing.T) {
+			bad := want
+			bad.WasmSHA256 = digest
+			var buf bytes.Buffer
+			if err := writeLoad(&buf, bad); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := readLoad(&buf); err == nil {
+				t.Fatalf("accepted %+v", got)
+			}
+		})
+	}
 }
 
 // The load message comes down the child's job pipe before anything else:
@@ -231,7 +252,7 @@ func TestLoadWire(t *testing.T) {
 func FuzzReadLoad(f *testing.F) {
 	var buf bytes.Buffer
 	_ = writeLoad(&buf, childLoad{BuildDir: "/b", CompilationCacheDir: "/c", Zoneinfo: true, MemoryBytes: 1 << 20,
-		Wasm: fileID{Ino: 1, Size: 1}, Stdlib: fileID{Ino: 2, Size: 2}})
+		Wasm: fileID{Ino: 1, Size: 1}, Stdlib: fileID{Ino: 2, Size: 2}, WasmSHA256: strings.Repeat("ab", 32)})
 	f.Add(buf.Bytes())
 	f.Add([]byte("\x00\x00\x00\x02{}"))
 	f.Add([]byte("\xff\xff\xff\xff"))
@@ -249,7 +270,7 @@ func FuzzReadLoad(f *testing.F) {
 			return
 		}
 		if load.CompilationCacheDir == "" || strings.ContainsRune(load.CompilationCacheDir+load.BuildDir, 0) || load.MemoryBytes == 0 ||
-			load.Wasm.Size <= 0 || load.Stdlib.Size <= 0 {
+			load.Wasm.Size <= 0 || load.Stdlib.Size <= 0 || len(load.WasmSHA256) != 64 {
 			t.Fatalf("accepted %+v", load)
 		}
 	})

@@ -227,6 +227,15 @@ func (b *Build) openStamped(name string, st *stamps, now time.Time) (f *os.File,
 	return f, data, nil
 }
 
+// sha256Digest decodes a manifest's digest: 64 lowercase hex digits.
+func sha256Digest(s string) (sum [sha256.Size]byte, ok bool) {
+	if len(s) != hex.EncodedLen(sha256.Size) || strings.ToLower(s) != s {
+		return sum, false
+	}
+	_, err := hex.Decode(sum[:], []byte(s))
+	return sum, err == nil
+}
+
 func missing(why string) error {
 	return &UnavailableError{Code: ErrorCodeGuestMissing, Reason: why + "; run `" + BuildCommand + "` once to build it"}
 }

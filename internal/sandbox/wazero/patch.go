@@ -55,3 +55,12 @@ func validatesWhenCompiling(rt wazero.Runtime) bool {
 	_, ok := engine.Elem().Type().MethodByName("ValidatesPendingFunctions")
 	return ok
 }
+
+// digestCompiler is wazero's runtime as patched (third_party/wazero, item
+// 6): CompileModule of a binary whose SHA-256 the caller gives, which
+// names the module instead of a hash of the binary. Found by a type
+// assertion, so that a build against wazero as released compiles and
+// hashes instead.
+type digestCompiler interface {
+	CompileModuleWithSHA256(ctx context.Context, binary []byte, sha256 [32]byte) (wazero.CompiledModule, error)
+}

@@ -40,4 +40,12 @@ func TestRuntimeIsPatched(t *testing.T) {
 
 	_, patched := Runtime(ctx)
 	testenv.Need(t, patched, "wazero with apysup's patch (run the tests through make, whose workspace .build/go.work replaces the module)")
+
+	// The patch's other sign, found the same way: a runtime that compiles
+	// a binary under a digest its caller gives (init, item 6).
+	rt := wazero.NewRuntime(ctx)
+	defer rt.Close(ctx)
+	if _, ok := rt.(digestCompiler); !ok {
+		t.Fatal("the patched runtime has no CompileModuleWithSHA256: every start hashes python.wasm again")
+	}
 }
