@@ -19,7 +19,8 @@
 /* Both directions are bounded like the native transport (SPEC.md section 3). */
 #define HOST_CALL_LIMIT (1 << 20)
 /* host_call's answer when an interval timer of the guest came due while it
-   waited (internal/sandbox/wazero/hostcall.go): the answer is still owed. */
+   waited (internal/sandbox/wazero/hostcall.go): the answer is still owed,
+   until the call is given up. */
 #define HOST_CALL_INTERRUPTED (-2)
 
 __attribute__((import_module("agent_runtime_v1"), import_name("host_call")))
@@ -119,10 +120,13 @@ agent_runtime_host_call(PyObject *module, PyObject *arg)
         resp, (uint32_t)HOST_CALL_LIMIT);
     /* A timer came due during the wait, which natively interrupts the
        bridge's poll or recv(2): the handlers run now. One that raises
-       gives the call up, its exception propagating as natively; else the
-       wait goes on (a call with no frame). */
+       gives the call up, its exception propagating as natively, and the
+       host is told (a call with no frame and no room for an answer), which
+       cancels it in the Broker as natively the bridge's closed connection
+       does; else the wait goes on (a call with no frame). */
     while (n == HOST_CALL_INTERRUPTED) {
         if (PyErr_CheckSignals() < 0) {
+            (void)agent_runtime_v1_host_call(NULL, 0, NULL, 0);
             PyMem_Free(resp);
             goto done;
         }

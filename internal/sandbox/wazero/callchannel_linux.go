@@ -10,9 +10,10 @@ import (
 // socketpair, its answer down, in order. A call a timer interrupts is
 // still answered by the parent, which serves calls one at a time; its
 // answer is owed until read. If the guest waits on for it (faultResume),
-// it is the call's; if the guest gave the call up (its signal handler
-// raised) and makes another, it is read and dropped first, as natively the
-// answer of a connection the bridge closed is lost.
+// it is the call's; if the guest gives the call up (its signal handler
+// raised), the parent is told (faultGiveUp), which cancels the call in the
+// Broker, and its answer is read and dropped before the next call's, as
+// natively the answer of a connection the bridge closed is lost.
 type callChannel struct {
 	f       *os.File
 	r       *bufio.Reader
@@ -33,6 +34,12 @@ func newCallChannel(f *os.File) *callChannel {
 // to the guest's latest call, nil when there is none to deliver, or
 // interrupted when a timer of the guest's came due first.
 func (c *callChannel) call(ctx context.Context, frame []byte, fault string) (envelope []byte, interrupted bool) {
+	if fault == faultGiveUp {
+		if c.owed > 0 {
+			_ = writeCall(c.f, nil, faultGiveUp) // a lost give-up leaves the call to end with the guest
+		}
+		return nil, false
+	}
 	if fault != faultResume {
 		if writeCall(c.f, frame, fault) != nil {
 			return nil, false

@@ -99,10 +99,10 @@ func (b *Backend) runChild(ctx context.Context, clock *runClock, j guestJob, out
 		report    []byte
 		reportHow ending // the contexts when the report was complete
 	)
-	// A call the guest gave up (a timer's handler raised) may still be in
-	// the Broker, waiting for a human, say, when the guest ends: its
-	// context ends with the guest, as the native channel closes with the
-	// run and cancels what is in flight.
+	// A call the guest gave up (a timer's handler raised) is canceled when
+	// the child says so (giveup_linux.go); in any case its context ends
+	// with the guest, as the native channel closes with the run and
+	// cancels what is in flight.
 	callsCtx, endCalls := context.WithCancel(clock.ctx)
 	defer endCalls()
 	go func() {
@@ -139,11 +139,25 @@ func (b *Backend) runChild(ctx context.Context, clock *runClock, j guestJob, out
 		polls.Store(callPolls)
 		spinner := spin.Adaptive{Window: callSpin, Budget: &polls}
 		rc, rcErr := c.calls.SyscallConn()
+		watch := newCallWatch(calls, rc)
+		if rcErr != nil {
+			watch = newCallWatch(calls, nil)
+		}
+		defer watch.close()
+		var pending *pendingCall // read by a call's watcher (giveup_linux.go)
 		for {
-			if calls.Buffered() == 0 && rcErr == nil {
-				spinner.Wait(rc, runtime.Gosched)
+			var frame []byte
+			var fault string
+			var err error
+			if pending != nil {
+				frame, fault, err = pending.frame, pending.fault, pending.err
+				pending = nil
+			} else {
+				if calls.Buffered() == 0 && rcErr == nil {
+					spinner.Wait(rc, runtime.Gosched)
+				}
+				frame, fault, err = readCall(calls)
 			}
-			frame, fault, err := readCall(calls)
 			if err != nil {
 				if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
 					protocolErr = err
@@ -151,8 +165,15 @@ func (b *Backend) runChild(ctx context.Context, clock *runClock, j guestJob, out
 				}
 				return
 			}
+			if fault == faultGiveUp {
+				continue // its call was answered already
+			}
 			spinner.Arrived(time.Now())
-			if writeAnswer(c.calls, respond(callsCtx, b.dispatcher, frame, fault)) != nil {
+			var envelope []byte
+			envelope, pending = watch.answer(callsCtx, func(ctx context.Context) []byte {
+				return respond(ctx, b.dispatcher, frame, fault)
+			})
+			if writeAnswer(c.calls, envelope) != nil {
 				return
 			}
 			spinner.Answered(time.Now())

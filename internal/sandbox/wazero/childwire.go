@@ -193,9 +193,11 @@ func parseReport(data []byte, memoryLimit uint64) (childReport, error) {
 }
 
 // Host calls on the socketpair. Up: a fault byte (faultCodes' index),
-// the frame's length (4 bytes, big-endian) and the frame. Down: the
-// envelope's length and the envelope, length 0 for no envelope to deliver.
-var faultCodes = [...]string{"", codeFrameTooLarge, codeFrameEmpty, codeFrameMalformed}
+// the frame's length (4 bytes, big-endian) and the frame; or, while a
+// call is answered, its give-up (faultGiveUp, no frame). Down: the
+// envelope's length and the envelope, length 0 for no envelope to
+// deliver, one per call, in order.
+var faultCodes = [...]string{"", codeFrameTooLarge, codeFrameEmpty, codeFrameMalformed, faultGiveUp}
 
 // callBufferBytes is the buffer each end reads the socket through: a call
 // or an answer of this size or less, its length and itself written at once,

@@ -96,7 +96,7 @@ func TestCallWire(t *testing.T) {
 	for _, tc := range []struct {
 		frame []byte
 		fault string
-	}{{frame, ""}, {nil, broker.CodeFrameTooLarge}, {nil, broker.CodeFrameEmpty}, {nil, broker.CodeFrameMalformed}, {nil, ""}} {
+	}{{frame, ""}, {nil, broker.CodeFrameTooLarge}, {nil, broker.CodeFrameEmpty}, {nil, broker.CodeFrameMalformed}, {nil, ""}, {nil, faultGiveUp}} {
 		if err := writeCall(&buf, tc.frame, tc.fault); err != nil {
 			t.Fatal(err)
 		}
@@ -165,6 +165,8 @@ func FuzzReadCall(f *testing.F) {
 	f.Add([]byte("\x00\x00\x00\x00\x02{}"))
 	f.Add([]byte("\x01\x00\x00\x00\x00"))
 	f.Add([]byte("\x04\x00\x00\x00\x00"))
+	f.Add([]byte("\x04\x00\x00\x00\x01x"))
+	f.Add([]byte("\x05\x00\x00\x00\x00"))
 	f.Add([]byte("\x01\x00\x00\x00\x01x"))
 	f.Add([]byte("\x00\xff\xff\xff\xff"))
 	f.Add([]byte("\x00\x00"))

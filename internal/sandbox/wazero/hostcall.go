@@ -53,9 +53,10 @@ type runKey struct{}
 // hostCallInterrupted when one of the guest's interval timers came due
 // while it waited, as a blocking recv(2) is interrupted natively. The guest
 // then runs its signal handlers, and either gives the call up (a handler
-// raised: the answer is dropped when it comes) or waits on with req_ptr and
-// req_len 0, which is no frame a guest sends (frame_empty is refused before
-// the import).
+// raised) with req_ptr, req_len and resp_cap 0, which cancels the call in
+// the Broker and drops its answer when it comes, or waits on with req_ptr
+// and req_len 0, which is no frame a guest sends (frame_empty is refused
+// before the import).
 func hostCall(ctx context.Context, mod api.Module, stack []uint64) {
 	call, _ := ctx.Value(runKey{}).(hostCaller)
 	var envelope []byte
@@ -63,8 +64,11 @@ func hostCall(ctx context.Context, mod api.Module, stack []uint64) {
 		ptr, n := api.DecodeU32(stack[0]), api.DecodeU32(stack[1])
 		var frame []byte
 		fault := faultResume
-		if ptr != 0 || n != 0 {
+		switch {
+		case ptr != 0 || n != 0:
 			frame, fault = readFrame(mod.Memory(), ptr, n)
+		case api.DecodeU32(stack[3]) == 0:
+			fault = faultGiveUp // no frame and no room for an answer
 		}
 		var interrupted bool
 		if envelope, interrupted = call(ctx, frame, fault); interrupted {
@@ -80,6 +84,10 @@ const (
 	// faultResume is a host_call with no frame: wait on for the answer
 	// to the call a timer interrupted.
 	faultResume = "resume"
+	// faultGiveUp is a host_call with no frame and no room for an answer:
+	// the guest gave up the call a timer interrupted. A child sends it to
+	// its parent, which cancels the call in the Broker.
+	faultGiveUp = "give_up"
 	// hostCallInterrupted is host_call's answer when a timer came due
 	// first (the C module's HOST_CALL_INTERRUPTED).
 	hostCallInterrupted = -2
@@ -117,7 +125,7 @@ func readFrame(mem api.Memory, ptr, n uint32) (frame []byte, fault string) {
 // is no more trusted than its guest.
 func respond(ctx context.Context, d Dispatcher, frame []byte, fault string) []byte {
 	switch {
-	case fault == faultResume:
+	case fault == faultResume || fault == faultGiveUp:
 		return nil // no call is waiting here: only a child's calls are interrupted
 	case d == nil:
 		return rejected(codeChannelUnavailable, "the capability channel is not configured")

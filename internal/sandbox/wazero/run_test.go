@@ -1,6 +1,7 @@
 package wazero
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -225,17 +226,9 @@ print(_agent_runtime_host.call(frame(2)).decode(), fired == [signal.SIGALRM])
 	}
 }
 
-// A call the guest gave up and left waiting in the Broker (for a human,
-// say) ends with the guest: the run does not wait for it.
-func TestGivenUpCallEndsWithTheGuest(t *testing.T) {
-	testenv.Need(t, childSupported, "a child process: in-process calls are not interrupted")
-	ended := make(chan error, 1)
-	d := dispatcherFunc(func(ctx context.Context, frame []byte) []byte {
-		<-ctx.Done()
-		ended <- ctx.Err()
-		return nil
-	})
-	script := `import signal, _agent_runtime_host
+// giveUpScript makes a call (capability-1) and gives it up: an alarm's
+// handler raises while it waits.
+const giveUpScript = `import signal, _agent_runtime_host
 def raising(signum, f):
     raise TimeoutError("alarm")
 signal.signal(signal.SIGALRM, raising)
@@ -245,6 +238,18 @@ try:
 except TimeoutError:
     print("gave up")
 `
+
+// A call the guest gave up and left waiting in the Broker (for a human,
+// say) ends by the time the guest does: the run does not wait for it.
+func TestGivenUpCallEndsWithTheGuest(t *testing.T) {
+	testenv.Need(t, childSupported, "a child process: in-process calls are not interrupted")
+	ended := make(chan error, 1)
+	d := dispatcherFunc(func(ctx context.Context, frame []byte) []byte {
+		<-ctx.Done()
+		ended <- ctx.Err()
+		return nil
+	})
+	script := giveUpScript
 	start := time.Now()
 	out := run(t, script, runOpts{d: d, limits: sandbox.Limits{Timeout: time.Minute}})
 	if out.Status != sandbox.StatusOK || string(out.Stdout) != "gave up\n" {
@@ -260,6 +265,38 @@ except TimeoutError:
 		}
 	default:
 		t.Fatal("the call was still waiting when the run ended")
+	}
+}
+
+// A call the guest gave up is canceled in the Broker at once, as the
+// native bridge's closed connection cancels it: the guest's next call,
+// which the parent answers only after the one before, is answered while
+// the guest runs, and the call it gave up saw its context canceled.
+func TestGivenUpCallIsCanceled(t *testing.T) {
+	testenv.Need(t, childSupported, "a child process: in-process calls are not interrupted")
+	canceled := make(chan error, 1)
+	d := dispatcherFunc(func(ctx context.Context, frame []byte) []byte {
+		if bytes.Contains(frame, []byte(`"capability-1"`)) {
+			<-ctx.Done() // a human who never answers
+			canceled <- ctx.Err()
+			return nil
+		}
+		return []byte(`{"schema_version":"apysup.broker.v1","call_id":"capability-2","status":"ok","result":"second"}`)
+	})
+	script := giveUpScript + `signal.setitimer(signal.ITIMER_REAL, 0)
+print(_agent_runtime_host.call(b'{"call_id":"capability-2","capability":"wait","arguments":{}}').decode())
+`
+	out := run(t, script, runOpts{d: d, limits: sandbox.Limits{Timeout: time.Minute}})
+	if out.Status != sandbox.StatusOK || string(out.Stdout) != "gave up\n\"second\"\n" {
+		t.Fatalf("status %s stdout %q stderr %s", out.Status, out.Stdout, out.Stderr)
+	}
+	select {
+	case err := <-canceled:
+		if err != context.Canceled {
+			t.Fatalf("the call given up ended with %v", err)
+		}
+	default:
+		t.Fatal("the call given up was not canceled")
 	}
 }
 
