@@ -27,6 +27,7 @@ export GOWORK := $(CURDIR)/.build/go.work
 # the WebAssembly specification's suites, whose invalid modules must still
 # be refused.
 WAZERO_PATCH_TESTS := github.com/tetratelabs/wazero github.com/tetratelabs/wazero/internal/wasm \
+	github.com/tetratelabs/wazero/internal/wasm/binary \
 	github.com/tetratelabs/wazero/internal/engine/wazevo \
 	github.com/tetratelabs/wazero/internal/engine/wazevo/backend/isa/amd64 \
 	github.com/tetratelabs/wazero/internal/filecache \

@@ -617,6 +617,8 @@ func childMain() int {
 	if err != nil {
 		return setupFailed(err)
 	}
+	// Mapped for the child's life: the module's function bodies and data
+	// segments are slices of it (digestCompiler).
 	wasm, err := mapBuildFile(childWasmFD, load.Wasm)
 	if err != nil {
 		return setupFailed(fmt.Errorf("%s: %w", wasmFile, err))

@@ -56,9 +56,12 @@ func validatesWhenCompiling(rt wazero.Runtime) bool {
 	return ok
 }
 
-// digestCompiler is wazero's runtime as patched (third_party/wazero, item
-// 6): CompileModule of a binary whose SHA-256 the caller gives, which
-// names the module instead of a hash of the binary. Found by a type
+// digestCompiler is wazero's runtime as patched (third_party/wazero, items
+// 6 and 9): CompileModule of a binary whose SHA-256 the caller gives,
+// which names the module instead of a hash of the binary, and whose
+// function bodies and data segments stay slices of it (the caller keeps
+// it unchanged, and mapped, while the module lives: Load's copy, or a
+// child's mapping of python.wasm, which it never unmaps). Found by a type
 // assertion, so that a build against wazero as released compiles and
 // hashes instead.
 type digestCompiler interface {
