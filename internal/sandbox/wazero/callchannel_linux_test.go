@@ -12,21 +12,22 @@ import (
 
 // fakeParent answers each call on its end of a socketpair with the frame
 // itself, after delay.
+// A give-up is seen as itself and not answered, as the parent answers
+// only calls.
 func fakeParent(t *testing.T, delay time.Duration) (child *os.File, calls <-chan string) {
 	t.Helper()
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	parent, child := os.NewFile(uintptr(fds[0]), "parent"), os.NewFile(uintptr(fds[1]), "child")
-	t.Cleanup(func() { parent.Close(); child.Close() })
+	parent, child := callSocket(t)
 	seen := make(chan string, 16)
 	go func() {
 		r := bufio.NewReader(parent)
 		for {
-			frame, _, err := readCall(r)
+			frame, fault, err := readCall(r)
 			if err != nil {
 				return
+			}
+			if fault == faultGiveUp {
+				seen <- faultGiveUp
+				continue
 			}
 			seen <- string(frame)
 			time.Sleep(delay)
@@ -36,6 +37,19 @@ func fakeParent(t *testing.T, delay time.Duration) (child *os.File, calls <-chan
 		}
 	}()
 	return child, seen
+}
+
+// callSocket is a call socket's two ends, the parent's and the child's,
+// closed when the test ends.
+func callSocket(t *testing.T) (parent, child *os.File) {
+	t.Helper()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent, child = os.NewFile(uintptr(fds[0]), "parent"), os.NewFile(uintptr(fds[1]), "child")
+	t.Cleanup(func() { parent.Close(); child.Close() })
+	return parent, child
 }
 
 // The child's end of its calls: a call's own answer; a timer that comes
@@ -61,17 +75,30 @@ func TestCallChannel(t *testing.T) {
 	if _, interrupted := c.call(ctx, []byte("three"), ""); !interrupted {
 		t.Fatal("not interrupted")
 	}
-	// Given up: the next call's answer is its own.
+	// Given up: the parent is told, and the next call's answer is its own.
+	if env, interrupted := c.call(ctx, nil, faultGiveUp); env != nil || interrupted || c.owed != 1 {
+		t.Fatalf("give-up: %q, interrupted %v, owed %d", env, interrupted, c.owed)
+	}
 	if env, interrupted := c.call(ctx, []byte("four"), ""); string(env) != "four" || interrupted {
 		t.Fatalf("after a call given up: %q, interrupted %v", env, interrupted)
 	}
 	if env, interrupted := c.call(ctx, nil, faultResume); env != nil || interrupted {
 		t.Fatalf("a resume with nothing owed: %q, interrupted %v", env, interrupted)
 	}
-	for _, want := range []string{"one", "two", "three", "four"} {
+	// A give-up with nothing owed says nothing: the parent sees no give-up
+	// after "four".
+	if env, interrupted := c.call(ctx, nil, faultGiveUp); env != nil || interrupted {
+		t.Fatalf("a give-up with nothing owed: %q, interrupted %v", env, interrupted)
+	}
+	for _, want := range []string{"one", "two", "three", faultGiveUp, "four"} {
 		if got := <-seen; got != want {
 			t.Fatalf("the parent got %q, want %q", got, want)
 		}
+	}
+	select {
+	case got := <-seen:
+		t.Fatalf("the parent got %q after the last call", got)
+	case <-time.After(100 * time.Millisecond):
 	}
 	// The channel gone: no answer, and nothing owed after.
 	f.Close()

@@ -139,10 +139,10 @@ func (b *Backend) runChild(ctx context.Context, clock *runClock, j guestJob, out
 		polls.Store(callPolls)
 		spinner := spin.Adaptive{Window: callSpin, Budget: &polls}
 		rc, rcErr := c.calls.SyscallConn()
-		watch := newCallWatch(calls, rc)
 		if rcErr != nil {
-			watch = newCallWatch(calls, nil)
+			rc = nil // neither polled nor watched
 		}
+		watch := newCallWatch(calls, rc)
 		defer watch.close()
 		var pending *pendingCall // read by a call's watcher (giveup_linux.go)
 		for {

@@ -2,7 +2,6 @@ package wazero
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,17 +23,7 @@ func TestCompiledCodeStamped(t *testing.T) {
 	}
 	testenv.Need(t, childSupported, "wazero guests in child processes")
 	cache := t.TempDir()
-	load := func() *Interpreter {
-		in, err := Load(context.Background(), Config{CompilationCacheDir: cache})
-		var u *UnavailableError
-		testenv.Need(t, !errors.As(err, &u), "the WASI CPython build (make wasi-python)")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { in.Close(context.Background()) })
-		return in
-	}
-	in := load()
+	in := loadWith(t, Config{CompilationCacheDir: cache})
 	var entry string
 	for e := range cacheEntries(cache) {
 		if entry != "" {
@@ -69,7 +58,7 @@ func TestCompiledCodeStamped(t *testing.T) {
 		t.Fatalf("stamp mode %v", info.Mode())
 	}
 	ok(in)
-	ok(load())
+	ok(loadWith(t, Config{CompilationCacheDir: cache}))
 	// The children named the module as their parent did (by python.wasm's
 	// digest, not its bytes): they compiled nothing of their own.
 	if entries := cacheEntries(cache); len(entries) != 1 {

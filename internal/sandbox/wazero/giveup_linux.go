@@ -41,7 +41,7 @@ type callWatch struct {
 	calls *bufio.Reader
 	rc    syscall.RawConn // nil: nothing is watched
 	// stop wakes a watcher once its call is answered: an eventfd, made at
-	// the first call that needs one (-1 before, or if it could not be).
+	// the child's first call (-1 before, or if it could not be made).
 	stop int
 }
 

@@ -7,20 +7,13 @@ import (
 	"os"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // giveUpPair is a call socket: the child's end, and the parent's read
 // through its buffer and watched as runChild watches it.
 func giveUpPair(t *testing.T) (child *os.File, calls *bufio.Reader, w *callWatch) {
 	t.Helper()
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	child, parent := os.NewFile(uintptr(fds[0]), "child"), os.NewFile(uintptr(fds[1]), "parent")
-	t.Cleanup(func() { child.Close(); parent.Close() })
+	parent, child := callSocket(t)
 	rc, err := parent.SyscallConn()
 	if err != nil {
 		t.Fatal(err)

@@ -145,6 +145,46 @@ func FuzzHostCall(f *testing.F) {
 	})
 }
 
+// host_call's arguments say what the guest asks for: a frame (its
+// pointer and length), the answer still owed to a call a timer
+// interrupted (no frame), or the call's give-up (no frame and no room for
+// an answer), which an in-process run, whose calls are never interrupted,
+// answers with nothing.
+func TestHostCallArguments(t *testing.T) {
+	frame := []byte(`{"call_id":"capability-1"}`)
+	for _, tc := range []struct {
+		name               string
+		ptr, n, resp, capa uint32
+		wantFault          string
+		wantFrame          bool
+	}{
+		{"a frame", 0, uint32(len(frame)), 32, 120, "", true},
+		{"a resume", 0, 0, 64, 64, faultResume, false},
+		{"a give-up", 0, 0, 0, 0, faultGiveUp, false},
+		{"a give-up with a buffer's pointer", 0, 0, 64, 0, faultGiveUp, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := memModule{mem: &fakeMemory{b: append(append([]byte(nil), frame...), make([]byte, 128)...)}}
+			var gotFault string
+			var gotFrame []byte
+			var call hostCaller = func(_ context.Context, f []byte, fault string) ([]byte, bool) {
+				gotFrame, gotFault = f, fault
+				return respond(context.Background(), nil, f, fault), false
+			}
+			stack := []uint64{api.EncodeU32(tc.ptr), api.EncodeU32(tc.n), api.EncodeU32(tc.resp), api.EncodeU32(tc.capa)}
+			hostCall(context.WithValue(context.Background(), runKey{}, call), m, stack)
+			if gotFault != tc.wantFault || (gotFrame != nil) != tc.wantFrame {
+				t.Fatalf("fault %q frame %q, want %q and a frame %v", gotFault, gotFrame, tc.wantFault, tc.wantFrame)
+			}
+			// No Dispatcher: a frame is refused (channel_unavailable); a
+			// resume or a give-up has nothing to deliver.
+			if got := api.DecodeI32(stack[0]); (got > 0) != tc.wantFrame {
+				t.Fatalf("host_call = %d", got)
+			}
+		})
+	}
+}
+
 // dispatcherFunc is a Dispatcher that answers with the broker response its
 // function's bytes decode to; nil (no answer) when they are empty or do not
 // decode.

@@ -38,6 +38,20 @@ func interpreter(t testing.TB) *Interpreter {
 	return in
 }
 
+// loadWith is a Load of its own under cfg, closed when the test ends;
+// the test needs the WASI build as interpreter's callers do.
+func loadWith(t testing.TB, cfg Config) *Interpreter {
+	t.Helper()
+	in, err := Load(context.Background(), cfg)
+	var u *UnavailableError
+	testenv.Need(t, !errors.As(err, &u), "the WASI CPython build (make wasi-python)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { in.Close(context.Background()) })
+	return in
+}
+
 type runOpts struct {
 	limits    sandbox.Limits
 	d         broker.Dispatcher

@@ -9,15 +9,16 @@ import (
 	"github.com/tetratelabs/wazero/api"
 )
 
-// clockModule is the little of api.Module the clock functions use: eight
-// bytes of memory at offset 0.
-type clockModule struct {
+// memModule is the little of api.Module the host functions use: its
+// memory.
+type memModule struct {
 	api.Module
-	mem *clockMemory
+	mem api.Memory
 }
 
-func (m clockModule) Memory() api.Memory { return m.mem }
+func (m memModule) Memory() api.Memory { return m.mem }
 
+// clockMemory is what the clock functions use: eight bytes at offset 0.
 type clockMemory struct {
 	api.Memory
 	b [8]byte
@@ -34,7 +35,8 @@ func (m *clockMemory) WriteUint64Le(off uint32, v uint64) bool {
 // callClock calls clock_time_get(id, 0, ptr), or clock_res_get(id, ptr)
 // when res, and returns its errno and the value written.
 func callClock(ctx context.Context, id, ptr uint32, res bool) (errno, value uint64) {
-	m := clockModule{mem: &clockMemory{}}
+	mem := &clockMemory{}
+	m := memModule{mem: mem}
 	if res {
 		stack := []uint64{api.EncodeU32(id), api.EncodeU32(ptr)}
 		clockResGet(ctx, m, stack)
@@ -44,7 +46,7 @@ func callClock(ctx context.Context, id, ptr uint32, res bool) (errno, value uint
 		clockTimeGet(ctx, m, stack)
 		errno = stack[0]
 	}
-	return errno, binary.LittleEndian.Uint64(m.mem.b[:])
+	return errno, binary.LittleEndian.Uint64(mem.b[:])
 }
 
 // The CPU-time clocks read the guest's CPU time from its start, in
