@@ -209,10 +209,61 @@ t1 = time.perf_counter()
 print((t1 - t0) * 1e3, total, len(words))
 `
 
+// decimalLoopScript is decimal arithmetic as test_decimal runs it, on both
+// of its implementations: the C one (_decimal, libmpdec) and the pure
+// Python one (_pydecimal), each at a precision of 40 digits: parsing,
+// the four operations, square roots, rounding and formatting. It prints
+// milliseconds as cpuLoopScript does.
+const decimalLoopScript = `import sys, time
+import decimal, _pydecimal
+n = int(sys.argv[1])
+t0 = time.perf_counter()
+out = []
+for m in (decimal, _pydecimal):
+    D = m.Decimal
+    ctx = m.Context(prec=40)
+    q = D("1.000000")
+    total = D(0)
+    for i in range(n):
+        a = ctx.divide(D(i * 7919 % 100003), D(97))
+        b = D("%d.%03d" % (i % 1000, i % 997))
+        c = ctx.add(ctx.multiply(a, b), ctx.sqrt(a))
+        c = c.quantize(q, rounding=m.ROUND_HALF_EVEN, context=ctx)
+        total = ctx.add(total, ctx.subtract(c, D(str(b))))
+    out.append(str(total))
+t1 = time.perf_counter()
+print((t1 - t0) * 1e3, out[0] == out[1], n)
+`
+
+// statisticsLoopScript is what test_statistics spends its time on: the
+// statistics module's exact arithmetic, pure Python over fractions, and
+// its float paths, over small samples; it prints milliseconds as
+// cpuLoopScript does.
+const statisticsLoopScript = `import sys, time, statistics
+from fractions import Fraction
+n = int(sys.argv[1])
+floats = [((i * 7919) % 1009) / 7.0 for i in range(40)]
+fracs = [Fraction((i * 31) % 101, 7) for i in range(20)]
+t0 = time.perf_counter()
+total = 0.0
+for i in range(n):
+    k = i % 20
+    total += statistics.mean(floats[k:k + 20])
+    total += statistics.stdev(floats[k:k + 20])
+    total += statistics.median(floats[k:])
+    total += float(statistics.variance(fracs[k // 2:]))
+    total += statistics.fmean(floats) + statistics.geometric_mean(floats[1:k + 3])
+    total += statistics.correlation(floats[:20], floats[k:k + 20])
+t1 = time.perf_counter()
+print((t1 - t0) * 1e3, round(total, 3), n)
+`
+
 // BenchmarkCPULoop is CPU-bound Python on both backends side by side: each
 // iteration runs a loop natively and under wazero, the pystone-like
 // interpreter loop (cpuLoopScript) and the bytes and strings one
-// (bytesLoopScript). loop-ms is the guest's own clock (start-up excluded,
+// (bytesLoopScript), and loops of the decimal and statistics modules
+// (decimalLoopScript, statisticsLoopScript), the work of the two CPU-bound
+// test modules issue 17 names. loop-ms is the guest's own clock (start-up excluded,
 // but on a loaded host it counts the time the guest waited for a CPU);
 // cpu-ms is the run's CPU time (the cgroup's natively, the guest thread's
 // under wazero) less that of a run of no iterations, the steadier number
@@ -222,6 +273,8 @@ func BenchmarkCPULoop(b *testing.B) {
 	for _, tc := range []struct{ name, source, iterations string }{
 		{"pystone", cpuLoopScript, "50000"},
 		{"bytes", bytesLoopScript, "2000"},
+		{"decimal", decimalLoopScript, "800"},
+		{"statistics", statisticsLoopScript, "400"},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			script := writeScript(b, tc.name+".py", tc.source)
