@@ -13,7 +13,7 @@ WASI_BUILD := $(patsubst %/mk/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 WASI_PYTHON_DIR = $(shell $(WASI_BUILD) --print-dir 2>/dev/null)
 
 .PHONY: wasi-python
-wasi-python:
-	@$(WASI_BUILD) >/dev/null
+wasi-python: deps
+	@GO=$(GO) $(WASI_BUILD) >/dev/null
 
 .DEFAULT_GOAL := $(wasi_default_goal)

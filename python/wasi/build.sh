@@ -53,6 +53,12 @@ MUSL_SRC_VERSION="1.2.3-1"          # Debian's musl source package (its time zon
 DB_SRC_VERSION="5.3.28+dfsg2-1"     # Debian's db5.3 source package (libdb, under dbm.ndbm as natively)
 UUID_SRC_VERSION="2.38.1-5+deb12u3" # Debian's util-linux source package (libuuid, under _uuid)
 LLVM=16
+# Debian's llvm-toolchain-16 source package: compiler-rt's profile runtime
+# for the profile-guided stage, built for wasm32 (Debian ships it for the
+# host only); the version of the clang-16 that builds (PACKAGES), so that
+# the runtime writes the profile format clang and llvm-profdata read. Only
+# its compiler-rt/lib/profile is unpacked.
+LLVM_SRC_VERSION="1:16.0.6-15~deb12u1"
 PACKAGES=(
 	"clang-$LLVM" "lld-$LLVM" "llvm-$LLVM" "libclang-rt-$LLVM-dev-wasm32" wasi-libc
 	dpkg-dev gcc make libc6-dev xz-utils tcl8.6
@@ -84,6 +90,8 @@ termios termios.c -I\$(srcdir)/Modules/apysup-termios
 _dbm _dbmmodule.c -DUSE_BERKDB -I\$(APYSUP_DB) \$(APYSUP_DB)/libdb.a
 _uuid _uuidmodule.c -DHAVE_UUID_UUID_H -DHAVE_UUID_GENERATE_TIME_SAFE -I\$(APYSUP_UUID)/include \$(APYSUP_UUID)/libuuid.a"
 
+# The training run (pgo/main.go) is Go, run with make's Go (GO).
+go=$(command -v "${GO:-go}" || true)
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export LC_ALL=C TZ=UTC SOURCE_DATE_EPOCH=0
 unset CC CXX CPP CFLAGS CPPFLAGS LDFLAGS LIBS AR RANLIB PYTHONPATH PYTHONHOME CONFIG_SITE
@@ -96,7 +104,7 @@ die() { log "error: $*"; exit 1; }
 
 input_files() {
 	# testdata/ holds the host-side checks of the inputs, not inputs.
-	(cd "$here" && find . -path ./testdata -prune -o -type f \( -name build.sh -o -name '*.c' -o -name '*.h' -o -name '*.py' -o -name '*.patch' \) -print |
+	(cd "$here" && find . -path ./testdata -prune -o -type f \( -name build.sh -o -name '*.c' -o -name '*.h' -o -name '*.py' -o -name '*.patch' -o \( -path './pgo/*.go' ! -name '*_test.go' \) \) -print |
 		sed 's|^\./||' | LC_ALL=C sort)
 }
 
@@ -177,7 +185,7 @@ ensure_deb_src() {
 	have_src python3.11 "$PY_SRC_VERSION" && have_src zlib "$ZLIB_SRC_VERSION" &&
 		have_src xz-utils "$XZ_SRC_VERSION" && have_src bzip2 "$BZIP2_SRC_VERSION" &&
 		have_src sqlite3 "$SQLITE_SRC_VERSION" && have_src db5.3 "$DB_SRC_VERSION" &&
-		have_src util-linux "$UUID_SRC_VERSION" && return
+		have_src util-linux "$UUID_SRC_VERSION" && have_src "llvm-toolchain-$LLVM" "$LLVM_SRC_VERSION" && return
 	local debian=/etc/apt/sources.list.d/debian.sources
 	local ours=/etc/apt/sources.list.d/apysup-deb-src.sources
 	if [[ ! -f $ours ]] && ! grep -qsE '^(Types:.*deb-src|deb-src )' "$debian" /etc/apt/sources.list; then
@@ -191,7 +199,7 @@ ensure_deb_src() {
 	have_src python3.11 "$PY_SRC_VERSION" ||
 		die "python3.11 source $PY_SRC_VERSION is not in the archive; available: $(apt-cache showsrc python3.11 | sed -n 's/^Version: //p' | tr '\n' ' ')(update PY_SRC_VERSION in $here/build.sh)"
 	local pkg var
-	for pkg in zlib:ZLIB_SRC_VERSION xz-utils:XZ_SRC_VERSION bzip2:BZIP2_SRC_VERSION sqlite3:SQLITE_SRC_VERSION db5.3:DB_SRC_VERSION util-linux:UUID_SRC_VERSION; do
+	for pkg in zlib:ZLIB_SRC_VERSION xz-utils:XZ_SRC_VERSION bzip2:BZIP2_SRC_VERSION sqlite3:SQLITE_SRC_VERSION db5.3:DB_SRC_VERSION util-linux:UUID_SRC_VERSION "llvm-toolchain-$LLVM:LLVM_SRC_VERSION"; do
 		var=${pkg#*:}
 		have_src "${pkg%%:*}" "${!var}" ||
 			die "${pkg%%:*} source ${!var} is not in the archive (update $var in $here/build.sh)"
@@ -200,6 +208,7 @@ ensure_deb_src() {
 
 ensure_packages
 ensure_deb_src
+[[ -n $go ]] || die "needs Go for the training runner (make wasi-python passes its GO)"
 
 # The work directory has a fixed name per key (paths end up in the build's
 # sysconfig data) and sits beside the output so the final rename is atomic.
@@ -214,11 +223,15 @@ jobs=$(nproc)
 # __FILE__ paths and the sysconfig data read /build instead of $work.
 map_paths="-ffile-prefix-map=$work=/build"
 
-log "fetching python3.11 $PY_SRC_VERSION, zlib $ZLIB_SRC_VERSION, xz-utils $XZ_SRC_VERSION, bzip2 $BZIP2_SRC_VERSION, sqlite3 $SQLITE_SRC_VERSION, musl $MUSL_SRC_VERSION, db5.3 $DB_SRC_VERSION and util-linux $UUID_SRC_VERSION sources"
+log "fetching python3.11 $PY_SRC_VERSION, zlib $ZLIB_SRC_VERSION, xz-utils $XZ_SRC_VERSION, bzip2 $BZIP2_SRC_VERSION, sqlite3 $SQLITE_SRC_VERSION, musl $MUSL_SRC_VERSION, db5.3 $DB_SRC_VERSION, util-linux $UUID_SRC_VERSION and llvm-toolchain-$LLVM $LLVM_SRC_VERSION sources"
 (cd "$work/src" && apt-get source -q "python3.11=$PY_SRC_VERSION" "zlib=$ZLIB_SRC_VERSION" \
 	"xz-utils=$XZ_SRC_VERSION" "bzip2=$BZIP2_SRC_VERSION" "sqlite3=$SQLITE_SRC_VERSION" \
 	"musl=$MUSL_SRC_VERSION" "db5.3=$DB_SRC_VERSION" "util-linux=$UUID_SRC_VERSION" >"$work/apt-source.log" 2>&1) ||
 	{ cat "$work/apt-source.log" >&2; die "apt-get source failed"; }
+# LLVM's source is 136 MB packed: downloaded (checked against the archive's
+# signed index as the others are), never unpacked whole.
+(cd "$work/src" && apt-get source -q --download-only "llvm-toolchain-$LLVM=$LLVM_SRC_VERSION" >>"$work/apt-source.log" 2>&1) ||
+	{ cat "$work/apt-source.log" >&2; die "apt-get source llvm-toolchain-$LLVM failed"; }
 src_dir() { find "$work/src" -maxdepth 1 -type d -name "$1-*" | head -1; }
 py_src=$(src_dir python3.11)
 zlib_src=$(src_dir zlib)
@@ -388,61 +401,8 @@ done
 cp "$uuid_src/libuuid/src/uuid.h" "$uuid_build/include/uuid/"
 "llvm-ar-$LLVM" rcs "$uuid_build/libuuid.a" "${uuid_objs[@]}"
 
-# --- CPython for wasm32-wasi --------------------------------------------------
+# --- apysup's own objects, linked into python.wasm ---------------------------
 
-wasi_build="$work/wasi"
-mkdir -p "$wasi_build/Modules"
-printf '%s\n' "$SETUP_LOCAL" >"$wasi_build/Modules/Setup.local"
-# No clock_nanosleep: with it, time.sleep() waits on an absolute
-# clock_nanosleep, which wazero refuses (errno 58); nanosleep works. Both
-# cache variables: configure falls back to -lrt (a wasi-libc stub) and would
-# define HAVE_CLOCK_NANOSLEEP again. umask: wasi-libc has none, and
-# _apysup_paths.c's (linked into python.wasm, not into configure's tests)
-# gives os.umask the mask its wrapped open and mkdir apply. chown, lchown,
-# fchown, fchownat, sendfile and copy_file_range: _apysup_files.c's, linked
-# the same way; so are statvfs and fstatvfs, whose header wasi-libc lacks
-# too (include/sys/statvfs.h, on the include path).
-# fdopendir: CPython's config.site turns it off because listdir and scandir
-# of a descriptor duplicated it with dup, which WASI has not;
-# patches/python3.11/wasi-files.patch opens the directory again instead, so
-# a site file of ours reads CPython's and turns it back on (a variable set
-# in the environment would not win over the site file's).
-cat >"$work/config.site" <<SITE
-. '$py_src/Tools/wasm/config.site-wasm32-wasi'
-ac_cv_func_fdopendir=yes
-SITE
-step wasi-configure env \
-	CONFIG_SITE="$work/config.site" \
-	CC="$wasi_cc" CPP="$wasi_cc -E" \
-	AR="llvm-ar-$LLVM" RANLIB="llvm-ranlib-$LLVM" \
-	CFLAGS="$WASI_CFLAGS $map_paths -I$here/include" \
-	ZLIB_CFLAGS="-I$zlib_build" ZLIB_LIBS="$zlib_build/libz.a" \
-	BZIP2_CFLAGS="-I$bzip2_build" BZIP2_LIBS="$bzip2_build/libbz2.a" \
-	LIBLZMA_CFLAGS="-I$xz_src/src/liblzma/api" LIBLZMA_LIBS="$xz_build/src/liblzma/.libs/liblzma.a" \
-	LIBSQLITE3_CFLAGS="-I$sqlite_build" LIBSQLITE3_LIBS="-L$sqlite_build -lsqlite3" \
-	PKG_CONFIG_LIBDIR="$work/no-pkgconfig" PKG_CONFIG_PATH= \
-	ac_cv_func_clock_nanosleep=no ac_cv_lib_rt_clock_nanosleep=no ac_cv_func_umask=yes \
-	ac_cv_func_chown=yes ac_cv_func_lchown=yes ac_cv_func_fchown=yes ac_cv_func_fchownat=yes ac_cv_func_sendfile=yes ac_cv_func_copy_file_range=yes ac_cv_func_getlogin=yes ac_cv_func_getloadavg=yes ac_cv_func_nice=yes \
-	ac_cv_func_sync=yes ac_cv_func_lockf=yes ac_cv_func_alarm=yes ac_cv_func_pause=yes ac_cv_func_setitimer=yes ac_cv_func_getitimer=yes \
-	ac_cv_header_sys_statvfs_h=yes ac_cv_func_statvfs=yes ac_cv_func_fstatvfs=yes \
-	ac_cv_working_tzset=yes \
-	ac_cv_header_sys_resource_h=no ac_cv_func_prlimit=yes \
-	ac_cv_func_getaddrinfo=yes ac_cv_func_gai_strerror=yes ac_cv_func_getnameinfo=yes ac_cv_func_hstrerror=yes ac_cv_func_gethostbyname=yes ac_cv_func_gethostbyname_r=no \
-	ac_cv_func_gethostbyaddr=yes ac_cv_func_getservbyname=yes ac_cv_func_getservbyport=yes ac_cv_func_getprotobyname=yes ac_cv_func_socket=yes \
-	ac_cv_func_ctermid=yes ac_cv_func_ttyname=yes ac_cv_func_tcgetpgrp=yes ac_cv_func_tcsetpgrp=yes ac_cv_func_openpty=yes ac_cv_search_login_tty="none required" \
-	sh -c "cd '$wasi_build' && '../src/${py_src##*/}/configure' -C --host=wasm32-unknown-wasi --build='$build_triple' \
-		--with-build-python='$build_python' --prefix=/usr $WASI_CONFIGURE_FLAGS"
-for m in ZLIB _BZ2 _LZMA _SQLITE3 _TESTCAPI; do
-	grep -q "^MODULE_${m}_STATE=yes" "$wasi_build/Makefile" || die "configure did not enable ${m#_}"
-done
-grep -q '^#define WITH_PYMALLOC 1' "$wasi_build/pyconfig.h" || die "configure did not enable pymalloc"
-grep -q '^#define ENABLE_IPV6 1' "$wasi_build/pyconfig.h" || die "configure did not enable IPv6"
-grep -q '^#define Py_HASH_ALGORITHM 3$' "$wasi_build/pyconfig.h" || die "configure did not choose SipHash-1-3"
-for f in CHOWN LCHOWN FCHOWN FCHOWNAT SENDFILE COPY_FILE_RANGE GETLOGIN GETLOADAVG NICE FDOPENDIR WORKING_TZSET WCSFTIME SYS_STATVFS_H STATVFS FSTATVFS PRLIMIT GETRUSAGE \
-	NETDB_H GETADDRINFO GAI_STRERROR GETNAMEINFO HSTRERROR GETHOSTBYNAME GETHOSTBYADDR GETSERVBYNAME GETSERVBYPORT GETPROTOBYNAME SOCKET \
-	CTERMID TTYNAME TCGETPGRP TCSETPGRP OPENPTY LOGIN_TTY PTY_H; do
-	grep -q "^#define HAVE_$f 1" "$wasi_build/pyconfig.h" || die "configure did not define HAVE_$f"
-done
 # The host's libm (_apysup_libm.c): an object on every link, so its
 # definitions win over wasi-libc's archive members.
 log "apysup_libm"
@@ -537,40 +497,100 @@ $wasi_cc $WASI_CFLAGS $map_paths -I"$here/include" -c "$here/_apysup_signal.c" -
 # -mbulk-memory made some interpreter loops slower: RATIONALE.md).
 log "apysup_string"
 $wasi_cc $WASI_CFLAGS -mbulk-memory -msimd128 -fno-builtin $map_paths -c "$here/_apysup_string.c" -o "$work/apysup_string.o"
-# Replaces configure's own LDFLAGS_NODIST for WASI (a 512 KiB stack).
-step wasi-make make -C "$wasi_build" -j"$jobs" APYSUP_DB="$db_build" APYSUP_UUID="$uuid_build" \
-	LDFLAGS_NODIST="$WASI_LDFLAGS_NODIST $work/apysup_libm.o $work/apysup_paths.o $work/apysup_string.o $work/apysup_locale.o $work/apysup_stat.o $work/apysup_signal.o $work/apysup_files.o $work/apysup_errno.o $work/apysup_flags.o $work/apysup_host.o $work/apysup_resource.o $work/apysup_fcntl.o $work/apysup_termios.o $work/apysup_netdb.o $work/apysup_tz.o $work/apysup_mktime.o $work/apysup_strftime.o -Wl,--wrap=__wasilibc_find_relpath_alloc,--wrap=wcsftime,--wrap=rename,--wrap=link,--wrap=getcwd,--wrap=setlocale,--wrap=nl_langinfo,--wrap=wcscoll,--wrap=fstat,--wrap=__wasilibc_nocwd_fstatat,--wrap=open,--wrap=mkdir,--wrap=raise,--wrap=abort,--wrap=strsignal,--wrap=__wasi_fd_write,--wrap=__wasi_fd_pwrite,--wrap=__wasi_fd_filestat_set_size,--wrap=__wasi_fd_allocate,--wrap=__wasi_path_create_directory,--wrap=__wasi_path_link,--wrap=__wasi_path_open,--wrap=sysconf,--wrap=fpathconf,--wrap=fcntl,--wrap=close,--wrap=__wasi_fd_seek,--wrap=inet_pton,--wrap=inet_ntop"
 
-for m in _dbm _uuid; do
-	grep -q "\"$m\"" "$wasi_build/Modules/config.c" || die "python.wasm has no $m built in"
-done
+# --- CPython for wasm32-wasi --------------------------------------------------
 
-# --- output --------------------------------------------------------------------
+# build_cpython NAME DIR CFLAGS LIBS configures and builds CPython for WASI in
+# DIR, with CFLAGS and LIBS added to its compiles and links: once
+# instrumented for the profile, once optimised with it (below).
+build_cpython() {
+	local name=$1 wasi_build=$2 pgo_cflags=$3 pgo_libs=$4
+	mkdir -p "$wasi_build/Modules"
+	printf '%s\n' "$SETUP_LOCAL" >"$wasi_build/Modules/Setup.local"
+	# No clock_nanosleep: with it, time.sleep() waits on an absolute
+	# clock_nanosleep, which wazero refuses (errno 58); nanosleep works. Both
+	# cache variables: configure falls back to -lrt (a wasi-libc stub) and would
+	# define HAVE_CLOCK_NANOSLEEP again. umask: wasi-libc has none, and
+	# _apysup_paths.c's (linked into python.wasm, not into configure's tests)
+	# gives os.umask the mask its wrapped open and mkdir apply. chown, lchown,
+	# fchown, fchownat, sendfile and copy_file_range: _apysup_files.c's, linked
+	# the same way; so are statvfs and fstatvfs, whose header wasi-libc lacks
+	# too (include/sys/statvfs.h, on the include path).
+	# fdopendir: CPython's config.site turns it off because listdir and scandir
+	# of a descriptor duplicated it with dup, which WASI has not;
+	# patches/python3.11/wasi-files.patch opens the directory again instead, so
+	# a site file of ours reads CPython's and turns it back on (a variable set
+	# in the environment would not win over the site file's).
+	cat >"$work/config.site" <<-SITE
+	. '$py_src/Tools/wasm/config.site-wasm32-wasi'
+	ac_cv_func_fdopendir=yes
+	SITE
+	step "$name-configure" env \
+		CONFIG_SITE="$work/config.site" \
+		CC="$wasi_cc" CPP="$wasi_cc -E" \
+		AR="llvm-ar-$LLVM" RANLIB="llvm-ranlib-$LLVM" \
+		CFLAGS="$WASI_CFLAGS $pgo_cflags $map_paths -I$here/include" LIBS="$pgo_libs" \
+		ZLIB_CFLAGS="-I$zlib_build" ZLIB_LIBS="$zlib_build/libz.a" \
+		BZIP2_CFLAGS="-I$bzip2_build" BZIP2_LIBS="$bzip2_build/libbz2.a" \
+		LIBLZMA_CFLAGS="-I$xz_src/src/liblzma/api" LIBLZMA_LIBS="$xz_build/src/liblzma/.libs/liblzma.a" \
+		LIBSQLITE3_CFLAGS="-I$sqlite_build" LIBSQLITE3_LIBS="-L$sqlite_build -lsqlite3" \
+		PKG_CONFIG_LIBDIR="$work/no-pkgconfig" PKG_CONFIG_PATH= \
+		ac_cv_func_clock_nanosleep=no ac_cv_lib_rt_clock_nanosleep=no ac_cv_func_umask=yes \
+		ac_cv_func_chown=yes ac_cv_func_lchown=yes ac_cv_func_fchown=yes ac_cv_func_fchownat=yes ac_cv_func_sendfile=yes ac_cv_func_copy_file_range=yes ac_cv_func_getlogin=yes ac_cv_func_getloadavg=yes ac_cv_func_nice=yes \
+		ac_cv_func_sync=yes ac_cv_func_lockf=yes ac_cv_func_alarm=yes ac_cv_func_pause=yes ac_cv_func_setitimer=yes ac_cv_func_getitimer=yes \
+		ac_cv_header_sys_statvfs_h=yes ac_cv_func_statvfs=yes ac_cv_func_fstatvfs=yes \
+		ac_cv_working_tzset=yes \
+		ac_cv_header_sys_resource_h=no ac_cv_func_prlimit=yes \
+		ac_cv_func_getaddrinfo=yes ac_cv_func_gai_strerror=yes ac_cv_func_getnameinfo=yes ac_cv_func_hstrerror=yes ac_cv_func_gethostbyname=yes ac_cv_func_gethostbyname_r=no \
+		ac_cv_func_gethostbyaddr=yes ac_cv_func_getservbyname=yes ac_cv_func_getservbyport=yes ac_cv_func_getprotobyname=yes ac_cv_func_socket=yes \
+		ac_cv_func_ctermid=yes ac_cv_func_ttyname=yes ac_cv_func_tcgetpgrp=yes ac_cv_func_tcsetpgrp=yes ac_cv_func_openpty=yes ac_cv_search_login_tty="none required" \
+		sh -c "cd '$wasi_build' && '../src/${py_src##*/}/configure' -C --host=wasm32-unknown-wasi --build='$build_triple' \
+			--with-build-python='$build_python' --prefix=/usr $WASI_CONFIGURE_FLAGS"
+	for m in ZLIB _BZ2 _LZMA _SQLITE3 _TESTCAPI; do
+		grep -q "^MODULE_${m}_STATE=yes" "$wasi_build/Makefile" || die "configure did not enable ${m#_}"
+	done
+	grep -q '^#define WITH_PYMALLOC 1' "$wasi_build/pyconfig.h" || die "configure did not enable pymalloc"
+	grep -q '^#define ENABLE_IPV6 1' "$wasi_build/pyconfig.h" || die "configure did not enable IPv6"
+	grep -q '^#define Py_HASH_ALGORITHM 3$' "$wasi_build/pyconfig.h" || die "configure did not choose SipHash-1-3"
+	for f in CHOWN LCHOWN FCHOWN FCHOWNAT SENDFILE COPY_FILE_RANGE GETLOGIN GETLOADAVG NICE FDOPENDIR WORKING_TZSET WCSFTIME SYS_STATVFS_H STATVFS FSTATVFS PRLIMIT GETRUSAGE \
+		NETDB_H GETADDRINFO GAI_STRERROR GETNAMEINFO HSTRERROR GETHOSTBYNAME GETHOSTBYADDR GETSERVBYNAME GETSERVBYPORT GETPROTOBYNAME SOCKET \
+		CTERMID TTYNAME TCGETPGRP TCSETPGRP OPENPTY LOGIN_TTY PTY_H; do
+		grep -q "^#define HAVE_$f 1" "$wasi_build/pyconfig.h" || die "configure did not define HAVE_$f"
+	done
+	# Replaces configure's own LDFLAGS_NODIST for WASI (a 512 KiB stack).
+	step "$name-make" make -C "$wasi_build" -j"$jobs" APYSUP_DB="$db_build" APYSUP_UUID="$uuid_build" \
+		LDFLAGS_NODIST="$WASI_LDFLAGS_NODIST $work/apysup_libm.o $work/apysup_paths.o $work/apysup_string.o $work/apysup_locale.o $work/apysup_stat.o $work/apysup_signal.o $work/apysup_files.o $work/apysup_errno.o $work/apysup_flags.o $work/apysup_host.o $work/apysup_resource.o $work/apysup_fcntl.o $work/apysup_termios.o $work/apysup_netdb.o $work/apysup_tz.o $work/apysup_mktime.o $work/apysup_strftime.o -Wl,--wrap=__wasilibc_find_relpath_alloc,--wrap=wcsftime,--wrap=rename,--wrap=link,--wrap=getcwd,--wrap=setlocale,--wrap=nl_langinfo,--wrap=wcscoll,--wrap=fstat,--wrap=__wasilibc_nocwd_fstatat,--wrap=open,--wrap=mkdir,--wrap=raise,--wrap=abort,--wrap=strsignal,--wrap=__wasi_fd_write,--wrap=__wasi_fd_pwrite,--wrap=__wasi_fd_filestat_set_size,--wrap=__wasi_fd_allocate,--wrap=__wasi_path_create_directory,--wrap=__wasi_path_link,--wrap=__wasi_path_open,--wrap=sysconf,--wrap=fpathconf,--wrap=fcntl,--wrap=close,--wrap=__wasi_fd_seek,--wrap=inet_pton,--wrap=inet_ntop"
 
-log "strip python.wasm"
-"llvm-strip-$LLVM" -o "$work/out/python.wasm" "$wasi_build/python.wasm"
+	for m in _dbm _uuid; do
+		grep -q "\"$m\"" "$wasi_build/Modules/config.c" || die "python.wasm has no $m built in"
+	done
+}
 
-log "python311.zip"
-built_lib=$(find "$wasi_build/build" -maxdepth 1 -type d -name 'lib.wasi-*' | head -1)
-[[ -d $built_lib ]] || die "no build/lib.wasi-* directory with the sysconfig data"
-sysconfig_dir="$work/sysconfig"
-mkdir -p "$sysconfig_dir"
-for f in "$built_lib"/_sysconfigdata_*.py; do
-	sed -e "s|$work|/build|g" -e "s|$here|/build/apysup|g" "$f" >"$sysconfig_dir/${f##*/}"
-	# Debian's sysconfig.py names the module without the platform
-	# (_sysconfigdata_<abiflags>_<multiarch>): ship it under that name too.
-	debian_name=$(printf '%s' "${f##*/}" | sed 's/^_sysconfigdata__wasi_/_sysconfigdata__/')
-	[[ $debian_name == "${f##*/}" ]] || cp "$sysconfig_dir/${f##*/}" "$sysconfig_dir/$debian_name"
-done
-"$build_python" -I -S "$here/mkstdlib.py" "$py_src/Lib" "$sysconfig_dir" "$py_src/LICENSE" "$work/out/python311.zip" >&2
-if grep -qaF -e "$work" -e "$here" "$work/out/python.wasm" "$sysconfig_dir"/*; then
-	die "the outputs still name the build directory $work or the source directory $here"
-fi
+# stdlib_zip DIR SYSCONFIG ZIP packs the stdlib of the CPython built in DIR
+# into ZIP: Lib's sources and bytecode (mkstdlib.py) and DIR's sysconfig
+# data, written into SYSCONFIG with the build's paths replaced.
+stdlib_zip() {
+	local wasi_build=$1 sysconfig_dir=$2 zip=$3 built_lib f debian_name
+	built_lib=$(find "$wasi_build/build" -maxdepth 1 -type d -name 'lib.wasi-*' | head -1)
+	[[ -d $built_lib ]] || die "no build/lib.wasi-* directory with the sysconfig data"
+	mkdir -p "$sysconfig_dir"
+	for f in "$built_lib"/_sysconfigdata_*.py; do
+		sed -e "s|$work|/build|g" -e "s|$here|/build/apysup|g" "$f" >"$sysconfig_dir/${f##*/}"
+		# Debian's sysconfig.py names the module without the platform
+		# (_sysconfigdata_<abiflags>_<multiarch>): ship it under that name too.
+		debian_name=$(printf '%s' "${f##*/}" | sed 's/^_sysconfigdata__wasi_/_sysconfigdata__/')
+		[[ $debian_name == "${f##*/}" ]] || cp "$sysconfig_dir/${f##*/}" "$sysconfig_dir/$debian_name"
+	done
+	"$build_python" -I -S "$here/mkstdlib.py" "$py_src/Lib" "$sysconfig_dir" "$py_src/LICENSE" "$zip" >&2
+}
 
-"$build_python" -I -S - "$work/out" "$key" "$PY_SRC_VERSION" "$ZLIB_SRC_VERSION" "$XZ_SRC_VERSION" "$BZIP2_SRC_VERSION" \
-	"$SQLITE_SRC_VERSION" "$MUSL_SRC_VERSION" "$DB_SRC_VERSION" "$UUID_SRC_VERSION" "$(dpkg-query -W -f='${Version}' "clang-$LLVM")" "$(dpkg-query -W -f='${Version}' wasi-libc)" <<'EOF'
+# write_manifest DIR writes DIR/manifest.json: the key, the sources and
+# toolchain, and the size and SHA-256 of DIR's python.wasm and python311.zip.
+write_manifest() {
+"$build_python" -I -S - "$1" "$key" "$PY_SRC_VERSION" "$ZLIB_SRC_VERSION" "$XZ_SRC_VERSION" "$BZIP2_SRC_VERSION" \
+	"$SQLITE_SRC_VERSION" "$MUSL_SRC_VERSION" "$DB_SRC_VERSION" "$UUID_SRC_VERSION" "$LLVM_SRC_VERSION" "$(dpkg-query -W -f='${Version}' "clang-$LLVM")" "$(dpkg-query -W -f='${Version}' wasi-libc)" <<'EOF'
 import hashlib, json, os, sys
-out, key, py, zlib, xz, bzip2, sqlite3, musl, db, util_linux, clang, wasi_libc = sys.argv[1:13]
+out, key, py, zlib, xz, bzip2, sqlite3, musl, db, util_linux, llvm, clang, wasi_libc = sys.argv[1:14]
 files = {}
 for name in ("python.wasm", "python311.zip"):
     with open(os.path.join(out, name), "rb") as f:
@@ -580,7 +600,7 @@ manifest = {
     "schema_version": "apysup.wasi.v1",
     "key": key,
     "python_version": "3.11.2",
-    "source": {"python3.11": py, "zlib": zlib, "xz-utils": xz, "bzip2": bzip2, "sqlite3": sqlite3, "musl": musl, "db5.3": db, "util-linux": util_linux},
+    "source": {"python3.11": py, "zlib": zlib, "xz-utils": xz, "bzip2": bzip2, "sqlite3": sqlite3, "musl": musl, "db5.3": db, "util-linux": util_linux, "llvm-toolchain-16": llvm},
     "toolchain": {"clang": clang, "wasi-libc": wasi_libc},
     "files": files,
 }
@@ -588,6 +608,76 @@ with open(os.path.join(out, "manifest.json"), "w") as f:
     json.dump(manifest, f, indent=2, sort_keys=True)
     f.write("\n")
 EOF
+}
+
+# --- profile-guided: instrumented, trained, optimised ------------------------
+
+# CPython is built twice, as its own `make profile-opt` does (RATIONALE.md,
+# "The WASI build is profile-guided"): instrumented, then run over
+# CPython's own training set (PROFILE_TASK's `-m test --pgo`) under apysup's
+# wazero backend, then built again with clang told where the time went.
+# The instrumented build links compiler-rt's profile runtime, which Debian
+# ships for the host but not for wasm32: it is built here from Debian's
+# LLVM source of clang's own version, with pgo/_profile.h and
+# pgo/_profile_shim.c for what WASI lacks. Only CPython's own objects are
+# instrumented and optimised with the profile (configure's CFLAGS), not
+# the libraries built above nor apysup's objects.
+pgo="$work/pgo"
+mkdir -p "$pgo/rt" "$pgo/workspace"
+log "profile runtime"
+tar -C "$pgo" -xJf "$(find "$work/src" -maxdepth 1 -name "llvm-toolchain-${LLVM}_*.orig.tar.xz" | head -1)" \
+	--wildcards '*/compiler-rt/lib/profile/*' '*/compiler-rt/include/profile/*' || die "no compiler-rt in the LLVM source"
+rt_src=$(find "$pgo" -maxdepth 4 -type d -path '*/compiler-rt/lib/profile' | head -1)
+[[ -d $rt_src ]] || die "no compiler-rt/lib/profile in the LLVM source"
+# InstrProfilingRuntime.cpp, which registers the profile's write at exit,
+# is left out: _profile_shim.c writes it at every proc_exit instead.
+for c in InstrProfiling InstrProfilingBuffer InstrProfilingFile InstrProfilingInternal InstrProfilingMerge \
+	InstrProfilingMergeFile InstrProfilingNameVar InstrProfilingPlatformOther InstrProfilingUtil InstrProfilingValue \
+	InstrProfilingVersionVar InstrProfilingWriter; do
+	$wasi_cc $WASI_CFLAGS -w -D_WASI_EMULATED_MMAN -D_WASI_EMULATED_GETPID -include "$here/pgo/_profile.h" \
+		-I"$rt_src/../../include" -c "$rt_src/$c.c" -o "$pgo/rt/$c.o"
+done
+$wasi_cc $WASI_CFLAGS -c "$here/pgo/_profile_shim.c" -o "$pgo/rt/profile_shim.o"
+"llvm-ar-$LLVM" rcs "$pgo/libprofile.a" "$pgo"/rt/*.o
+
+# The profile's file is the guest's /workspace/python.profraw, which the
+# training run exports.
+build_cpython wasi-instrumented "$work/wasi-instrumented" -fprofile-instr-generate=/workspace/python.profraw \
+	"$pgo/libprofile.a -Wl,--wrap=__wasi_proc_exit"
+
+# The training run: the instrumented build where apysup looks for the build
+# of these inputs (a cache directory of its own), CPython's test package in
+# the run's workspace, pgo/main.go running `-m test --pgo` there through
+# apysup's library.
+log "training (-m test --pgo under wazero)"
+instrumented="$pgo/cache/apysup/wasi/$key"
+mkdir -p "$instrumented"
+"llvm-strip-$LLVM" -o "$instrumented/python.wasm" "$work/wasi-instrumented/python.wasm"
+stdlib_zip "$work/wasi-instrumented" "$pgo/sysconfig" "$instrumented/python311.zip"
+write_manifest "$instrumented"
+cp -R "$py_src/Lib/test" "$pgo/workspace/test"
+(cd "$here/../.." && "$go" run -tags seccomp ./python/wasi/pgo -cache "$pgo/cache" -workspace "$pgo/workspace" \
+	-profile "$pgo/python.profraw") >"$work/pgo-training.log" 2>&1 ||
+	{ tail -n 40 "$work/pgo-training.log" >&2; cp "$work/pgo-training.log" "$cache_root/failed-pgo-training.log"; die "the training run failed (log above; whole log in $cache_root/failed-pgo-training.log)"; }
+log "training: $(grep -E '^(Total tests|Result|regrtest --pgo exited)' "$work/pgo-training.log" | tr '\n' ' ')"
+"llvm-profdata-$LLVM" merge -o "$pgo/python.profdata" "$pgo/python.profraw"
+
+wasi_build="$work/wasi"
+build_cpython wasi "$wasi_build" "-fprofile-instr-use=$pgo/python.profdata" ""
+
+# --- output --------------------------------------------------------------------
+
+log "strip python.wasm"
+"llvm-strip-$LLVM" -o "$work/out/python.wasm" "$wasi_build/python.wasm"
+
+log "python311.zip"
+stdlib_zip "$wasi_build" "$work/sysconfig" "$work/out/python311.zip"
+sysconfig_dir="$work/sysconfig"
+if grep -qaF -e "$work" -e "$here" "$work/out/python.wasm" "$sysconfig_dir"/*; then
+	die "the outputs still name the build directory $work or the source directory $here"
+fi
+
+write_manifest "$work/out"
 
 mv -T "$work/out" "$out"
 log "built in ${SECONDS}s: $out ($(du -sh "$out" | cut -f1))"

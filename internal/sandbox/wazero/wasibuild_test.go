@@ -160,6 +160,45 @@ func TestBuildUsesBulkMemoryAndSIMD(t *testing.T) {
 	}
 }
 
+// The build that ships is the profile-guided one (build.sh's last stage),
+// not the instrumented one that trained it: its sysconfig data names the
+// profile it was compiled with, and python.wasm carries no profile runtime
+// (whose messages would be in its data, and which would write a profile
+// into every guest's /workspace at its exit).
+func TestBuildIsProfileGuided(t *testing.T) {
+	wasm, err := os.ReadFile(buildFile(t, wasmFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(wasm, []byte("LLVM Profile")) || bytes.Contains(wasm, []byte("python.profraw")) {
+		t.Error("python.wasm is the instrumented build: it holds the profile runtime")
+	}
+	zr, err := zip.OpenReader(buildFile(t, stdlibFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	data, err := fs.ReadFile(zr, "_sysconfigdata__wasi_wasm32-wasi.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// build.sh's flags, with its work directory written as /build (configure's
+	// own PGO_PROF_*_FLAG name other files).
+	if !bytes.Contains(data, []byte("-fprofile-instr-use=/build/pgo/python.profdata")) ||
+		bytes.Contains(data, []byte("-fprofile-instr-generate=/workspace/python.profraw")) {
+		t.Errorf("the sysconfig data does not name a profile-guided build: %s", firstLine(data, "'CONFIGURE_CFLAGS'"))
+	}
+}
+
+func firstLine(data []byte, prefix string) string {
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.Contains(line, prefix) {
+			return line
+		}
+	}
+	return "(no " + prefix + ")"
+}
+
 // The stdlib zip holds what the native guest's /usr/lib/python3.11 holds
 // (the host's, of the revision the build pins, which Load checks): every
 // module and every data file beside them (lib2to3 reads its grammar,
