@@ -90,7 +90,7 @@ termios termios.c -I\$(srcdir)/Modules/apysup-termios
 _dbm _dbmmodule.c -DUSE_BERKDB -I\$(APYSUP_DB) \$(APYSUP_DB)/libdb.a
 _uuid _uuidmodule.c -DHAVE_UUID_UUID_H -DHAVE_UUID_GENERATE_TIME_SAFE -I\$(APYSUP_UUID)/include \$(APYSUP_UUID)/libuuid.a"
 
-# The training run (pgo/main.go) is Go, run with make's Go (GO).
+# The training run (cmd/wasi-pgo) is Go, run with make's Go (GO).
 go=$(command -v "${GO:-go}" || true)
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export LC_ALL=C TZ=UTC SOURCE_DATE_EPOCH=0
@@ -104,7 +104,7 @@ die() { log "error: $*"; exit 1; }
 
 input_files() {
 	# testdata/ holds the host-side checks of the inputs, not inputs.
-	(cd "$here" && find . -path ./testdata -prune -o -type f \( -name build.sh -o -name '*.c' -o -name '*.h' -o -name '*.py' -o -name '*.patch' -o \( -path './pgo/*.go' ! -name '*_test.go' \) \) -print |
+	(cd "$here" && find . -path ./testdata -prune -o -type f \( -name build.sh -o -name '*.c' -o -name '*.h' -o -name '*.py' -o -name '*.patch' \) -print |
 		sed 's|^\./||' | LC_ALL=C sort)
 }
 
@@ -208,7 +208,7 @@ ensure_deb_src() {
 
 ensure_packages
 ensure_deb_src
-[[ -n $go ]] || die "needs Go for the training runner (make wasi-python passes its GO)"
+[[ -n $go ]] || die "needs Go for the training run (make wasi-python passes its GO)"
 
 # The work directory has a fixed name per key (paths end up in the build's
 # sysconfig data) and sits beside the output so the final rename is atomic.
@@ -647,8 +647,8 @@ build_cpython wasi-instrumented "$work/wasi-instrumented" -fprofile-instr-genera
 
 # The training run: the instrumented build where apysup looks for the build
 # of these inputs (a cache directory of its own), CPython's test package in
-# the run's workspace, pgo/main.go running `-m test --pgo` there through
-# apysup's library.
+# the run's workspace, cmd/wasi-pgo running pgo/train.py (`-m test --pgo`)
+# there on apysup's wazero backend.
 log "training (-m test --pgo under wazero)"
 instrumented="$pgo/cache/apysup/wasi/$key"
 mkdir -p "$instrumented"
@@ -656,10 +656,10 @@ mkdir -p "$instrumented"
 stdlib_zip "$work/wasi-instrumented" "$pgo/sysconfig" "$instrumented/python311.zip"
 write_manifest "$instrumented"
 cp -R "$py_src/Lib/test" "$pgo/workspace/test"
-(cd "$here/../.." && "$go" run -tags seccomp ./python/wasi/pgo -cache "$pgo/cache" -workspace "$pgo/workspace" \
-	-profile "$pgo/python.profraw") >"$work/pgo-training.log" 2>&1 ||
+(cd "$here/../.." && "$go" run -tags seccomp ./cmd/wasi-pgo -cache "$pgo/cache" -workspace "$pgo/workspace" \
+	-script "$here/pgo/train.py" -profile "$pgo/python.profraw") >"$work/pgo-training.log" 2>&1 ||
 	{ tail -n 40 "$work/pgo-training.log" >&2; cp "$work/pgo-training.log" "$cache_root/failed-pgo-training.log"; die "the training run failed (log above; whole log in $cache_root/failed-pgo-training.log)"; }
-log "training: $(grep -E '^(Total tests|Result|regrtest --pgo exited)' "$work/pgo-training.log" | tr '\n' ' ')"
+log "training: $(grep -E '(Total duration|Tests result|regrtest --pgo exited)' "$work/pgo-training.log" | tr '\n' ' ')"
 "llvm-profdata-$LLVM" merge -o "$pgo/python.profdata" "$pgo/python.profraw"
 
 wasi_build="$work/wasi"

@@ -12,11 +12,12 @@ import (
 	"github.com/apysup/apysup/internal/testenv"
 )
 
-// TestTrain runs the trainer on the WASI build this tree uses (not an
-// instrumented one) with a stand-in for CPython's test package: what the
-// guest writes at /workspace/python.profraw is what train copies out,
-// whatever regrtest's exit status; a run that writes no profile, or ends
-// other than ok, is an error.
+// TestTrain runs build.sh's training script (python/wasi/pgo/train.py) on
+// the WASI build this tree uses (not an instrumented one) with a stand-in
+// for CPython's test package: what the guest writes at
+// /workspace/python.profraw is what train copies out, whatever regrtest's
+// exit status; a run that writes no profile, or ends other than ok, is an
+// error.
 func TestTrain(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real guests are not run with -short (make unit)")
@@ -69,7 +70,7 @@ def main():
 				}
 			}
 			profile := filepath.Join(dir, "python.profraw")
-			err := train(cache, ws, profile, 2*time.Minute)
+			err := train(cache, ws, filepath.Join("..", "..", "python", "wasi", "pgo", "train.py"), profile, 2*time.Minute)
 			if want, ok := strings.CutPrefix(tc.want, "error: "); ok {
 				if err == nil || !strings.Contains(err.Error(), want) {
 					t.Fatalf("train: %v, want an error with %q", err, want)
