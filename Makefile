@@ -23,15 +23,22 @@ TEST_TIMEOUT ?= 45m
 # gets wazero as released, slower to load a cached build and otherwise the
 # same.
 export GOWORK := $(CURDIR)/.build/go.work
-# The patch's own tests, wazero's tests of the packages it touches, and
-# the WebAssembly specification's suites, whose invalid modules must still
-# be refused.
+# The patch's own tests, wazero's tests of the packages it touches, the
+# WebAssembly specification's suites, whose invalid modules must still be
+# refused, and wazero's own tests of its compiled code against its
+# interpreter (fuzzcases, engine): the patch changes the code generator.
 WAZERO_PATCH_TESTS := github.com/tetratelabs/wazero github.com/tetratelabs/wazero/internal/wasm \
 	github.com/tetratelabs/wazero/internal/wasm/binary \
 	github.com/tetratelabs/wazero/internal/engine/wazevo \
+	github.com/tetratelabs/wazero/internal/engine/wazevo/ssa \
+	github.com/tetratelabs/wazero/internal/engine/wazevo/backend \
+	github.com/tetratelabs/wazero/internal/engine/wazevo/backend/regalloc \
 	github.com/tetratelabs/wazero/internal/engine/wazevo/backend/isa/amd64 \
+	github.com/tetratelabs/wazero/internal/engine/wazevo/backend/isa/arm64 \
 	github.com/tetratelabs/wazero/internal/filecache \
-	github.com/tetratelabs/wazero/internal/integration_test/spectest/...
+	github.com/tetratelabs/wazero/internal/integration_test/spectest/... \
+	github.com/tetratelabs/wazero/internal/integration_test/fuzzcases \
+	github.com/tetratelabs/wazero/internal/integration_test/engine
 
 include mk/wasi.mk
 
