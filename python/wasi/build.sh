@@ -516,6 +516,9 @@ build_cpython() {
 	# fchown, fchownat, sendfile and copy_file_range: _apysup_files.c's, linked
 	# the same way; so are statvfs and fstatvfs, whose header wasi-libc lacks
 	# too (include/sys/statvfs.h, on the include path).
+	# ax_cv_c_float_words_bigendian: its probe greps an object file for a
+	# marker, which an LTO build's bitcode does not hold as text (wasm32 is
+	# little-endian, as the probe finds without LTO).
 	# fdopendir: CPython's config.site turns it off because listdir and scandir
 	# of a descriptor duplicated it with dup, which WASI has not;
 	# patches/python3.11/wasi-files.patch opens the directory again instead, so
@@ -539,7 +542,7 @@ build_cpython() {
 		ac_cv_func_chown=yes ac_cv_func_lchown=yes ac_cv_func_fchown=yes ac_cv_func_fchownat=yes ac_cv_func_sendfile=yes ac_cv_func_copy_file_range=yes ac_cv_func_getlogin=yes ac_cv_func_getloadavg=yes ac_cv_func_nice=yes \
 		ac_cv_func_sync=yes ac_cv_func_lockf=yes ac_cv_func_alarm=yes ac_cv_func_pause=yes ac_cv_func_setitimer=yes ac_cv_func_getitimer=yes \
 		ac_cv_header_sys_statvfs_h=yes ac_cv_func_statvfs=yes ac_cv_func_fstatvfs=yes \
-		ac_cv_working_tzset=yes \
+		ac_cv_working_tzset=yes ax_cv_c_float_words_bigendian=no \
 		ac_cv_header_sys_resource_h=no ac_cv_func_prlimit=yes \
 		ac_cv_func_getaddrinfo=yes ac_cv_func_gai_strerror=yes ac_cv_func_getnameinfo=yes ac_cv_func_hstrerror=yes ac_cv_func_gethostbyname=yes ac_cv_func_gethostbyname_r=no \
 		ac_cv_func_gethostbyaddr=yes ac_cv_func_getservbyname=yes ac_cv_func_getservbyport=yes ac_cv_func_getprotobyname=yes ac_cv_func_socket=yes \
@@ -662,8 +665,12 @@ cp -R "$py_src/Lib/test" "$pgo/workspace/test"
 log "training: $(grep -E '(Total duration|Tests result|regrtest --pgo exited)' "$work/pgo-training.log" | tr '\n' ' ')"
 "llvm-profdata-$LLVM" merge -o "$pgo/python.profdata" "$pgo/python.profraw"
 
+# The optimised build is also link-time optimised (ThinLTO), as Debian's
+# native python3.11 is: with the profile, the link inlines across CPython's
+# objects where the calls are hot (RATIONALE.md, "The WASI build is
+# profile-guided").
 wasi_build="$work/wasi"
-build_cpython wasi "$wasi_build" "-fprofile-instr-use=$pgo/python.profdata" ""
+build_cpython wasi "$wasi_build" "-fprofile-instr-use=$pgo/python.profdata -flto=thin" ""
 
 # --- output --------------------------------------------------------------------
 

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include <wasi/api.h>
 
 void *__apysup_prof_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
 	(void)addr, (void)len, (void)prot, (void)flags, (void)fd, (void)off;
@@ -48,7 +49,6 @@ int lprofGetHostName(char *name, int len) {
  * atexit; that file is left out). apysup's runner ends the interpreter with
  * os._exit, which runs no atexit handler: the profile is written at every
  * proc_exit instead (linked with --wrap=__wasi_proc_exit), once. */
-#include <wasi/api.h>
 
 int __llvm_profile_runtime;
 void __llvm_profile_initialize_file(void);
