@@ -162,9 +162,9 @@ func TestBuildUsesBulkMemoryAndSIMD(t *testing.T) {
 
 // The build that ships is the profile-guided one (build.sh's last stage),
 // not the instrumented one that trained it: its sysconfig data names the
-// profile it was compiled with, and python.wasm carries no profile runtime
-// (whose messages would be in its data, and which would write a profile
-// into every guest's /workspace at its exit).
+// profile it was compiled with, and ThinLTO, and python.wasm carries no
+// profile runtime (whose messages would be in its data, and which would
+// write a profile into every guest's /workspace at its exit).
 func TestBuildIsProfileGuided(t *testing.T) {
 	wasm, err := os.ReadFile(buildFile(t, wasmFile))
 	if err != nil {
@@ -187,6 +187,11 @@ func TestBuildIsProfileGuided(t *testing.T) {
 	if !bytes.Contains(data, []byte("-fprofile-instr-use=/build/pgo/python.profdata")) ||
 		bytes.Contains(data, []byte("-fprofile-instr-generate=/workspace/python.profraw")) {
 		t.Errorf("the sysconfig data does not name a profile-guided build: %s", firstLine(data, "'CONFIGURE_CFLAGS'"))
+	}
+	// The optimised stage is link-time optimised too (build.sh, ThinLTO; the
+	// sysconfig module wraps its long strings, so the flag stands alone).
+	if !bytes.Contains(data, []byte("-flto=thin")) {
+		t.Errorf("the sysconfig data does not name a link-time optimised build: %s", firstLine(data, "'CONFIGURE_CFLAGS'"))
 	}
 }
 
