@@ -16,6 +16,7 @@ var corpus = []corpusCase{
 	{script: "std_re.py"},
 	{script: "std_datetime.py"},
 	{script: "std_numbers.py"},
+	{script: "std_decimal_precision.py"},
 	{script: "std_collections.py"},
 	{script: "std_bytes.py"},
 	{script: "std_memory.py"},

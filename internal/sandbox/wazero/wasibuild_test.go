@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apysup/apysup/internal/sandbox"
 	"github.com/tetratelabs/wazero"
 )
 
@@ -53,6 +54,32 @@ with bz2.open("x.bz2", "wt") as f:
 print("bz2 file", bz2.open("x.bz2", "rt").read())
 print("_testcapi", _testcapi.INT_MAX)
 `), "lzma True True", "bz2 True True", "xz file True", "bz2 file text", "_testcapi 2147483647")
+}
+
+// An exact result at decimal.MAX_PREC (425,000,000 digits on wasm32) comes
+// from libmpdec's small-precision attempt first
+// (patches/python3.11/wasi-mpdec-exact-first.patch), as on x86-64, where the
+// full precision's allocation fails at once: without it, the guest's memory
+// grew to 374 MiB for Decimal(4).sqrt(), and the run took seconds. With it
+// the run needs no more memory than an empty one (16 MiB here). The parity
+// script std_decimal_precision.py holds the cases that must still take the
+// full computation.
+func TestDecimalExactAtMaxPrecision(t *testing.T) {
+	out := run(t, `import decimal as D
+ctx = D.Context(prec=D.MAX_PREC, Emin=D.MIN_EMIN, Emax=D.MAX_EMAX)
+with D.localcontext(ctx) as c:
+    print(D.Decimal(4).sqrt(), D.Decimal("40E9").sqrt(), D.Decimal(4) / 2, D.Decimal(400) ** -1,
+          D.Decimal("1.21").sqrt(), D.Decimal(1) / 8, D.Decimal("7E+30") / D.Decimal("2.5E-3"))
+    print("flags", [k.__name__ for k, v in c.flags.items() if v])
+`, runOpts{})
+	if out.Status != sandbox.StatusOK {
+		t.Fatalf("status %s exit %d stderr %s", out.Status, out.ExitCode, out.Stderr)
+	}
+	wantLines(t, strings.Split(strings.TrimRight(string(out.Stdout), "\n"), "\n"),
+		"2 2.0E+5 2 0.0025 1.1 0.125 2.8E+33", "flags []")
+	if out.Usage.PeakMemoryBytes > 32<<20 {
+		t.Errorf("peak memory %d MiB: an exact result was computed to the full precision", out.Usage.PeakMemoryBytes>>20)
+	}
 }
 
 // The C library's memory functions (python/wasi/_apysup_string.c) answer
