@@ -17,11 +17,11 @@ APT_PACKAGES := gcc libc6-dev libseccomp-dev pkg-config bubblewrap vagrant \
 	strace tar gzip xz-utils bzip2 zip unzip sqlite3 git python3-pip patch
 TEST_TIMEOUT ?= 45m
 
-# Every go command make runs builds against wazero with apysup's patch
-# (third_party/wazero/README.md): a workspace, made by make deps, that
-# replaces the module by its patched files. A plain `go build` outside make
-# gets wazero as released, slower to load a cached build and otherwise the
-# same.
+# Every go command make runs builds against wazero and jsonschema with
+# apysup's patches (third_party/*/README.md): a workspace, made by make deps
+# (mk/module-patch.sh), that replaces each module by its patched files. A
+# plain `go build` outside make gets both as released, slower to start and
+# otherwise the same.
 export GOWORK := $(CURDIR)/.build/go.work
 # The patch's own tests, wazero's tests of the packages it touches, the
 # WebAssembly specification's suites, whose invalid modules must still be
@@ -39,6 +39,10 @@ WAZERO_PATCH_TESTS := github.com/tetratelabs/wazero github.com/tetratelabs/wazer
 	github.com/tetratelabs/wazero/internal/integration_test/spectest/... \
 	github.com/tetratelabs/wazero/internal/integration_test/fuzzcases \
 	github.com/tetratelabs/wazero/internal/integration_test/engine
+# jsonschema's own tests, against its patch (third_party/jsonschema), with -race:
+# the patch makes its metaschemas' compilation lazy. Example_fromHTTPS
+# fetches a schema from GitHub, which CI cannot reach.
+JSONSCHEMA_PATCH_TESTS := github.com/santhosh-tekuri/jsonschema/v6
 
 include mk/wasi.mk
 
@@ -59,7 +63,7 @@ deps:
 	@# tests that build a program against this checkout do so offline
 	@# (internal/testenv.BuildProgram) and need every requirement's.
 	@GOWORK=off $(GO) list -m all > /dev/null
-	@GO="$(GO)" mk/wazero-patch.sh
+	@GO="$(GO)" mk/module-patch.sh
 
 # `apysup version` reports the commit (and a release tag, if any) it was built from.
 COMMIT   := $(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo +modified)
@@ -82,6 +86,7 @@ lint: vet
 test: deps wasi-python lint
 	$(GO) test -race -tags $(TAGS) -count=1 -timeout $(TEST_TIMEOUT) ./...
 	$(GO) test -count=1 $(WAZERO_PATCH_TESTS)
+	$(GO) test -race -count=1 -skip '^Example_fromHTTPS$$' $(JSONSCHEMA_PATCH_TESTS)
 	$(MAKE) test-pooled
 
 # 1,000 runs at concurrency 16 through a pooled Supervisor, then through

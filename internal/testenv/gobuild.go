@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"testing"
 )
 
@@ -29,6 +30,26 @@ func CheckoutRoot(t testing.TB) string {
 		}
 		dir = parent
 	}
+}
+
+// HasPatch checks that third_party/dir holds apysup's patch for the version
+// of module that go.mod requires (mk/module-patch.sh applies it), and
+// returns that version.
+func HasPatch(t testing.TB, module, dir string) string {
+	t.Helper()
+	root := CheckoutRoot(t)
+	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^\s*` + regexp.QuoteMeta(module) + ` (v\S+)$`).FindSubmatch(mod)
+	if m == nil {
+		t.Fatalf("go.mod does not require %s", module)
+	}
+	if _, err := os.Stat(filepath.Join(root, "third_party", dir, string(m[1])+".patch")); err != nil {
+		t.Fatalf("no patch for the %s go.mod requires: %v", module, err)
+	}
+	return string(m[1])
 }
 
 // BuildProgram builds main.go (the source given) as a module of its own

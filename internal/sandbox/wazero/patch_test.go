@@ -2,9 +2,6 @@ package wazero
 
 import (
 	"context"
-	"os"
-	"path/filepath"
-	"regexp"
 	"testing"
 
 	"github.com/tetratelabs/wazero"
@@ -17,18 +14,7 @@ import (
 // patch is missing, which CI does not accept.
 func TestRuntimeIsPatched(t *testing.T) {
 	ctx := context.Background()
-	root := testenv.CheckoutRoot(t)
-	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile(`(?m)^\s*` + regexp.QuoteMeta(wazeroModule) + ` (v\S+)$`).FindSubmatch(mod)
-	if m == nil {
-		t.Fatalf("go.mod does not require %s", wazeroModule)
-	}
-	if _, err := os.Stat(filepath.Join(root, "third_party", "wazero", string(m[1])+".patch")); err != nil {
-		t.Fatalf("no patch for the wazero go.mod requires: %v", err)
-	}
+	testenv.HasPatch(t, wazeroModule, "wazero")
 
 	// The detector is not always yes: wazero's interpreter has no such
 	// method, patched or not.
