@@ -2,8 +2,8 @@
 # Puts apysup's patched dependencies in place of their modules for every go
 # command make runs. For each module below, third_party/NAME/VERSION.patch
 # is apysup's change at the version go.mod requires:
-# .build/NAME-VERSION-apysup is the module's files from the module cache,
-# symlinked, with the files the patch touches copied and patched. Then
+# .build/NAME-VERSION-apysup is a copy of the module from the module cache,
+# patched. Then
 # .build/go.work uses this checkout and replaces each module by its
 # directory, and the Makefile exports it as GOWORK. RATIONALE.md, "wazero,
 # patched" and "jsonschema, patched", says what each patch does and why it
@@ -18,10 +18,9 @@ GO=${GO:-go}
 work=$root/.build/go.work
 replaces=""
 
-# patch_module MODULE NAME FILE: FILE is one of the module's own files, which
-# the patched directory must still link to.
+# patch_module MODULE NAME: NAME names third_party/NAME and the directory.
 patch_module() {
-	module=$1 name=$2 file=$3
+	module=$1 name=$2
 	version=$(GOWORK=off "$GO" list -m -f '{{.Version}}' "$module")
 	patch_file=$root/third_party/$name/$version.patch
 	if [ ! -f "$patch_file" ]; then
@@ -42,37 +41,22 @@ patch_module() {
 	replaces="$replaces
 replace $module $version => ./$dir"
 	out=$root/.build/$dir
-	# The directory is rebuilt when the patch or the script changes, or
-	# when its links no longer resolve (the module cache was cleaned).
+	# The directory is rebuilt when the patch, the script or the module's
+	# source changes.
 	stamp=$( (cat "$patch_file" "$0"; echo "$src") | sha256sum | cut -d' ' -f1)
-	if [ -f "$out/.apysup-patch" ] && [ "$(cat "$out/.apysup-patch")" = "$stamp" ] &&
-		[ -e "$out/go.mod" ] && [ -e "$out/$file" ]; then
+	if [ -f "$out/.apysup-patch" ] && [ "$(cat "$out/.apysup-patch")" = "$stamp" ] && [ -e "$out/go.mod" ]; then
 		return 0
 	fi
 
 	mkdir -p "$root/.build"
 	tmp=$(mktemp -d "$root/.build/$name.XXXXXX")
 	trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
-	# Symlinks to the module cache's files in directories of our own (the
-	# cache's are read-only), then a real copy of each file the patch names.
-	cp -rs "$src/." "$tmp/"
+	# A copy of the module, whose files in the module cache are read-only
+	# (and a tree of symlinks to them would not do: go:embed refuses
+	# symlinks, and the modules embed files, their tests' testdata and
+	# jsonschema's metaschemas). The patch then edits and adds files in it.
+	cp -r "$src/." "$tmp/"
 	chmod -R u+w "$tmp"
-	# go:embed refuses symlinks: the modules' tests embed their testdata,
-	# so the testdata directories are copies (wazero's specification test
-	# suites too, which make test runs against the patch), and so are the
-	# directories a module's own code embeds (jsonschema's metaschemas).
-	(cd "$src" && find . -type d \( -name testdata -o -name metaschemas \) -prune) | while read -r d; do
-		rm -rf "${tmp:?}/$d"
-		cp -r "$src/$d" "$tmp/$d"
-		chmod -R u+w "$tmp/$d"
-	done
-	for f in $(sed -n 's|^+++ b/||p' "$patch_file"); do
-		rm -f "$tmp/$f"
-		if [ -f "$src/$f" ]; then
-			cp "$src/$f" "$tmp/$f"
-			chmod u+w "$tmp/$f"
-		fi
-	done
 	patch -d "$tmp" -p1 --quiet --no-backup-if-mismatch <"$patch_file"
 	if [ "$name" = wazero ]; then
 		# The patch's identity, in the key of every compiled module wazero
@@ -92,8 +76,8 @@ replace $module $version => ./$dir"
 	trap - EXIT
 }
 
-patch_module github.com/tetratelabs/wazero wazero runtime.go
-patch_module github.com/santhosh-tekuri/jsonschema/v6 jsonschema compiler.go
+patch_module github.com/tetratelabs/wazero wazero
+patch_module github.com/santhosh-tekuri/jsonschema/v6 jsonschema
 
 goversion=$(sed -n 's/^go //p' "$root/go.mod")
 cat >"$work.tmp" <<END

@@ -33,9 +33,8 @@ func CheckoutRoot(t testing.TB) string {
 }
 
 // HasPatch checks that third_party/dir holds apysup's patch for the version
-// of module that go.mod requires (mk/module-patch.sh applies it), and
-// returns that version.
-func HasPatch(t testing.TB, module, dir string) string {
+// of module that go.mod requires (mk/module-patch.sh applies it).
+func HasPatch(t testing.TB, module, dir string) {
 	t.Helper()
 	root := CheckoutRoot(t)
 	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
@@ -49,7 +48,6 @@ func HasPatch(t testing.TB, module, dir string) string {
 	if _, err := os.Stat(filepath.Join(root, "third_party", dir, string(m[1])+".patch")); err != nil {
 		t.Fatalf("no patch for the %s go.mod requires: %v", module, err)
 	}
-	return string(m[1])
 }
 
 // BuildProgram builds main.go (the source given) as a module of its own
