@@ -35,6 +35,15 @@ func guardProbe(what string) {
 	}
 	base := unsafe.Pointer(unsafe.SliceData(m.mapping))
 	switch what {
+	case "huge pages advised":
+		// Granting a memory splits its mapping; the granted part keeps
+		// the advice (adviseHuge).
+		flags, err := vmFlags(uintptr(base))
+		if err != nil {
+			panic(err)
+		}
+		os.Stdout.WriteString("hg " + strconv.FormatBool(strings.Contains(" "+flags+" ", " hg ")) + "\n")
+		os.Exit(0)
 	case "in bounds":
 		*(*byte)(unsafe.Add(base, pageSize-1)) = 1
 		os.Stdout.WriteString("wrote\n")
@@ -107,6 +116,7 @@ func TestGuardHandler(t *testing.T) {
 		printed string
 	}{
 		{"in bounds", 0, 0, "wrote\n"},
+		{"huge pages advised", 0, 0, "hg " + strconv.FormatBool(hasTHP()) + "\n"},
 		{"under RLIMIT_AS", 0, 0, "available false, reserve: wazero: guarded memory: reserving 8590000128 bytes: cannot allocate memory\n"},
 		{"past the memory", syscall.SIGSEGV, 0, "before\n"},
 		{"at the top of the reservation", syscall.SIGSEGV, 0, ""},
