@@ -7,8 +7,8 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"slices"
 	"strings"
-	"testing/fstest"
 	"time"
 )
 
@@ -33,13 +33,18 @@ import (
 // open file (mapBuildFile). No entry's CRC is checked: the whole zip was
 // checked.
 type stdlibTree struct {
-	names fstest.MapFS // every directory and file: modes, and listings
 	files map[string]*zip.File
-	zip   io.ReaderAt
-	size  int64
+	// dirs lists each directory's names, sorted: ".", python3.11, the
+	// empty lib-dynload, and every directory a file lies under.
+	dirs map[string][]string
+	zip  io.ReaderAt
+	size int64
 }
 
 var _ fs.StatFS = (*stdlibTree)(nil)
+
+// stdlibRoot is the directory the stdlib's files are under, in the tree.
+const stdlibRoot = "python3.11"
 
 // newStdlibTree reads the zip's central directory from zipped (size
 // bytes), which must stay readable as long as the tree is used.
@@ -49,26 +54,50 @@ func newStdlibTree(zipped io.ReaderAt, size int64) (*stdlibTree, error) {
 		return nil, err
 	}
 	t := &stdlibTree{
-		names: fstest.MapFS{"python3.11/lib-dynload": &fstest.MapFile{Mode: fs.ModeDir | 0o555}},
-		files: map[string]*zip.File{},
+		files: make(map[string]*zip.File, len(zr.File)),
+		dirs:  map[string][]string{".": {stdlibRoot}, stdlibRoot: {"lib-dynload"}, stdlibRoot + "/lib-dynload": nil},
 		zip:   zipped,
+		size:  size,
 	}
 	for _, f := range zr.File {
 		if f.FileInfo().IsDir() {
 			continue
 		}
-		name := path.Join("python3.11", f.Name)
 		if !fs.ValidPath(f.Name) || !stdlibName(f.Name) {
 			return nil, fmt.Errorf("unexpected entry %q", f.Name)
 		}
 		if f.Method != zip.Store || f.CompressedSize64 != f.UncompressedSize64 {
 			return nil, fmt.Errorf("entry %q is compressed", f.Name)
 		}
+		name := stdlibRoot + "/" + f.Name
+		if _, ok := t.files[name]; ok {
+			return nil, fmt.Errorf("entry %q appears twice", f.Name)
+		}
 		t.files[name] = f
-		t.names[name] = &fstest.MapFile{Mode: 0o444}
+		t.addToDir(name)
 	}
-	t.size = size
+	for dir, names := range t.dirs {
+		if _, ok := t.files[dir]; ok {
+			return nil, fmt.Errorf("entry %q is a file and a directory", strings.TrimPrefix(dir, stdlibRoot+"/"))
+		}
+		slices.Sort(names)
+	}
 	return t, nil
+}
+
+// addToDir lists name in its directory, and each directory above it not
+// yet listed in its own.
+func (t *stdlibTree) addToDir(name string) {
+	for {
+		dir, base := path.Split(name)
+		dir = strings.TrimSuffix(dir, "/")
+		names, listed := t.dirs[dir]
+		t.dirs[dir] = append(names, base)
+		if listed {
+			return
+		}
+		name = dir
+	}
 }
 
 // stdlibName reports whether name is what mkstdlib.py writes: bytecode in
@@ -93,7 +122,10 @@ func stdlibName(name string) bool {
 func (t *stdlibTree) Open(name string) (fs.File, error) {
 	f, ok := t.files[name]
 	if !ok {
-		return t.names.Open(name)
+		if names, ok := t.dirs[name]; ok {
+			return &stdlibDir{tree: t, path: name, names: names}, nil
+		}
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 	}
 	// Where the data starts is in the entry's local header: read for the
 	// entries opened only (one read each, of 600).
@@ -108,12 +140,54 @@ func (t *stdlibTree) Open(name string) (fs.File, error) {
 	return &stdlibEntry{SectionReader: io.NewSectionReader(t.zip, off, size), info: stdlibInfo{path.Base(name), size}}, nil
 }
 
-// Stat implements fs.StatFS, with each file's size.
+// Stat implements fs.StatFS, with each file's size. A directory's stat
+// is a map lookup: CPython's import system stats a directory on sys.path
+// for every module it finds there.
 func (t *stdlibTree) Stat(name string) (fs.FileInfo, error) {
 	if f, ok := t.files[name]; ok {
 		return stdlibInfo{path.Base(name), int64(f.UncompressedSize64)}, nil
 	}
-	return t.names.Stat(name)
+	if _, ok := t.dirs[name]; ok {
+		return stdlibDirInfo(path.Base(name)), nil
+	}
+	return nil, &fs.PathError{Op: "stat", Path: name, Err: fs.ErrNotExist}
+}
+
+// stdlibDir is an open directory of the tree: fs.ReadDirFile.
+type stdlibDir struct {
+	tree  *stdlibTree
+	path  string
+	names []string // what ReadDir has yet to return
+}
+
+func (d *stdlibDir) Stat() (fs.FileInfo, error) { return stdlibDirInfo(path.Base(d.path)), nil }
+func (d *stdlibDir) Close() error               { return nil }
+func (d *stdlibDir) Read([]byte) (int, error) {
+	return 0, &fs.PathError{Op: "read", Path: d.path, Err: fs.ErrInvalid}
+}
+
+// ReadDir implements fs.ReadDirFile.
+func (d *stdlibDir) ReadDir(n int) ([]fs.DirEntry, error) {
+	count := len(d.names)
+	if n > 0 && n < count {
+		count = n
+	}
+	if n > 0 && count == 0 {
+		return nil, io.EOF
+	}
+	entries := make([]fs.DirEntry, count)
+	for i, name := range d.names[:count] {
+		if d.path != "." {
+			name = d.path + "/" + name
+		}
+		info, err := d.tree.Stat(name)
+		if err != nil {
+			return entries[:i], err
+		}
+		entries[i] = fs.FileInfoToDirEntry(info)
+	}
+	d.names = d.names[count:]
+	return entries, nil
 }
 
 type stdlibEntry struct {
@@ -137,3 +211,13 @@ func (i stdlibInfo) Mode() fs.FileMode  { return 0o444 }
 func (i stdlibInfo) ModTime() time.Time { return time.Time{} }
 func (i stdlibInfo) IsDir() bool        { return false }
 func (i stdlibInfo) Sys() any           { return nil }
+
+// stdlibDirInfo is a stdlib directory's FileInfo, named by its base name.
+type stdlibDirInfo string
+
+func (i stdlibDirInfo) Name() string       { return string(i) }
+func (i stdlibDirInfo) Size() int64        { return 0 }
+func (i stdlibDirInfo) Mode() fs.FileMode  { return fs.ModeDir | 0o555 }
+func (i stdlibDirInfo) ModTime() time.Time { return time.Time{} }
+func (i stdlibDirInfo) IsDir() bool        { return true }
+func (i stdlibDirInfo) Sys() any           { return nil }

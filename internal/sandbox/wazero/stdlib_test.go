@@ -4,12 +4,14 @@ import (
 	"archive/zip"
 	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 )
 
 func zipOf(t *testing.T, method uint16, files map[string]string) []byte {
@@ -36,14 +38,18 @@ func treeOf(t *testing.T, zipped []byte) (*stdlibTree, error) {
 	return newStdlibTree(bytes.NewReader(zipped), int64(len(zipped)))
 }
 
+// stdlibFiles is a small stdlib: modules, bytecode, a package, data.
+var stdlibFiles = map[string]string{"os.py": "import sys", "__pycache__/os.cpython-311.pyc": "os code",
+	"json/__init__.py": "", "json/__pycache__/__init__.cpython-311.pyc": "json code", "json/decoder.py": "x = 1",
+	"encodings/aliases.py": "aliases = {}", "lib2to3/Grammar.txt": "file_input: (NEWLINE | stmt)* ENDMARKER",
+	"LICENSE.txt": "license"}
+
 // The tree serves each stored entry's bytes in place, under python3.11/,
 // with the empty lib-dynload CPython looks for; a compressed entry, or one
 // the import system would load in place of a source, is refused rather
 // than served.
 func TestStdlibTree(t *testing.T) {
-	files := map[string]string{"os.py": "import sys", "__pycache__/os.cpython-311.pyc": "os code",
-		"json/__init__.py": "", "json/__pycache__/__init__.cpython-311.pyc": "json code", "json/decoder.py": "",
-		"lib2to3/Grammar.txt": "file_input: (NEWLINE | stmt)* ENDMARKER", "LICENSE.txt": "license"}
+	files := stdlibFiles
 	tree, err := treeOf(t, zipOf(t, zip.Store, files))
 	if err != nil {
 		t.Fatal(err)
@@ -76,11 +82,49 @@ func TestStdlibTree(t *testing.T) {
 		"extension":       zipOf(t, zip.Store, map[string]string{"os.so": ""}),
 		"pyo beside":      zipOf(t, zip.Store, map[string]string{"json/decoder.pyo": ""}),
 		"escape":          zipOf(t, zip.Store, map[string]string{"../x.py": ""}),
+		"file and dir":    zipOf(t, zip.Store, map[string]string{"json": "", "json/decoder.py": ""}),
 		"not a zip":       []byte("PK"),
 	} {
 		if _, err := treeOf(t, zipped); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+// The tree is a conforming fs.FS (testing/fstest.TestFS: every file and
+// directory it lists opens, reads, stats and lists alike through each
+// method), its listings carry each file's size, and a directory's stat
+// lists nothing (CPython stats a sys.path directory at every import).
+func TestStdlibTreeIsAFileSystem(t *testing.T) {
+	files := stdlibFiles
+	tree, err := treeOf(t, zipOf(t, zip.Store, files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for name := range files {
+		want = append(want, "python3.11/"+name)
+	}
+	if err := fstest.TestFS(tree, append(want, "python3.11/lib-dynload")...); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := fs.ReadDir(tree, "python3.11/json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed = append(listed, fmt.Sprintf("%s %v %d", e.Name(), info.Mode(), info.Size()))
+	}
+	if got := strings.Join(listed, ", "); got != "__init__.py -r--r--r-- 0, __pycache__ dr-xr-xr-x 0, decoder.py -r--r--r-- 5" {
+		t.Errorf("listing: %s", got)
+	}
+	if allocs := testing.AllocsPerRun(100, func() { _, _ = tree.Stat("python3.11") }); allocs > 1 {
+		t.Errorf("a directory's stat allocates %v times", allocs)
 	}
 }
 
