@@ -106,18 +106,6 @@ func (m *linearMemory) reserveGuarded() error {
 	return nil
 }
 
-// adviseHuge asks the kernel for transparent huge pages on a guest memory
-// mapping (MADV_HUGEPAGE): where the kernel's THP mode is "madvise" (or
-// "always"), the guest's first touch of each 2 MiB costs one fault, not
-// 512. An empty run touches about 1,500 pages of its 16 MiB, python.wasm's
-// 3.6 MB of data segments among them: with the advice it takes 15-20 ms
-// less of wall time here (cmd/apysup BenchmarkStartupSideBySide; RATIONALE.md "Huge
-// pages for guest memory"). The memory a run may use is still counted in
-// wasm pages by Reallocate; what the advice changes is only how the kernel
-// backs it. It is advice: a kernel without THP refuses it, and the memory
-// works as before.
-func adviseHuge(mapping []byte) { _ = unix.Madvise(mapping, unix.MADV_HUGEPAGE) }
-
 // Allocate implements experimental.LinearMemory. The mapping is the
 // limit (or the reserve), or the module's own maximum (4 GiB for wasm32)
 // if that is less. Where the kernel refuses it, the memory comes from the
