@@ -16,9 +16,21 @@ import (
 
 func zipOf(t *testing.T, method uint16, files map[string]string) []byte {
 	t.Helper()
+	var entries [][2]string
+	for name, content := range files {
+		entries = append(entries, [2]string{name, content})
+	}
+	return zipOfEntries(t, method, entries...)
+}
+
+// zipOfEntries is zipOf with the entries (name, content) in order, a name
+// possibly twice.
+func zipOfEntries(t *testing.T, method uint16, entries ...[2]string) []byte {
+	t.Helper()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
-	for name, content := range files {
+	for _, e := range entries {
+		name, content := e[0], e[1]
 		w, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: method})
 		if err != nil {
 			t.Fatal(err)
@@ -82,11 +94,20 @@ func TestStdlibTree(t *testing.T) {
 		"extension":       zipOf(t, zip.Store, map[string]string{"os.so": ""}),
 		"pyo beside":      zipOf(t, zip.Store, map[string]string{"json/decoder.pyo": ""}),
 		"escape":          zipOf(t, zip.Store, map[string]string{"../x.py": ""}),
-		"file and dir":    zipOf(t, zip.Store, map[string]string{"json": "", "json/decoder.py": ""}),
 		"not a zip":       []byte("PK"),
 	} {
 		if _, err := treeOf(t, zipped); err == nil {
 			t.Errorf("%s: accepted", name)
+		}
+	}
+	// A name the tree cannot serve as one thing: refused, not the last
+	// entry's bytes served.
+	for want, zipped := range map[string][]byte{
+		`entry "os.py" appears twice`:            zipOfEntries(t, zip.Store, [2]string{"os.py", "a"}, [2]string{"os.py", "b"}),
+		`entry "json" is a file and a directory`: zipOf(t, zip.Store, map[string]string{"json": "", "json/decoder.py": ""}),
+	} {
+		if _, err := treeOf(t, zipped); err == nil || err.Error() != want {
+			t.Errorf("%v, want %s", err, want)
 		}
 	}
 }
