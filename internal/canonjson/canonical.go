@@ -69,16 +69,9 @@ func CanonicalValidated(raw []byte) ([]byte, error) {
 
 // DecodeCanonical decodes bytes that already passed Validate (for example
 // the output of Canonical) into Go values: maps, slices, strings, bools,
-// nil and json.Number. It does not validate them again.
-func DecodeCanonical(canonical []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(canonical))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, &Error{Code: CodeSyntax, Detail: err.Error()}
-	}
-	return v, nil
-}
+// nil and json.Number. It is ParseStrict without the size bound: bytes
+// that did not pass Validate are refused as it refuses them.
+func DecodeCanonical(canonical []byte) (any, error) { return check(canonical, len(canonical), true) }
 
 // AppendString appends s as an RFC 8785 string literal: only '"', '\\' and
 // control characters are escaped (the short forms where JSON has them,

@@ -70,34 +70,37 @@ func CodeOf(err error) string {
 // at most MaxDepth, every number a finite IEEE-754 double, nothing after
 // the value but whitespace.
 func Validate(data []byte, maxBytes int) error {
-	if len(bytes.TrimSpace(data)) == 0 {
-		return &Error{Code: CodeEmpty}
-	}
-	if len(data) > maxBytes {
-		return &Error{Code: CodeTooLarge, Detail: fmt.Sprintf("%d bytes > %d", len(data), maxBytes)}
-	}
-	if !utf8.Valid(data) {
-		return &Error{Code: CodeInvalidUTF8}
-	}
-	s := scanner{data: data}
-	s.skipSpace()
-	if err := s.value(1); err != nil {
-		return err
-	}
-	s.skipSpace()
-	if s.pos != len(s.data) {
-		return s.fail(CodeTrailingData, "")
-	}
-	return nil
+	_, err := check(data, maxBytes, false)
+	return err
 }
 
 // ParseStrict validates data and decodes it into Go values (maps, slices,
-// strings, bools, nil and json.Number).
-func ParseStrict(data []byte, maxBytes int) (any, error) {
-	if err := Validate(data, maxBytes); err != nil {
+// strings, bools, nil and json.Number), in one pass: the values
+// encoding/json's Decoder gives with UseNumber, for every document Validate
+// accepts.
+func ParseStrict(data []byte, maxBytes int) (any, error) { return check(data, maxBytes, true) }
+
+// check is Validate, and with build ParseStrict.
+func check(data []byte, maxBytes int, build bool) (any, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, &Error{Code: CodeEmpty}
+	}
+	if len(data) > maxBytes {
+		return nil, &Error{Code: CodeTooLarge, Detail: fmt.Sprintf("%d bytes > %d", len(data), maxBytes)}
+	}
+	if !utf8.Valid(data) {
+		return nil, &Error{Code: CodeInvalidUTF8}
+	}
+	s := scanner{data: data, build: build}
+	s.skipSpace()
+	if err := s.value(1); err != nil {
 		return nil, err
 	}
-	return DecodeCanonical(data) // validated: decoding needs no second pass
+	s.skipSpace()
+	if s.pos != len(s.data) {
+		return nil, s.fail(CodeTrailingData, "")
+	}
+	return s.v, nil
 }
 
 // DecodeStrict validates data, then decodes it into v refusing unknown
@@ -136,6 +139,10 @@ func DecodeStrict(data []byte, maxBytes int, v any) error {
 type scanner struct {
 	data []byte
 	pos  int
+	// build: each value scanned is also decoded, into v (ParseStrict).
+	// Validate leaves it off and allocates only for duplicate-key checks.
+	build bool
+	v     any
 }
 
 func (s *scanner) fail(code, detail string) error {
@@ -163,13 +170,19 @@ func (s *scanner) value(depth int) error {
 	case c == '[':
 		return s.array(depth)
 	case c == '"':
-		_, err := s.str()
+		v, err := s.str()
+		if s.build {
+			s.v = v
+		}
 		return err
 	case c == 't':
+		s.v = true // no allocation: the runtime keeps boxed bools
 		return s.literal("true")
 	case c == 'f':
+		s.v = false
 		return s.literal("false")
 	case c == 'n':
+		s.v = nil
 		return s.literal("null")
 	case c == '-' || c >= '0' && c <= '9':
 		return s.number()
@@ -192,11 +205,20 @@ func (s *scanner) object(depth int) error {
 	}
 	s.pos++ // '{'
 	s.skipSpace()
+	// Built, the object is its own record of the keys seen.
+	var members map[string]any
+	if s.build {
+		members = make(map[string]any)
+		defer func() { s.v = members }()
+	}
 	if s.pos < len(s.data) && s.data[s.pos] == '}' {
 		s.pos++
 		return nil
 	}
-	seen := make(map[string]struct{})
+	var seen map[string]struct{}
+	if !s.build {
+		seen = make(map[string]struct{})
+	}
 	for {
 		s.skipSpace()
 		if s.pos >= len(s.data) || s.data[s.pos] != '"' {
@@ -207,10 +229,9 @@ func (s *scanner) object(depth int) error {
 		if err != nil {
 			return err
 		}
-		if _, dup := seen[key]; dup {
+		if s.has(members, seen, key) {
 			return &Error{Code: CodeDuplicateKey, Offset: keyAt}
 		}
-		seen[key] = struct{}{}
 		s.skipSpace()
 		if s.pos >= len(s.data) || s.data[s.pos] != ':' {
 			return s.fail(CodeSyntax, "expected ':'")
@@ -219,6 +240,9 @@ func (s *scanner) object(depth int) error {
 		s.skipSpace()
 		if err := s.value(depth + 1); err != nil {
 			return err
+		}
+		if s.build {
+			members[key] = s.v
 		}
 		s.skipSpace()
 		if s.pos >= len(s.data) {
@@ -242,6 +266,11 @@ func (s *scanner) array(depth int) error {
 	}
 	s.pos++ // '['
 	s.skipSpace()
+	var elems []any
+	if s.build {
+		elems = make([]any, 0) // [] is an empty slice, as encoding/json decodes it
+		defer func() { s.v = elems }()
+	}
 	if s.pos < len(s.data) && s.data[s.pos] == ']' {
 		s.pos++
 		return nil
@@ -250,6 +279,9 @@ func (s *scanner) array(depth int) error {
 		s.skipSpace()
 		if err := s.value(depth + 1); err != nil {
 			return err
+		}
+		if s.build {
+			elems = append(elems, s.v)
 		}
 		s.skipSpace()
 		if s.pos >= len(s.data) {
@@ -394,7 +426,24 @@ func (s *scanner) number() error {
 	if err != nil || math.IsInf(f, 0) {
 		return &Error{Code: CodeBadNumber, Offset: start}
 	}
+	if s.build {
+		s.v = json.Number(s.data[start:s.pos])
+	}
 	return nil
+}
+
+// has says whether key was seen in the object being scanned, and records
+// it (in members when building, else in seen).
+func (s *scanner) has(members map[string]any, seen map[string]struct{}, key string) bool {
+	if s.build {
+		_, dup := members[key]
+		return dup
+	}
+	if _, dup := seen[key]; dup {
+		return true
+	}
+	seen[key] = struct{}{}
+	return false
 }
 
 func (s *scanner) digits() int {

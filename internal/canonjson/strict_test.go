@@ -1,6 +1,9 @@
 package canonjson
 
 import (
+	"bytes"
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -114,8 +117,98 @@ func FuzzValidate(f *testing.F) {
 		if err != nil || string(c1) != string(c2) {
 			t.Fatalf("canonical form not a fixed point: %s vs %s (%v)", c1, c2, err)
 		}
-		if _, err := ParseStrict(data, MaxGuestBytes); err != nil {
+		v, err := ParseStrict(data, MaxGuestBytes)
+		if err != nil {
 			t.Fatalf("ParseStrict refused validated input: %v", err)
+		}
+		if want := decodeWithEncodingJSON(t, data); !reflect.DeepEqual(v, want) {
+			t.Fatalf("ParseStrict gave %#v, encoding/json %#v", v, want)
+		}
+	})
+}
+
+// decodeWithEncodingJSON is how ParseStrict decoded before it built its
+// values itself: encoding/json's Decoder with UseNumber.
+func decodeWithEncodingJSON(t *testing.T, data []byte) any {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		t.Fatalf("encoding/json refused validated input: %v", err)
+	}
+	return v
+}
+
+// TestParseStrictDecodesAsEncodingJSON: the values ParseStrict builds are
+// encoding/json's, and it refuses exactly what Validate refuses, with the
+// same code; so does DecodeCanonical, which has no size bound.
+func TestParseStrictDecodesAsEncodingJSON(t *testing.T) {
+	for _, in := range []string{
+		`{}`, `[]`, `0`, `-0.5e-3`, `1E+2`, `"😀"`, `"\ud83d\ude00"`, `"a\u0000b\n\/"`, " 1 ",
+		`{"a":{"b":[true,false,null,{},[]],"c":-1.25},"d":"\u00e9"}`, `[[[1],[2,[3]]],{"":""}]`,
+		`{"big":123456789012345678901234567890,"small":1e-300}`,
+	} {
+		v, err := ParseStrict([]byte(in), MaxGuestBytes)
+		if err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		if want := decodeWithEncodingJSON(t, []byte(in)); !reflect.DeepEqual(v, want) {
+			t.Errorf("%s: %#v, want %#v", in, v, want)
+		}
+		if d, err := DecodeCanonical([]byte(in)); err != nil || !reflect.DeepEqual(d, v) {
+			t.Errorf("%s: DecodeCanonical %#v (%v)", in, d, err)
+		}
+	}
+	if v, _ := ParseStrict([]byte(`{"a":[]}`), MaxGuestBytes); v.(map[string]any)["a"] == nil {
+		t.Error("[] decoded to a nil slice")
+	}
+	for _, in := range []string{"", " ", "\"\xff\"", `{"a":1,"a":2}`, `{"a":1,"\u0061":2}`, `[{"k":1,"k":1}]`,
+		strings.Repeat("[", MaxDepth+1) + strings.Repeat("]", MaxDepth+1), `{} {}`, `"\ud800"`, `1e400`, `[1,]`, `{"a" 1}`, `"\x"`} {
+		want := CodeOf(Validate([]byte(in), MaxGuestBytes))
+		if want == "" {
+			t.Fatalf("%q: Validate accepts it", in)
+		}
+		if _, err := ParseStrict([]byte(in), MaxGuestBytes); CodeOf(err) != want {
+			t.Errorf("%q: ParseStrict %v, want %s", in, err, want)
+		}
+		if _, err := DecodeCanonical([]byte(in)); CodeOf(err) != want {
+			t.Errorf("%q: DecodeCanonical %v, want %s", in, err, want)
+		}
+	}
+	if _, err := ParseStrict([]byte(`"abc"`), 4); CodeOf(err) != CodeTooLarge {
+		t.Errorf("oversize: %v", err)
+	}
+	if _, err := DecodeCanonical([]byte(`"` + strings.Repeat("a", MaxGuestBytes) + `"`)); err != nil {
+		t.Errorf("DecodeCanonical bounded: %v", err)
+	}
+}
+
+// BenchmarkParseStrict: one pass that validates and decodes, beside what
+// ParseStrict did before (Validate, then encoding/json's Decoder), on a
+// call's arguments.
+func BenchmarkParseStrict(b *testing.B) {
+	doc := []byte(`{"city":"Paris","days":[1,2,3],"units":{"temperature":"C","wind":"km/h"},"detail":true,"note":"caf\u00e9"}`)
+	b.Run("one-pass", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := ParseStrict(doc, MaxGuestBytes); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("validate-then-encoding-json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := Validate(doc, MaxGuestBytes); err != nil {
+				b.Fatal(err)
+			}
+			dec := json.NewDecoder(bytes.NewReader(doc))
+			dec.UseNumber()
+			var v any
+			if err := dec.Decode(&v); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 }
