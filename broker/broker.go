@@ -137,13 +137,6 @@ func (b *Broker) Transcript() []TranscriptEntry {
 	return append([]TranscriptEntry(nil), b.transcript...)
 }
 
-// frame is the guest's call frame.
-type frame struct {
-	CallID     *string         `json:"call_id"`
-	Capability *string         `json:"capability"`
-	Arguments  json.RawMessage `json:"arguments"`
-}
-
 // Dispatcher is the Broker as a transport sees it, for the channel
 // (internal/rpc) and the wazero host call alike: one call frame in, one
 // broker response out. A nil response (or a panic) leaves the outcome
@@ -247,18 +240,25 @@ func (b *Broker) admit(raw []byte) (*admittedCall, string) {
 	case len(raw) > MaxFrameBytes:
 		return nil, CodeFrameTooLarge
 	}
-	var f frame
-	if err := canonjson.DecodeStrict(raw, MaxFrameBytes, &f); err != nil || f.CallID == nil || f.Capability == nil || f.Arguments == nil {
+	// The frame's three members, strictly: exact names, no others, each
+	// present, the first two strings.
+	parts, err := canonjson.Fields(raw, MaxFrameBytes, "call_id", "capability", "arguments")
+	if err != nil {
 		return nil, CodeFrameMalformed
 	}
-	call := &admittedCall{callID: *f.CallID, capability: *f.Capability}
+	callID, idOK := canonjson.String(parts[0])
+	capability, capOK := canonjson.String(parts[1])
+	if !idOK || !capOK || parts[2] == nil {
+		return nil, CodeFrameMalformed
+	}
+	call := &admittedCall{callID: callID, capability: capability}
 	if len(call.callID) > 256 {
 		return nil, CodeInvalidCallID
 	}
-	if trimmed := strings.TrimLeft(string(f.Arguments), " \t\r\n"); !strings.HasPrefix(trimmed, "{") {
+	if parts[2][0] != '{' {
 		return call, CodeArgumentsNotObject
 	}
-	call.arguments = f.Arguments
+	call.arguments = bytes.Clone(parts[2]) // the frame's bytes are the transport's
 
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -343,7 +343,7 @@ func RequestDigest(callID, capability string, canonicalArguments json.RawMessage
 // for an admitted call and ends in exactly one receipt, unless its grant
 // refuses it (grant_denied, receipt-free).
 func (b *Broker) dispatch(ctx context.Context, call *admittedCall, streaming bool) *Response {
-	canonArgs, err := canonjson.CanonicalValidated(call.arguments) // the frame passed DecodeStrict
+	canonArgs, err := canonjson.CanonicalValidated(call.arguments) // the frame passed canonjson.Fields
 	if err != nil {
 		canonArgs = call.arguments
 	}

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -57,6 +58,50 @@ func FuzzCall(f *testing.F) {
 					t.Fatalf("grant_denied message %q", d.Message)
 				}
 			}
+		}
+	})
+}
+
+// strictFrame is how admission decoded a frame before canonjson.Fields:
+// DecodeStrict into a struct, each member required.
+type strictFrame struct {
+	CallID     *string         `json:"call_id"`
+	Capability *string         `json:"capability"`
+	Arguments  json.RawMessage `json:"arguments"`
+}
+
+// FuzzFrameFields: admission's frame decoding (canonjson.Fields and
+// String) accepts exactly the frames DecodeStrict into a struct accepts,
+// and reads the same call id, capability and argument bytes from them.
+func FuzzFrameFields(f *testing.F) {
+	for _, s := range []string{
+		`{"call_id":"capability-1","capability":"echo","arguments":{"x":1}}`,
+		` {"arguments" : {"a":[1,{"b":null}]} , "capability":"e\u0063ho","call_id":"p:program:1"} `,
+		`{"call_id":null,"capability":"echo","arguments":{}}`, `{"call_id":"c","capability":"e","arguments":null}`,
+		`{"call_id":"c","capability":"e"}`, `{"call_id":"c","capability":"e","arguments":{},"x":1}`,
+		`{"Call_ID":"c","capability":"e","arguments":{}}`, `{"call_id":1,"capability":"e","arguments":{}}`,
+		`null`, `[]`, `"x"`, `{"call_id":"capability-1","call_id":"x"}`, ``, "\xff",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var old strictFrame
+		oldErr := canonjson.DecodeStrict(data, MaxFrameBytes, &old)
+		oldOK := oldErr == nil && old.CallID != nil && old.Capability != nil && old.Arguments != nil
+		parts, err := canonjson.Fields(data, MaxFrameBytes, "call_id", "capability", "arguments")
+		var id, capability string
+		newOK := err == nil
+		if newOK {
+			var idOK, capOK bool
+			id, idOK = canonjson.String(parts[0])
+			capability, capOK = canonjson.String(parts[1])
+			newOK = idOK && capOK && parts[2] != nil
+		}
+		if oldOK != newOK {
+			t.Fatalf("%q: DecodeStrict accepts %v (%v), Fields %v (%v)", data, oldOK, oldErr, newOK, err)
+		}
+		if oldOK && (id != *old.CallID || capability != *old.Capability || string(parts[2]) != string(old.Arguments)) {
+			t.Fatalf("%q: read %q %q %s, DecodeStrict %q %q %s", data, id, capability, parts[2], *old.CallID, *old.Capability, old.Arguments)
 		}
 	})
 }

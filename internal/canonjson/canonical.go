@@ -57,8 +57,8 @@ func DigestOf(domain string, v any) (string, error) {
 }
 
 // CanonicalValidated is Canonical for bytes that already passed Validate
-// (for example a member of a frame DecodeStrict accepted): it skips the
-// second validation pass on the hot path.
+// (for example a member Fields returned): it skips the second validation
+// pass on the hot path.
 func CanonicalValidated(raw []byte) ([]byte, error) {
 	out, err := jcs.Transform(raw)
 	if err != nil {
@@ -71,7 +71,7 @@ func CanonicalValidated(raw []byte) ([]byte, error) {
 // the output of Canonical) into Go values: maps, slices, strings, bools,
 // nil and json.Number. It is ParseStrict without the size bound: bytes
 // that did not pass Validate are refused as it refuses them.
-func DecodeCanonical(canonical []byte) (any, error) { return check(canonical, len(canonical), true) }
+func DecodeCanonical(canonical []byte) (any, error) { return ParseStrict(canonical, len(canonical)) }
 
 // AppendString appends s as an RFC 8785 string literal: only '"', '\\' and
 // control characters are escaped (the short forms where JSON has them,

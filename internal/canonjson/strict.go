@@ -70,37 +70,79 @@ func CodeOf(err error) string {
 // at most MaxDepth, every number a finite IEEE-754 double, nothing after
 // the value but whitespace.
 func Validate(data []byte, maxBytes int) error {
-	_, err := check(data, maxBytes, false)
-	return err
+	s := scanner{data: data}
+	return s.document(maxBytes)
 }
 
 // ParseStrict validates data and decodes it into Go values (maps, slices,
 // strings, bools, nil and json.Number), in one pass: the values
 // encoding/json's Decoder gives with UseNumber, for every document Validate
 // accepts.
-func ParseStrict(data []byte, maxBytes int) (any, error) { return check(data, maxBytes, true) }
+func ParseStrict(data []byte, maxBytes int) (any, error) {
+	s := scanner{data: data, build: true}
+	if err := s.document(maxBytes); err != nil {
+		return nil, err
+	}
+	return s.v, nil
+}
 
-// check is Validate, and with build ParseStrict.
-func check(data []byte, maxBytes int, build bool) (any, error) {
-	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, &Error{Code: CodeEmpty}
+// Fields checks data as Validate does and, in the same pass, returns the
+// bytes of the members of its top-level object named names, in that order
+// (nil for one that is absent): the strict decoding of a flat frame,
+// without reflection. A member of any other name is refused
+// (CodeUnknownField), as DecodeStrict refuses it, and a document that is
+// no object is CodeNotObject. The bytes are data's own.
+func Fields(data []byte, maxBytes int, names ...string) ([][]byte, error) {
+	out := make([][]byte, len(names))
+	s := scanner{data: data, member: func(key string, value []byte) error {
+		for i, name := range names {
+			if name == key {
+				out[i] = value
+				return nil
+			}
+		}
+		return &Error{Code: CodeUnknownField, Detail: "unknown field " + strconv.Quote(key)}
+	}}
+	if err := s.document(maxBytes); err != nil {
+		return nil, err
 	}
-	if len(data) > maxBytes {
-		return nil, &Error{Code: CodeTooLarge, Detail: fmt.Sprintf("%d bytes > %d", len(data), maxBytes)}
+	if bytes.TrimLeft(data, " \t\r\n")[0] != '{' {
+		return nil, &Error{Code: CodeNotObject}
 	}
-	if !utf8.Valid(data) {
-		return nil, &Error{Code: CodeInvalidUTF8}
+	return out, nil
+}
+
+// String decodes raw, a JSON string literal and nothing else, as Validate
+// would accept it; ok is false for anything else.
+func String(raw []byte) (v string, ok bool) {
+	if len(raw) == 0 || raw[0] != '"' || !utf8.Valid(raw) {
+		return "", false
 	}
-	s := scanner{data: data, build: build}
+	s := scanner{data: raw}
+	v, err := s.str()
+	return v, err == nil && s.pos == len(raw)
+}
+
+// document checks that s.data is exactly one JSON value Validate accepts.
+func (s *scanner) document(maxBytes int) error {
+	if len(bytes.TrimSpace(s.data)) == 0 {
+		return &Error{Code: CodeEmpty}
+	}
+	if len(s.data) > maxBytes {
+		return &Error{Code: CodeTooLarge, Detail: fmt.Sprintf("%d bytes > %d", len(s.data), maxBytes)}
+	}
+	if !utf8.Valid(s.data) {
+		return &Error{Code: CodeInvalidUTF8}
+	}
 	s.skipSpace()
 	if err := s.value(1); err != nil {
-		return nil, err
+		return err
 	}
 	s.skipSpace()
 	if s.pos != len(s.data) {
-		return nil, s.fail(CodeTrailingData, "")
+		return s.fail(CodeTrailingData, "")
 	}
-	return s.v, nil
+	return nil
 }
 
 // DecodeStrict validates data, then decodes it into v refusing unknown
@@ -143,6 +185,10 @@ type scanner struct {
 	// Validate leaves it off and allocates only for duplicate-key checks.
 	build bool
 	v     any
+	// member, when set, is given each member of the top-level object, its
+	// value's bytes as they stand in data, once the value checked out
+	// (Fields).
+	member func(key string, value []byte) error
 }
 
 func (s *scanner) fail(code, detail string) error {
@@ -238,11 +284,17 @@ func (s *scanner) object(depth int) error {
 		}
 		s.pos++
 		s.skipSpace()
+		valueAt := s.pos
 		if err := s.value(depth + 1); err != nil {
 			return err
 		}
 		if s.build {
 			members[key] = s.v
+		}
+		if depth == 1 && s.member != nil {
+			if err := s.member(key, s.data[valueAt:s.pos]); err != nil {
+				return err
+			}
 		}
 		s.skipSpace()
 		if s.pos >= len(s.data) {

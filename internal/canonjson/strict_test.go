@@ -212,3 +212,41 @@ func BenchmarkParseStrict(b *testing.B) {
 		}
 	})
 }
+
+// TestFields: the members named, as their bytes stand in the document;
+// every refusal Validate makes, and the two of a struct's decoding.
+func TestFields(t *testing.T) {
+	doc := ` {"b" : [1, {"x":"\u0079"}] ,"a":"s\"q", "c":null} `
+	parts, err := Fields([]byte(doc), MaxGuestBytes, "a", "b", "c", "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(parts[0]) != `"s\"q"` || string(parts[1]) != `[1, {"x":"\u0079"}]` || string(parts[2]) != `null` || parts[3] != nil {
+		t.Fatalf("%q", parts)
+	}
+	for in, code := range map[string]string{
+		`{"a":1,"e":2}`: CodeUnknownField, `{"A":1}`: CodeUnknownField, `[{"a":1}]`: CodeNotObject, `"a"`: CodeNotObject,
+		`{"a":1,"a":1}`: CodeDuplicateKey, `{"a":{"z":1,"z":2}}`: CodeDuplicateKey, `{"a":1} x`: CodeTrailingData, ` `: CodeEmpty,
+		"{\"a\":\"\xff\"}": CodeInvalidUTF8, `{"a":1e999}`: CodeBadNumber,
+	} {
+		if _, err := Fields([]byte(in), MaxGuestBytes, "a"); CodeOf(err) != code {
+			t.Errorf("%s: %v, want %s", in, err, code)
+		}
+	}
+	if _, err := Fields([]byte(`{"a":"xyz"}`), 5, "a"); CodeOf(err) != CodeTooLarge {
+		t.Errorf("oversize: %v", err)
+	}
+}
+
+func TestString(t *testing.T) {
+	for raw, want := range map[string]string{`"abc"`: "abc", `""`: "", `"\u00e9\n\ud83d\ude00"`: "é\n😀", `"a\/b"`: "a/b"} {
+		if got, ok := String([]byte(raw)); !ok || got != want {
+			t.Errorf("%s: %q %v", raw, got, ok)
+		}
+	}
+	for _, raw := range []string{``, `abc`, `"abc`, `"a" `, ` "a"`, `"\ud800"`, "\"\xff\"", `null`, `1`, `"a""b"`} {
+		if got, ok := String([]byte(raw)); ok {
+			t.Errorf("%q accepted as %q", raw, got)
+		}
+	}
+}
