@@ -63,12 +63,15 @@ func (e Event) canonical() []byte {
 		}
 		return canonjson.AppendString(b, s)
 	}
-	keys := make([]string, 0, len(e.Body))
-	for k := range e.Body {
+	var held [8]string // a call's events have at most five members
+	keys := held[:0]
+	size := len(`{"body":{},"kind":,"prev":,"seq":}`) + 2*len(`""`) + len(e.Kind) + len(e.Prev) + 20
+	for k, v := range e.Body {
 		keys = append(keys, k)
+		size += len(`"":"",`) + len(k) + len(v)
 	}
 	sort.Strings(keys)
-	b := make([]byte, 0, 256)
+	b := make([]byte, 0, size) // enough, unless an escaped character lengthens a string
 	b = append(b, `{"body":{`...)
 	for i, k := range keys {
 		if i > 0 {
