@@ -101,7 +101,7 @@ func Fields(data []byte, maxBytes int, names ...string) ([][]byte, error) {
 				return nil
 			}
 		}
-		return &Error{Code: CodeUnknownField, Detail: "unknown field " + strconv.Quote(key)}
+		return unknownField(key)
 	}}
 	if err := s.document(maxBytes); err != nil {
 		return nil, err
@@ -275,7 +275,13 @@ func (s *scanner) object(depth int) error {
 		if err != nil {
 			return err
 		}
-		if s.has(members, seen, key) {
+		dup := false
+		if s.build {
+			_, dup = members[key] // recorded once its value is built
+		} else if _, dup = seen[key]; !dup {
+			seen[key] = struct{}{}
+		}
+		if dup {
 			return &Error{Code: CodeDuplicateKey, Offset: keyAt}
 		}
 		s.skipSpace()
@@ -484,20 +490,6 @@ func (s *scanner) number() error {
 	return nil
 }
 
-// has says whether key was seen in the object being scanned, and records
-// it (in members when building, else in seen).
-func (s *scanner) has(members map[string]any, seen map[string]struct{}, key string) bool {
-	if s.build {
-		_, dup := members[key]
-		return dup
-	}
-	if _, dup := seen[key]; dup {
-		return true
-	}
-	seen[key] = struct{}{}
-	return false
-}
-
 func (s *scanner) digits() int {
 	n := 0
 	for s.pos < len(s.data) && s.data[s.pos] >= '0' && s.data[s.pos] <= '9' {
@@ -520,13 +512,17 @@ func exactNames(raw []byte, t reflect.Type) error {
 	case reflect.Struct:
 		fields := jsonFields(t)
 		if !anyHoldsStruct(fields) {
-			// A flat struct (a call frame): its keys are enough, and the
-			// scanner lists them without copying any value.
-			keys, ok := objectKeys(raw)
-			for _, key := range keys {
-				if _, known := fields[key]; ok && !known {
-					return &Error{Code: CodeUnknownField, Detail: "unknown field " + strconv.Quote(key)}
+			// A flat struct: its keys are enough, and the scanner hands
+			// them over without copying any value. Anything but an
+			// unknown key is a type mismatch, json.Decoder's to report.
+			s := scanner{data: raw, member: func(key string, _ []byte) error {
+				if _, known := fields[key]; !known {
+					return unknownField(key)
 				}
+				return nil
+			}}
+			if err := s.document(len(raw)); CodeOf(err) == CodeUnknownField {
+				return err
 			}
 			return nil
 		}
@@ -537,7 +533,7 @@ func exactNames(raw []byte, t reflect.Type) error {
 		for key, val := range obj {
 			ft, known := fields[key]
 			if !known {
-				return &Error{Code: CodeUnknownField, Detail: "unknown field " + strconv.Quote(key)}
+				return unknownField(key)
 			}
 			if err := exactNames(val, ft); err != nil {
 				return err
@@ -613,41 +609,7 @@ func anyHoldsStruct(fields map[string]reflect.Type) bool {
 	return false
 }
 
-// objectKeys lists the keys of a validated JSON object (false when raw is
-// not an object), skipping over the values.
-func objectKeys(raw []byte) ([]string, bool) {
-	s := scanner{data: raw}
-	s.skipSpace()
-	if s.pos >= len(s.data) || s.data[s.pos] != '{' {
-		return nil, false
-	}
-	s.pos++
-	var keys []string
-	for {
-		s.skipSpace()
-		if s.pos >= len(s.data) {
-			return nil, false
-		}
-		switch s.data[s.pos] {
-		case '}':
-			return keys, true
-		case ',':
-			s.pos++
-			continue
-		}
-		key, err := s.str()
-		if err != nil {
-			return nil, false
-		}
-		keys = append(keys, key)
-		s.skipSpace()
-		if s.pos >= len(s.data) || s.data[s.pos] != ':' {
-			return nil, false
-		}
-		s.pos++
-		s.skipSpace()
-		if err := s.value(2); err != nil {
-			return nil, false
-		}
-	}
+// unknownField refuses a member the decoding has no field for.
+func unknownField(key string) error {
+	return &Error{Code: CodeUnknownField, Detail: "unknown field " + strconv.Quote(key)}
 }

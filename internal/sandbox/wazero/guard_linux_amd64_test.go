@@ -42,7 +42,7 @@ func guardProbe(what string) {
 		if err != nil {
 			panic(err)
 		}
-		os.Stdout.WriteString("hg " + strconv.FormatBool(strings.Contains(" "+flags+" ", " hg ")) + "\n")
+		os.Stdout.WriteString("hg " + strconv.FormatBool(advisedHuge(flags)) + "\n")
 		os.Exit(0)
 	case "in bounds":
 		*(*byte)(unsafe.Add(base, pageSize-1)) = 1

@@ -38,6 +38,9 @@ func vmFlags(addr uintptr) (string, error) {
 	return "", fmt.Errorf("no mapping holds %#x", addr)
 }
 
+// advisedHuge reports whether VmFlags (vmFlags) carry hg.
+func advisedHuge(flags string) bool { return strings.Contains(" "+flags+" ", " hg ") }
+
 // smapsRange parses the address range that starts a mapping's entry.
 func smapsRange(line string) (lo, hi uintptr, ok bool) {
 	field, _, _ := strings.Cut(line, " ")
@@ -74,7 +77,7 @@ func TestLinearMemoryHugePages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(" "+flags+" ", " hg ") {
+	if !advisedHuge(flags) {
 		t.Fatalf("VmFlags %q: no hg (MADV_HUGEPAGE)", flags)
 	}
 }

@@ -137,7 +137,7 @@ func (t *stdlibTree) Open(name string) (fs.File, error) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
 	size := int64(f.UncompressedSize64)
-	return &stdlibEntry{SectionReader: io.NewSectionReader(t.zip, off, size), info: stdlibInfo{path.Base(name), size}}, nil
+	return &stdlibEntry{SectionReader: io.NewSectionReader(t.zip, off, size), info: stdlibInfo{name: path.Base(name), size: size}}, nil
 }
 
 // Stat implements fs.StatFS, with each file's size. A directory's stat
@@ -145,7 +145,7 @@ func (t *stdlibTree) Open(name string) (fs.File, error) {
 // for every module it finds there.
 func (t *stdlibTree) Stat(name string) (fs.FileInfo, error) {
 	if f, ok := t.files[name]; ok {
-		return stdlibInfo{path.Base(name), int64(f.UncompressedSize64)}, nil
+		return stdlibInfo{name: path.Base(name), size: int64(f.UncompressedSize64)}, nil
 	}
 	if _, ok := t.dirs[name]; ok {
 		return stdlibDirInfo(path.Base(name)), nil
@@ -198,26 +198,26 @@ type stdlibEntry struct {
 func (f *stdlibEntry) Stat() (fs.FileInfo, error) { return f.info, nil }
 func (f *stdlibEntry) Close() error               { return nil }
 
-// stdlibInfo is a stdlib file's FileInfo: read-only, with no time of its
-// own (the zip's entries carry none the guest should see).
+// stdlibInfo is the FileInfo of a stdlib file (read-only) or directory,
+// with no time of its own (the zip's entries carry none the guest should
+// see).
 type stdlibInfo struct {
 	name string
 	size int64
+	dir  bool
 }
 
-func (i stdlibInfo) Name() string       { return i.name }
-func (i stdlibInfo) Size() int64        { return i.size }
-func (i stdlibInfo) Mode() fs.FileMode  { return 0o444 }
+func (i stdlibInfo) Name() string { return i.name }
+func (i stdlibInfo) Size() int64  { return i.size }
+func (i stdlibInfo) Mode() fs.FileMode {
+	if i.dir {
+		return fs.ModeDir | 0o555
+	}
+	return 0o444
+}
 func (i stdlibInfo) ModTime() time.Time { return time.Time{} }
-func (i stdlibInfo) IsDir() bool        { return false }
+func (i stdlibInfo) IsDir() bool        { return i.dir }
 func (i stdlibInfo) Sys() any           { return nil }
 
 // stdlibDirInfo is a stdlib directory's FileInfo, named by its base name.
-type stdlibDirInfo string
-
-func (i stdlibDirInfo) Name() string       { return string(i) }
-func (i stdlibDirInfo) Size() int64        { return 0 }
-func (i stdlibDirInfo) Mode() fs.FileMode  { return fs.ModeDir | 0o555 }
-func (i stdlibDirInfo) ModTime() time.Time { return time.Time{} }
-func (i stdlibDirInfo) IsDir() bool        { return true }
-func (i stdlibDirInfo) Sys() any           { return nil }
+func stdlibDirInfo(name string) stdlibInfo { return stdlibInfo{name: name, dir: true} }
