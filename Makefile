@@ -26,7 +26,9 @@ export GOWORK := $(CURDIR)/.build/go.work
 # The patch's own tests, wazero's tests of the packages it touches, the
 # WebAssembly specification's suites, whose invalid modules must still be
 # refused, and wazero's own tests of its compiled code against its
-# interpreter (fuzzcases, engine): the patch changes the code generator.
+# interpreter (fuzzcases, engine): the patch changes the code generator;
+# and of the file system and WASI's calls, where it reopens files by
+# descriptor.
 WAZERO_PATCH_TESTS := github.com/tetratelabs/wazero github.com/tetratelabs/wazero/internal/wasm \
 	github.com/tetratelabs/wazero/internal/wasm/binary \
 	github.com/tetratelabs/wazero/internal/engine/wazevo \
@@ -38,7 +40,9 @@ WAZERO_PATCH_TESTS := github.com/tetratelabs/wazero github.com/tetratelabs/wazer
 	github.com/tetratelabs/wazero/internal/filecache \
 	github.com/tetratelabs/wazero/internal/integration_test/spectest/... \
 	github.com/tetratelabs/wazero/internal/integration_test/fuzzcases \
-	github.com/tetratelabs/wazero/internal/integration_test/engine
+	github.com/tetratelabs/wazero/internal/integration_test/engine \
+	github.com/tetratelabs/wazero/internal/sysfs \
+	github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1
 # jsonschema's own tests, against its patch (third_party/jsonschema), with -race:
 # the patch makes its metaschemas' compilation lazy. Example_fromHTTPS
 # fetches a schema from GitHub, which CI cannot reach.
