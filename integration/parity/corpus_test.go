@@ -28,6 +28,8 @@ var corpus = []corpusCase{
 	{script: "fs_file_modes.py"},
 	{script: "fs_chown.py"},
 	{script: "fs_dir_fd.py"},
+	{script: "fs_symlinks.py"},
+	{script: "fs_limits.py"},
 	{script: "fs_stat_fields.py"},
 	{script: "fs_copy_file_range.py"},
 	{script: "std_getrandom.py"},
@@ -152,6 +154,8 @@ var corpus = []corpusCase{
 	{script: "workspace_write.py"},
 	// The guest spoils its own outcome: an error on both, never the host's.
 	{script: "out_outcome_dir.py", status: sandbox.StatusError, exit: 1},
+	{name: "out_outcome_link_workspace", script: "out_outcome_link.py", args: []string{"workspace"}},
+	{name: "out_outcome_link_root", script: "out_outcome_link.py", args: []string{"etc"}},
 	{script: "fd_exhausted_outcome.py", status: sandbox.StatusError, exit: 1},
 	{script: "fd_held_by_globals.py"},
 	// The out directory is bounded on both backends, credited when freed.
@@ -207,8 +211,8 @@ var corpus = []corpusCase{
 	{script: "gap_listdir_root.py", known: map[string]pinned{
 		"stdout": {native: "/ ['bin', 'dev', 'etc', 'lib', 'lib64', 'opt']\n/usr/lib/python3.11/json ['__init__.py', 'decoder.py', 'encoder.py', 'scanner.py', 'tool.py']\n/opt/apysup ['_agent_runtime_host.py', '_agent_runtime_wire.py', 'agent_runtime.py', 'apysup_runner.py']\n/run/apysup/job ['.argv', 'gap_listdir_root.py', 'prelude.py']\n/tmp []\n/etc ['alternatives', 'group', 'hostname', 'hosts', 'ld.so.cache', 'nsswitch.conf']\n/proc True\n", wazero: "/ ['dev', 'etc', 'opt', 'proc', 'run', 'tmp']\n/usr/lib/python3.11/json ['__init__.py', 'decoder.py', 'encoder.py', 'scanner.py', 'tool.py']\n/opt/apysup ['_agent_runtime_host.py', '_agent_runtime_wire.py', 'agent_runtime.py', 'apysup_runner.py']\n/run/apysup/job ['.argv', 'gap_listdir_root.py', 'prelude.py']\n/tmp []\n/etc ['group', 'hostname', 'hosts', 'nsswitch.conf', 'passwd', 'python3.11']\n/proc False\n"},
 	}},
-	{script: "gap_symlinks_limits.py", known: map[string]pinned{
-		"stdout": {native: "symlink created target.txt\nopen files stopped: OSError EMFILE True\nfile size stopped: OSError ENOSPC\n", wazero: "symlink refused: PermissionError EPERM\nopen files stopped: OSError EMFILE True\nfile size stopped: OSError ENOSPC\n"},
+	{script: "gap_symlinks_out.py", known: map[string]pinned{
+		"stdout": {native: "/etc/hostname /etc/hostname True read True\n../etc/hostname ../etc/hostname True read True\n/tmp/t.txt /tmp/t.txt True read True\n/tmp /tmp True IsADirectoryError EISDIR\n/ / True IsADirectoryError EISDIR\n/usr/lib/python3.11/os.py /usr/lib/python3.11/os.py True read True\n/root/.bashrc /root/.bashrc True FileNotFoundError ENOENT\nmade through /tmp True\ndeep/../new new\n", wazero: "/etc/hostname /etc/hostname True read True\n../etc/hostname ../etc/hostname True read True\n/tmp/t.txt /tmp/t.txt True read True\n/tmp /tmp True IsADirectoryError EISDIR\n/ / True IsADirectoryError EISDIR\n/usr/lib/python3.11/os.py /usr/lib/python3.11/os.py True read True\n/root/.bashrc /root/.bashrc True FileNotFoundError ENOENT\nmade through /tmp True\ndeep/../new FileNotFoundError ENOENT\n"},
 	}},
 	{script: "gap_os_host.py", known: map[string]pinned{
 		"stdout": {native: "getppid 1\nids (1000, 1000, 1000, 1000)\numask 18\nkill 0 None\nnice 0\ngetloadavg 3\nsched_getaffinity True\ngetlogin OSError: [Errno 6] No such device or address\npwd sandbox\nos-release debian\ndup None\npipe [None, None]\nget_inheritable True\nread(10**9) 6\nread(10**6) 6\n", wazero: "getppid 1\nids (1000, 1000, 1000, 1000)\numask 18\nkill 0 None\nnice 0\ngetloadavg 3\nsched_getaffinity True\ngetlogin OSError: [Errno 6] No such device or address\npwd sandbox\nos-release FileNotFoundError: [Errno 2] Unable to read files /etc/os-release, /usr/lib/os-release\ndup OSError: [Errno 95] Operation not supported\npipe AttributeError: module 'os' has no attribute 'pipe'\nget_inheritable True\nread(10**9) MemoryError: \nread(10**6) 6\n"},

@@ -139,9 +139,10 @@ func (b *Backend) run(ctx context.Context, job sandbox.Job, limits sandbox.Limit
 	if fi, err := os.Stat(job.WorkspaceDir); err != nil || !fi.IsDir() {
 		return refused(fmt.Errorf("workspace %q is not a directory", job.WorkspaceDir))
 	}
-	// A symlink or a FIFO the caller left there could be reached by
-	// wazero's own reopen-by-path (directory rewind, append toggles),
-	// around confinedDir's checks: refuse the workspace instead.
+	// A caller's directory holds what a seeded workspace holds by
+	// construction, regular files and directories: a FIFO there would
+	// block an open, a device be the host's, and a symlink is the guest's
+	// to make (linkDir), not the caller's to leave.
 	if err := sandbox.CheckPlainTree(job.WorkspaceDir); err != nil {
 		return refused(err)
 	}

@@ -203,18 +203,30 @@ func sizeOf(st wsys.Stat_t) int64 {
 }
 
 func (d *budgetDir) Mkdir(path string, perm fs.FileMode) experimentalsys.Errno {
+	return d.make(path, func() experimentalsys.Errno { return d.FS.Mkdir(path, perm) }, d.FS.Rmdir)
+}
+
+// Symlink charges the link a file, and its target's length in bytes (a
+// tmpfs link takes an inode, and a page when it is long).
+func (d *budgetDir) Symlink(target, linkName string) experimentalsys.Errno {
+	return d.make(linkName, func() experimentalsys.Errno { return d.FS.Symlink(target, linkName) }, d.FS.Unlink)
+}
+
+// make makes path with op when one more file fits, and charges what it
+// made, or removes it with undo.
+func (d *budgetDir) make(path string, op func() experimentalsys.Errno, undo func(string) experimentalsys.Errno) experimentalsys.Errno {
 	if !d.b.roomForFile() {
 		if _, errno := d.FS.Lstat(path); errno == 0 {
-			return experimentalsys.EEXIST // what mkdir says first
+			return experimentalsys.EEXIST // what mkdir and symlink say first
 		}
 		return experimentalsys.EIO
 	}
-	if errno := d.FS.Mkdir(path, perm); errno != 0 {
+	if errno := op(); errno != 0 {
 		return errno
 	}
 	st, errno := d.FS.Lstat(path)
 	if errno == 0 && !d.b.change(st, func(*inodeUse) {}) {
-		_ = d.FS.Rmdir(path) // lost a race the guest has no second thread for
+		_ = undo(path) // lost a race the guest has no second thread for
 		return experimentalsys.EIO
 	}
 	return errno
@@ -264,6 +276,16 @@ func (d *budgetDir) Link(oldPath, newPath string) experimentalsys.Errno {
 		return errno
 	}
 	return 0
+}
+
+// linkFree is the mount's own (linkDir's fast path).
+func (d *budgetDir) linkFree(path string, last bool) bool {
+	lf, ok := d.FS.(linkFreer)
+	return ok && lf.linkFree(path, last)
+}
+
+func (d *budgetDir) Lutimens(path string, atim, mtim int64) experimentalsys.Errno {
+	return lutimens(d.FS, path, atim, mtim)
 }
 
 // Rename frees what it replaces.

@@ -66,11 +66,13 @@ func confineChild(j guestJob) error {
 // serves os.statvfs (statvfs.go) and reads what it names and nothing else.
 // ppoll, with a zero timeout, asks whether the call socket has an answer
 // yet (spin_linux.go); it waits on descriptors the child already holds.
+// symlinkat makes the guest's links on its writable mounts (linkdir.go):
+// a link's target is text that nothing in the child follows.
 var childSyscalls = []uintptr{
 	unix.SYS_READ, unix.SYS_WRITE, unix.SYS_PREAD64, unix.SYS_PWRITE64, unix.SYS_READV, unix.SYS_WRITEV,
 	unix.SYS_OPENAT, unix.SYS_OPENAT2, unix.SYS_CLOSE, unix.SYS_FSTAT, unix.SYS_STATX,
 	unix.SYS_LSEEK, unix.SYS_GETDENTS64, unix.SYS_FCNTL, unix.SYS_READLINKAT, unix.SYS_FACCESSAT,
-	unix.SYS_MKDIRAT, unix.SYS_UNLINKAT, unix.SYS_RENAMEAT2, unix.SYS_LINKAT,
+	unix.SYS_MKDIRAT, unix.SYS_UNLINKAT, unix.SYS_RENAMEAT2, unix.SYS_LINKAT, unix.SYS_SYMLINKAT,
 	unix.SYS_FCHMODAT, unix.SYS_FCHMOD, unix.SYS_FTRUNCATE, unix.SYS_UTIMENSAT, unix.SYS_FSYNC, unix.SYS_FDATASYNC,
 	unix.SYS_MMAP, unix.SYS_MUNMAP, unix.SYS_MPROTECT, unix.SYS_MADVISE, unix.SYS_MREMAP, unix.SYS_BRK,
 	unix.SYS_FUTEX, unix.SYS_NANOSLEEP, unix.SYS_CLOCK_GETTIME, unix.SYS_CLOCK_NANOSLEEP, unix.SYS_SCHED_YIELD,

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
@@ -16,14 +17,17 @@ import (
 // guest cannot leave through symlinks. wazero resolves guest paths
 // lexically (".." cannot climb out) but the host kernel follows symlinks,
 // so a relative symlink such as "../../etc" would reach the host's files.
-// The guest therefore cannot create symlinks, and Backend.Run refuses a
-// workspace that holds any (or a FIFO or device): wazero itself reopens
-// files by host path on a directory rewind or an append toggle, around
-// these checks. No operation goes through a symlink either, as a second
-// wall: a symlink can be listed, read with readlink and removed, nothing
-// else.
-// Natively the same tree is bind-mounted and symlinks resolve inside the
-// sandbox; this is a documented parity difference.
+// So no operation here goes through a symlink: a path with a link on the
+// way is refused (ELOOP), and so is an open, stat, chmod or utimens of a
+// final link. The guest may make links (their target is text nothing on
+// the host follows), list them, read them with readlink, rename and remove
+// them; linkDir, above, resolves the links on a path the way the native
+// guest's kernel does, inside the mount, before any of this sees it. And
+// wazero itself never reopens a file by its path (the patch's item 16:
+// a directory rewind or an append toggle reopens the descriptor; without
+// the patch, the guest cannot make links: confinedDir.links). Backend.Run
+// still refuses a workspace that holds links (or a FIFO or a device)
+// before the run: sandbox.CheckPlainTree, as the export does after it.
 //
 // Path checks and the operation are not atomic; that is safe because only
 // the guest, a single thread blocked in this call, writes into the tree.
@@ -34,6 +38,16 @@ type confinedDir struct {
 	experimentalsys.FS
 	root        string
 	maxFileSize *atomic.Int64
+	// links: the guest may make symlinks, since wazero's files reopen by
+	// descriptor (the patch's item 16). wazero as released reopens by
+	// path: there Symlink is EPERM, as before the patch had the item.
+	links bool
+
+	// The mount's directory, opened once when linkFree first needs it
+	// (dirfs_linux.go), and closed when d is collected.
+	dirOnce sync.Once
+	dirFD   int
+	dirErr  error
 }
 
 func newConfinedDir(dir string, maxFileSize int64) *confinedDir {
@@ -45,12 +59,24 @@ func newConfinedDir(dir string, maxFileSize int64) *confinedDir {
 // newConfinedDirSized is newConfinedDir with a limit a guest's mounts
 // share and its RLIMIT_FSIZE moves (rlimit.go).
 func newConfinedDirSized(dir string, maxFileSize *atomic.Int64) *confinedDir {
-	return &confinedDir{FS: sysfs.DirFS(dir), root: dir, maxFileSize: maxFileSize}
+	fsys := sysfs.DirFS(dir)
+	r, ok := fsys.(interface{ ReopensByDescriptor() bool })
+	return &confinedDir{FS: fsys, root: dir, maxFileSize: maxFileSize, links: ok && r.ReopensByDescriptor()}
 }
 
 // check refuses a path that passes through a symlink. With last, the final
 // component counts too (the operation would follow it).
 func (d *confinedDir) check(path string, last bool) experimentalsys.Errno {
+	if !d.linkFree(path, last) {
+		return experimentalsys.ELOOP
+	}
+	return 0
+}
+
+// walkLinkFree is linkFree by an lstat of each component: a path passes
+// through no symlink as far as it exists (a missing name ends the walk:
+// the operation itself answers).
+func (d *confinedDir) walkLinkFree(path string, last bool) bool {
 	parts := strings.Split(strings.Trim(path, "/"), "/")
 	if !last {
 		parts = parts[:len(parts)-1]
@@ -63,13 +89,13 @@ func (d *confinedDir) check(path string, last bool) experimentalsys.Errno {
 		cur = filepath.Join(cur, p)
 		fi, err := os.Lstat(cur)
 		if err != nil {
-			return 0 // does not exist yet: the operation itself answers
+			return true
 		}
 		if fi.Mode()&fs.ModeSymlink != 0 {
-			return experimentalsys.ELOOP
+			return false
 		}
 	}
-	return 0
+	return true
 }
 
 func (d *confinedDir) OpenFile(path string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
@@ -162,9 +188,15 @@ func (d *confinedDir) Link(oldPath, newPath string) experimentalsys.Errno {
 	return d.FS.Link(oldPath, newPath)
 }
 
-// Symlink is refused: see confinedDir.
-func (d *confinedDir) Symlink(string, string) experimentalsys.Errno {
-	return experimentalsys.EPERM
+// Symlink makes a link at linkName whose target is the guest's text.
+func (d *confinedDir) Symlink(target, linkName string) experimentalsys.Errno {
+	if !d.links {
+		return experimentalsys.EPERM
+	}
+	if errno := d.check(linkName, false); errno != 0 {
+		return errno
+	}
+	return experimentalsys.UnwrapOSError(os.Symlink(target, filepath.Join(d.root, linkName)))
 }
 
 func (d *confinedDir) Readlink(path string) (string, experimentalsys.Errno) {
@@ -172,6 +204,29 @@ func (d *confinedDir) Readlink(path string) (string, experimentalsys.Errno) {
 		return "", errno
 	}
 	return d.FS.Readlink(path)
+}
+
+// lutimenser is a file system that sets the times of a path itself, not
+// following a last symlink. wazero (patched, item 16) calls it for
+// path_filestat_set_times without symlink_follow, where it would open the
+// path, which follows the link; every layer of a writable mount passes it
+// on.
+type lutimenser interface {
+	Lutimens(path string, atim, mtim int64) experimentalsys.Errno
+}
+
+// lutimens is fsys's Lutimens, or what wazero does where a file system
+// has none: open the path for writing and set the open file's times.
+func lutimens(fsys experimentalsys.FS, path string, atim, mtim int64) experimentalsys.Errno {
+	if l, ok := fsys.(lutimenser); ok {
+		return l.Lutimens(path, atim, mtim)
+	}
+	f, errno := fsys.OpenFile(path, experimentalsys.O_WRONLY, 0)
+	if errno != 0 {
+		return errno
+	}
+	defer f.Close()
+	return f.Utimens(atim, mtim)
 }
 
 func (d *confinedDir) Utimens(path string, atim, mtim int64) experimentalsys.Errno {

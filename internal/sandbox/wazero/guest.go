@@ -130,6 +130,7 @@ type guest struct {
 	fileSize       *atomic.Int64 // the files it writes stop here: its RLIMIT_FSIZE
 	signaled       int32         // set by apysup_proc.exit_by_signal (signal.go)
 	timers         *guestTimers  // its interval timers (itimer.go)
+	mounts         *guestMounts  // where a link leads from one mount to another (linkdir.go)
 }
 
 // startGuest instantiates the module with a limit of limitBytes of linear
@@ -159,7 +160,8 @@ func (in *Interpreter) startGuest(ctx context.Context, limitBytes, reserveBytes 
 	// counts against one budget.
 	fsc := wazero.NewFSConfig()
 	var mounted []string
-	mounts := map[string]experimentalsys.FS{} // for apysup_fs.chmod
+	mounts := map[string]experimentalsys.FS{} // for apysup_fs.chmod, and links across mounts
+	g.mounts = &guestMounts{byPath: mounts}
 	// owned: a writable mount, whose files are the guest's (nativeView).
 	mount := func(fsys experimentalsys.FS, guestPath string, dev uint16, view viewFunc, owned bool) {
 		viewed := &nativeView{FS: fsys, dev: dev, at: guestPath, view: view, owned: owned}
@@ -263,9 +265,9 @@ func (g *guest) bind(j guestJob) error {
 	g.stats.bind(outDev, j.OutDir, sandbox.OutDirBytes, sandbox.OutDirFiles, outFlags, outFS)
 	g.stats.bind(workDev, j.Workspace, j.WorkspaceBytes, j.WorkspaceFiles, writableFlags, workFS)
 	g.stats.bind(tmpDev, j.TmpDir, j.TmpBytes, j.TmpFiles, writableFlags, tmpFS)
-	g.out.bind(outFS)
-	g.work.bind(workFS)
-	g.tmp.bind(tmpFS)
+	g.out.bind(newLinkDir(outFS, sandbox.GuestOutDir, g.mounts))
+	g.work.bind(newLinkDir(workFS, sandbox.GuestWorkDir, g.mounts))
+	g.tmp.bind(newLinkDir(tmpFS, sandbox.GuestTmpDir, g.mounts))
 	g.job.bind(newReadOnly(&sysfs.AdaptFS{FS: openWatch{FS: jobFiles, name: sandbox.ArgvFile, opened: g.started}}))
 	return nil
 }

@@ -59,16 +59,7 @@ func TestHostDirResolvesInside(t *testing.T) {
 	}
 	defer d.Close()
 	m := d.FS()
-	read := func(name string) (string, experimentalsys.Errno) {
-		f, errno := m.OpenFile(name, experimentalsys.O_RDONLY, 0o600)
-		if errno != 0 {
-			return "", errno
-		}
-		defer f.Close()
-		buf := make([]byte, 64)
-		n, errno := f.Read(buf)
-		return string(buf[:n]), errno
-	}
+	read := func(name string) (string, experimentalsys.Errno) { return readAll(t, m, name) }
 	for name, want := range map[string]string{
 		"UTC":                 "utc",
 		"Z":                   "utc",

@@ -99,6 +99,10 @@ func (l *lateFS) Utimens(path string, atim, mtim int64) experimentalsys.Errno {
 	return l.wait().Utimens(path, atim, mtim)
 }
 
+func (l *lateFS) Lutimens(path string, atim, mtim int64) experimentalsys.Errno {
+	return lutimens(l.wait(), path, atim, mtim)
+}
+
 // lateDir is a lateFS's own directory as wazero opened it for the
 // preopen: a directory, which is all fd_fdstat_get asks of it before the
 // job; everything else opens the bound file system's directory and asks

@@ -96,6 +96,25 @@ func viewDev(dev uint16, o owner, perm fs.FileMode) uint64 {
 	return viewMagic<<48 | uint64(dev)<<32 | uint64(o)<<16 | uint64(deviceMinor(dev))<<12 | bits
 }
 
+// viewedBy undoes viewDev: the device, owner and bits a mount's view gave
+// st, if one did.
+func viewedBy(st wsys.Stat_t) (perm fs.FileMode, o owner, dev uint16, ok bool) {
+	if st.Dev>>48 != viewMagic {
+		return 0, 0, 0, false
+	}
+	bits := st.Dev & 0o7777
+	perm = fs.FileMode(bits & 0o777)
+	for _, b := range [...]struct {
+		bit  uint64
+		mode fs.FileMode
+	}{{0o4000, fs.ModeSetuid}, {0o2000, fs.ModeSetgid}, {0o1000, fs.ModeSticky}} {
+		if bits&b.bit != 0 {
+			perm |= b.mode
+		}
+	}
+	return perm, owner(st.Dev >> 16), uint16(st.Dev >> 32), true
+}
+
 // deviceMinor is the minor number of the host's device behind a device
 // number of the view (firstDeviceDev onwards), 0 for any other: the
 // devices of /dev are all the kernel's memory devices, major 1.
@@ -109,6 +128,10 @@ func deviceMinor(dev uint16) uint16 {
 // bits is what the view gives path, whose mount's answer is st, with the
 // bits the guest gave the mount's own directory.
 func (v *nativeView) bits(path string, st wsys.Stat_t) (fs.FileMode, owner, uint16) {
+	if perm, o, dev, ok := viewedBy(st); ok {
+		// Another mount's answer, where a link led (linkdir.go): its view.
+		return perm, o, dev
+	}
 	perm, o, dev := v.view(path, st)
 	if dev == 0 {
 		dev = v.dev
@@ -365,6 +388,11 @@ func (v *nativeView) Link(oldName, newName string) experimentalsys.Errno {
 		return errno
 	}
 	return v.FS.Link(oldName, newName)
+}
+
+// Lutimens passes utime without following a link on (lutimens).
+func (v *nativeView) Lutimens(path string, atim, mtim int64) experimentalsys.Errno {
+	return lutimens(v.FS, path, atim, mtim)
 }
 
 func (v *nativeView) Symlink(oldName, linkName string) experimentalsys.Errno {

@@ -84,6 +84,12 @@ type countedFS struct {
 	freePreopen bool // that open takes no slot
 }
 
+// Lutimens passes utime without following a link on (lutimens): it opens
+// nothing of the guest's.
+func (c *countedFS) Lutimens(path string, atim, mtim int64) experimentalsys.Errno {
+	return lutimens(c.FS, path, atim, mtim)
+}
+
 func (c *countedFS) OpenFile(path string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
 	preopen := !c.rootOpened && path == "." && flag == experimentalsys.O_RDONLY && perm == 0
 	q := c.q

@@ -513,6 +513,7 @@ r["write dev"] = probe(lambda: open("/dev/x", "w"))
 r["write executable"] = probe(lambda: os.write(os.open(sys.executable, os.O_WRONLY), b"x"))
 r["make symlink"] = probe(lambda: os.symlink("../..", "up"))
 r["dotdot"] = probe(lambda: open("../" * 8 + "etc/passwd").read())
+r["through symlink"] = probe(lambda: open("up/etc/passwd").read())
 print(json.dumps(r, sort_keys=True))
 `, runOpts{workspace: ws})
 	var got map[string]any
@@ -543,6 +544,7 @@ print(json.dumps(r, sort_keys=True))
 		"ls job":          `[".argv","main.py","prelude.py"]`,
 		"ls opt":          `["_agent_runtime_host.py","_agent_runtime_wire.py","agent_runtime.py","apysup_runner.py"]`,
 		"ls workspace":    `["in.txt"]`,
+		"make symlink":    `null`,
 		"read in":         `"input"`,
 		"write workspace": `2`,
 	} {
@@ -550,11 +552,14 @@ print(json.dumps(r, sort_keys=True))
 			t.Errorf("%s = %s, want %s", k, b, want)
 		}
 	}
-	// ".." stops at the guest's "/": the guest's own /etc, not the host's.
-	if got["dotdot"] != sandbox.EtcFiles()["passwd"] {
-		t.Errorf("dotdot = %v, want the generated /etc/passwd", got["dotdot"])
+	// ".." stops at the guest's "/", and so does a link's: the guest's own
+	// /etc, not the host's.
+	for _, k := range []string{"dotdot", "through symlink"} {
+		if got[k] != sandbox.EtcFiles()["passwd"] {
+			t.Errorf("%s = %v, want the generated /etc/passwd", k, got[k])
+		}
 	}
-	for _, k := range []string{"write job", "write opt", "write stdlib", "write root", "write executable", "make symlink", "write dev"} {
+	for _, k := range []string{"write job", "write opt", "write stdlib", "write root", "write executable", "write dev"} {
 		if s, _ := got[k].(string); !strings.HasPrefix(s, "errno ") {
 			t.Errorf("%s = %v, want an OSError", k, got[k])
 		}
@@ -562,8 +567,88 @@ print(json.dumps(r, sort_keys=True))
 	if b, err := os.ReadFile(filepath.Join(ws, "out.txt")); err != nil || string(b) != "ok" {
 		t.Fatalf("workspace write not visible on the host: %q %v", b, err)
 	}
-	if _, err := os.Lstat(filepath.Join(ws, "up")); err == nil {
-		t.Fatal("the guest created a symlink")
+	if target, err := os.Readlink(filepath.Join(ws, "up")); err != nil || target != "../.." {
+		t.Fatalf("the guest's symlink on the host: %q %v", target, err)
+	}
+}
+
+// TestGuestSymlinksStayInside: a guest's links resolve in its own tree,
+// never the host's: to a host secret by its host path (absolute, or
+// climbing with ".."), to the secret's directory, through /proc, or
+// swapped in where a file the guest holds open was before wazero reopens
+// it for an append toggle, or where a directory it holds open was before
+// it lists it. Nothing of the host is read or changed, and what the guest
+// wrote lands in its own file.
+func TestGuestSymlinksStayInside(t *testing.T) {
+	ws := t.TempDir()
+	secretDir := t.TempDir()
+	secret := filepath.Join(secretDir, "secret")
+	if err := os.WriteFile(secret, []byte("host"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := run(t, `import errno, fcntl, json, os, sys
+secret = sys.argv[1]
+def probe(f):
+    try:
+        return f()
+    except OSError as e:
+        return errno.errorcode[e.errno]
+r = {}
+for name, target in [("abs", secret), ("rel", "../" * 20 + secret.lstrip("/")), ("dir", os.path.dirname(secret)), ("proc", "/proc/self/root" + secret)]:
+    os.symlink(target, name)
+    r["read " + name] = probe(lambda: open(name).read())
+    r["write " + name] = probe(lambda: open(name, "a").write("guest"))
+    r["list " + name] = probe(lambda: os.listdir(name))
+    r["chmod " + name] = probe(lambda: os.chmod(name, 0o777))
+    r["utime " + name] = probe(lambda: os.utime(name, (0, 0)))
+r["list dir/"] = probe(lambda: os.listdir("dir/"))
+f = open("mine.txt", "w")
+f.write("first ")
+f.flush()
+os.rename("mine.txt", "moved.txt")
+os.symlink(secret, "mine.txt")
+fcntl.fcntl(f.fileno(), fcntl.F_SETFL, os.O_APPEND)
+f.write("appended")
+f.close()
+os.mkdir("d")
+open("d/inside", "w").close()
+fd = os.open("d", os.O_RDONLY)
+os.rename("d", "d2")
+os.symlink(os.path.dirname(secret), "d")
+r["list swapped"] = probe(lambda: sorted(os.listdir(fd)))
+r["list swapped again"] = probe(lambda: sorted(os.listdir(fd)))
+print(json.dumps(r, sort_keys=True))
+`, runOpts{workspace: ws, args: []string{secret}})
+	var got map[string]any
+	if err := json.Unmarshal(out.Stdout, &got); err != nil {
+		t.Fatalf("%v: stdout %s stderr %s", err, out.Stdout, out.Stderr)
+	}
+	// A directory descriptor is listed by the path wazero opened it at (the
+	// WASI build opens it again through the descriptor, by that path): after
+	// the swap the path resolves in the guest's tree, to nothing there.
+	// Natively the moved directory is listed; either way, nothing of the
+	// host's.
+	for k, v := range got {
+		want := any("ENOENT")
+		if b, w := fmt.Sprint(v), fmt.Sprint(want); b != w {
+			t.Errorf("%s = %v, want %v", k, b, w)
+		}
+	}
+	if len(got) != 23 {
+		t.Errorf("%d probes answered, want 23: %v", len(got), got)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "moved.txt")); err != nil || string(b) != "first appended" {
+		t.Errorf("the guest's file: %q %v", b, err)
+	}
+	entries, err := os.ReadDir(secretDir)
+	if err != nil || len(entries) != 1 {
+		t.Errorf("the secret's directory: %v %v", entries, err)
+	}
+	if fi, err := os.Stat(secret); err != nil || fi.Mode().Perm() != 0o600 || fi.ModTime().Unix() == 0 {
+		t.Errorf("the secret's mode or times changed: %v %v", fi, err)
+	}
+	if b, err := os.ReadFile(secret); err != nil || string(b) != "host" {
+		t.Errorf("the secret: %q %v", b, err)
 	}
 }
 
