@@ -3,9 +3,11 @@
 # mount and back, chained, to directories, dangling ones an open creates
 # the target of), and not followed where the call says so (lstat, unlink,
 # rename, readlink, O_NOFOLLOW, os.walk, shutil's copies and rmtree, tar).
-# Under wazero the links are resolved inside the mount, never by the
-# host's kernel (internal/sandbox/wazero/linkdir.go); a link that leaves
-# its mount is gap_symlinks_out.py.
+# And links that lead to another mount: to /etc, /tmp, the stdlib, the
+# root, from /tmp into the workspace, with the stat of the file they lead
+# to. Under wazero the links are resolved inside the guest's mounts, never
+# by the host's kernel (internal/sandbox/wazero/linkdir.go); a ".." after
+# a link is gap_symlinks_dotdot.py.
 import errno
 import io
 import os
@@ -106,6 +108,19 @@ with open("/tmp/l", "w") as f:
 print("tmp", read("/tmp/t.txt"), os.readlink("/tmp/l"), sorted(os.listdir("/tmp")))
 os.symlink("/tmp/t.txt", "/tmp/abs")
 print("tmp abs", read("/tmp/abs"))
+for target in ("/etc/hostname", "../etc/hostname", "/tmp/t.txt", "/tmp", "/", "/usr/lib/python3.11/os.py", "/root/.bashrc", "/run/apysup/out"):
+    os.symlink(target, "out")
+    attempt("out " + target, lambda: (os.path.isdir("out"), os.path.exists("out"), len(read("out")) > 0))
+    if os.path.exists("out"):
+        a, b = os.stat("out"), os.stat(target if target.startswith("/") else "/etc/hostname")
+        print("  same stat", [getattr(a, f) == getattr(b, f) for f in ("st_dev", "st_ino", "st_mode", "st_uid", "st_gid", "st_size")])
+    os.unlink("out")
+os.symlink("/workspace/made-in-ws", "/tmp/to-workspace")
+with open("/tmp/to-workspace", "w") as f:
+    f.write("x")
+print("made through /tmp", read("made-in-ws"), os.path.islink("/tmp/to-workspace"))
+attempt("write through a link to /etc", lambda: os.symlink("/etc/hostname", "eh") or open("eh", "a").write("x"))
+attempt("rename through a link to /tmp", lambda: os.symlink("/tmp", "tl") or os.rename("tl/t.txt", "moved.txt"))
 print("left", sorted(os.listdir(".")))
 for name in os.listdir("."):
     if os.path.islink(name) or os.path.isfile(name):

@@ -24,8 +24,9 @@ import (
 // them; linkDir, above, resolves the links on a path the way the native
 // guest's kernel does, inside the mount, before any of this sees it. And
 // wazero itself never reopens a file by its path (the patch's item 16:
-// a directory rewind or an append toggle reopens the descriptor; without
-// the patch, the guest cannot make links: confinedDir.links). Backend.Run
+// a directory's rewind seeks its descriptor, an append toggle reopens the
+// descriptor's file; without the patch, the guest cannot make links:
+// confinedDir.links). Backend.Run
 // still refuses a workspace that holds links (or a FIFO or a device)
 // before the run: sandbox.CheckPlainTree, as the export does after it.
 //

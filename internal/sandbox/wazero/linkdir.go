@@ -31,10 +31,11 @@ import (
 // ENOENT, as it is natively; nothing is ever looked up on the host
 // outside the guest's mounts.
 //
-// Paths come from wazero cleaned lexically: "x/../y" is "y" before any
-// link in x is seen, where the kernel would climb from x's target. That
-// differs from native only for a path that climbs out of a link to a
-// directory elsewhere (gap_symlinks_out.py).
+// Paths come cleaned lexically (by the WASI build's C library, then by
+// wazero): "x/../y" is "y" before any link in x is seen, where the kernel
+// would climb from x's target. That differs from native only for a path
+// that climbs out of a link to a directory elsewhere
+// (gap_symlinks_dotdot.py).
 type linkDir struct {
 	experimentalsys.FS
 	at     []string     // the mount's path in the guest, by component: ["workspace"]

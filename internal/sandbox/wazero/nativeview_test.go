@@ -243,3 +243,22 @@ func TestNativeViewNameOnTheWay(t *testing.T) {
 		t.Errorf("an owned mount's answer was changed: %v", errno)
 	}
 }
+
+// TestViewedByUndoesViewDev: a stat another mount's view made (where a link
+// led) reads back as that view's device, owner and bits, set-id and
+// sticky bits included, and a stat no view made reads as none.
+func TestViewedByUndoesViewDev(t *testing.T) {
+	for _, dev := range []uint16{rootDev, workDev, tmpDev, firstDeviceDev + 2, procDev} {
+		for _, o := range []owner{ownerGuest, ownerNobody, ownerRoot} {
+			for _, perm := range []fs.FileMode{0, 0o644, 0o777 | fs.ModeSticky, 0o755 | fs.ModeSetuid | fs.ModeSetgid} {
+				gotPerm, gotOwner, gotDev, ok := viewedBy(wsys.Stat_t{Dev: viewDev(dev, o, perm)})
+				if !ok || gotPerm != perm || gotOwner != o || gotDev != dev {
+					t.Errorf("viewedBy(viewDev(%d, %d, %v)) = %v, %d, %d, %v", dev, o, perm, gotPerm, gotOwner, gotDev, ok)
+				}
+			}
+		}
+	}
+	if _, _, _, ok := viewedBy(wsys.Stat_t{Dev: 2049}); ok {
+		t.Error("a host's device number read as a view")
+	}
+}
