@@ -2,7 +2,8 @@
 # and pathlib, read back, followed (relative, absolute, climbing out of the
 # mount and back, chained, to directories, dangling ones an open creates
 # the target of), and not followed where the call says so (lstat, unlink,
-# rename, readlink, O_NOFOLLOW, os.walk, shutil's copies and rmtree, tar).
+# rename, link, readlink, O_NOFOLLOW, os.walk, shutil's copies and rmtree,
+# tar).
 # And links that lead to another mount: to /etc, /tmp, the stdlib, the
 # root, from /tmp into the workspace, with the stat of the file they lead
 # to. Under wazero the links are resolved inside the guest's mounts, never
@@ -85,6 +86,8 @@ shutil.rmtree("copy-keep")
 print("rmtree kept the target", os.path.exists("dir/new"))
 attempt("rmtree of a link", lambda: shutil.rmtree("dirlink"))
 attempt("rmdir of a link", lambda: os.rmdir("dirlink"))
+os.link("abs", "hard-of-abs")
+print("hard link of a link", os.path.islink("hard-of-abs"), os.readlink("hard-of-abs"), os.lstat("abs").st_nlink, read("hard-of-abs"))
 os.rename("chain", "dir/chain")
 attempt("moved relative link", lambda: read("dir/chain"))
 os.unlink("rel")

@@ -179,8 +179,11 @@ func (d *confinedDir) Unlink(path string) experimentalsys.Errno {
 	return d.FS.Unlink(path)
 }
 
+// Link links oldPath itself, a symlink too (linkat(2) without
+// AT_SYMLINK_FOLLOW, as link(2) on Linux and os.link's default): nothing
+// follows it.
 func (d *confinedDir) Link(oldPath, newPath string) experimentalsys.Errno {
-	if errno := d.check(oldPath, true); errno != 0 {
+	if errno := d.check(oldPath, false); errno != 0 {
 		return errno
 	}
 	if errno := d.check(newPath, false); errno != 0 {

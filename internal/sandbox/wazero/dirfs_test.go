@@ -69,6 +69,13 @@ func TestConfinedDirGoesThroughNoSymlink(t *testing.T) {
 	if errno := d.Rename("up", "up2"); errno != 0 {
 		t.Fatalf("rename a link: %v", errno)
 	}
+	// A hard link of a link is the link's, as link(2) makes it.
+	if errno := d.Link("up2", "hard"); errno != 0 {
+		t.Fatalf("hard link of a link: %v", errno)
+	}
+	if target, err := os.Readlink(filepath.Join(root, "hard")); err != nil || target != ".." {
+		t.Fatalf("hard link of a link, on the host: %q %v", target, err)
+	}
 	// Without the patch's reopen by descriptor, no link is made.
 	released := &confinedDir{FS: d.FS, root: root, maxFileSize: d.maxFileSize}
 	if errno := released.Symlink("x", "y"); errno != experimentalsys.EPERM {
