@@ -100,7 +100,9 @@ func (d *confinedDir) walkLinkFree(path string, last bool) bool {
 }
 
 func (d *confinedDir) OpenFile(path string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
-	if errno := d.check(path, true); errno != 0 {
+	// O_CREAT|O_EXCL follows no final link: the kernel answers EEXIST for
+	// one, wherever it points.
+	if errno := d.check(path, !exclusive(flag)); errno != 0 {
 		return nil, errno
 	}
 	// WASI has no file modes: create what a native guest creates under its
@@ -208,6 +210,12 @@ func (d *confinedDir) Readlink(path string) (string, experimentalsys.Errno) {
 		return "", errno
 	}
 	return d.FS.Readlink(path)
+}
+
+// exclusive says whether flag creates a file that must not exist
+// (O_CREAT|O_EXCL): open(2) then follows no final symlink.
+func exclusive(flag experimentalsys.Oflag) bool {
+	return flag&(experimentalsys.O_CREAT|experimentalsys.O_EXCL) == experimentalsys.O_CREAT|experimentalsys.O_EXCL
 }
 
 // lutimenser is a file system that sets the times of a path itself, not

@@ -16,8 +16,9 @@ import (
 // native guest's kernel would in its own tree, and hands the mount below
 // (budgetDir over confinedDir) a path with no link on it, but for a last
 // component the call does not follow (lstat, readlink, unlink, rename,
-// mkdir, symlink, link, utime without following, and an open with
-// O_NOFOLLOW, which confinedDir answers ELOOP). confinedDir still refuses
+// mkdir, symlink, link, utime without following, an open with O_NOFOLLOW,
+// which confinedDir answers ELOOP, and one with O_CREAT|O_EXCL, which the
+// kernel answers EEXIST). confinedDir still refuses
 // any path through a link, the second wall.
 //
 // A link's target is the guest's path: relative to the link's directory,
@@ -267,7 +268,8 @@ func (d *linkDir) on2(from, to string, op func(fsys experimentalsys.FS, f, t str
 }
 
 func (d *linkDir) OpenFile(name string, flag experimentalsys.Oflag, perm fs.FileMode) (f experimentalsys.File, errno experimentalsys.Errno) {
-	errno = d.on(name, flag&experimentalsys.O_NOFOLLOW == 0, func(fsys experimentalsys.FS, p string) (e experimentalsys.Errno) {
+	follow := flag&experimentalsys.O_NOFOLLOW == 0 && !exclusive(flag)
+	errno = d.on(name, follow, func(fsys experimentalsys.FS, p string) (e experimentalsys.Errno) {
 		f, e = fsys.OpenFile(p, flag, perm)
 		return e
 	})

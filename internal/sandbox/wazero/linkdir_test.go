@@ -104,6 +104,13 @@ func TestLinkDirFollowsInside(t *testing.T) {
 	if errno := writeNew(d, "rel", "X", experimentalsys.O_EXCL); errno != experimentalsys.EEXIST {
 		t.Errorf("O_EXCL through a link: %v, want EEXIST", errno)
 	}
+	mustOK(t, "another dangling link", d.Symlink("never.txt", "dangling2"))
+	if errno := writeNew(d, "dangling2", "X", experimentalsys.O_EXCL); errno != experimentalsys.EEXIST {
+		t.Errorf("O_EXCL of a dangling link: %v, want EEXIST", errno)
+	}
+	if _, err := os.Lstat(filepath.Join(root, "never.txt")); !os.IsNotExist(err) {
+		t.Errorf("O_EXCL of a dangling link made its target: %v", err)
+	}
 	if _, errno := d.OpenFile("rel", experimentalsys.O_RDONLY|experimentalsys.O_NOFOLLOW, 0); errno != experimentalsys.ELOOP {
 		t.Errorf("O_NOFOLLOW of a link: %v, want ELOOP", errno)
 	}
