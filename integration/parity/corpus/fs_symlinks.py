@@ -96,6 +96,11 @@ attempt("moved relative link", lambda: read("dir/chain"))
 os.unlink("rel")
 print("unlink link", os.path.exists("rel"), os.path.exists("a.txt"))
 attempt("symlink over a name", lambda: os.symlink("x", "abs"))
+attempt("symlink to nothing", lambda: os.symlink("", "empty"))
+attempt("symlink in the read-only root", lambda: os.symlink("x", "/usr/lib/x"))
+attempt("symlink target too long", lambda: os.symlink("a" * 5000, "long"))
+attempt("symlink target of 4095", lambda: (os.symlink("b" * 4095, "long"), len(os.readlink("long")), os.unlink("long"))[1])
+attempt("readlink of a file", lambda: os.readlink("a.txt"))
 
 buf = io.BytesIO()
 with tarfile.open(fileobj=buf, mode="w") as tf:
