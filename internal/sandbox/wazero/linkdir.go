@@ -227,20 +227,13 @@ func (d *linkDir) above(walked []string) bool {
 	return true
 }
 
-// on runs op where name leads (resolve): in this mount, or counted as a
-// hop in another.
+// on runs op where name leads (resolve).
 func (d *linkDir) on(name string, last bool, op func(fsys experimentalsys.FS, p string) experimentalsys.Errno) experimentalsys.Errno {
 	fsys, p, errno := d.resolve(name, last)
 	if errno != 0 {
 		return errno
 	}
-	if fsys != d.FS {
-		defer d.mounts.hops.Add(-1)
-		if d.mounts.hops.Add(1) > maxLinks {
-			return experimentalsys.ELOOP
-		}
-	}
-	return op(fsys, p)
+	return d.hop(fsys, func() experimentalsys.Errno { return op(fsys, p) })
 }
 
 // on2 runs op on two paths, both resolved without their last components;
@@ -258,13 +251,20 @@ func (d *linkDir) on2(from, to string, op func(fsys experimentalsys.FS, f, t str
 	if ffs != tfs {
 		return experimentalsys.ENOSYS
 	}
-	if ffs != d.FS {
-		defer d.mounts.hops.Add(-1)
-		if d.mounts.hops.Add(1) > maxLinks {
-			return experimentalsys.ELOOP
-		}
+	return d.hop(ffs, func() experimentalsys.Errno { return op(ffs, f, t) })
+}
+
+// hop runs call, which acts on fsys: in this mount at once, in another
+// counted as a hop (guestMounts.hops).
+func (d *linkDir) hop(fsys experimentalsys.FS, call func() experimentalsys.Errno) experimentalsys.Errno {
+	if fsys == d.FS {
+		return call()
 	}
-	return op(ffs, f, t)
+	defer d.mounts.hops.Add(-1)
+	if d.mounts.hops.Add(1) > maxLinks {
+		return experimentalsys.ELOOP
+	}
+	return call()
 }
 
 func (d *linkDir) OpenFile(name string, flag experimentalsys.Oflag, perm fs.FileMode) (f experimentalsys.File, errno experimentalsys.Errno) {
