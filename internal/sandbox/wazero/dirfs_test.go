@@ -215,3 +215,29 @@ func TestErrnosAsLinux(t *testing.T) {
 		t.Fatalf("the mount's directory is gone: %v", err)
 	}
 }
+
+// TestLinkFreeAgreesWithWalk: one openat2 answers as an lstat of each
+// component would (the walk is what a kernel without openat2 gets).
+func TestLinkFreeAgreesWithWalk(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "d", "e"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "d", "f"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{"dl": "d", "dang": "nowhere", "d/e/up": "../.."} {
+		if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := newConfinedDir(root, 1<<20)
+	for _, p := range []string{".", "", "d", "d/", "d/e", "d/f", "d/f/x", "dl", "dl/e", "dang", "dang/x", "missing/dl",
+		"d/e/up", "d/e/up/d", "/d/e", "d//e/", "d/./e"} {
+		for _, last := range []bool{true, false} {
+			if got, want := d.linkFree(p, last), d.walkLinkFree(p, last); got != want {
+				t.Errorf("linkFree(%q, %v) = %v, the walk says %v", p, last, got, want)
+			}
+		}
+	}
+}
