@@ -24,7 +24,9 @@
  *    "/tmp/../workspace/f", failed, and os.chdir("d/..") left os.getcwd()
  *    at "/workspace/d/..". Once every name before a "." or ".." is known
  *    to be a directory, the path is made absolute and its dots resolved
- *    here, as the kernel would (the writable mounts hold no symlinks).
+ *    here, as the kernel would: a name that a ".." follows is read as a
+ *    symlink first, and when it is one the walk goes on from its target,
+ *    so that "deep/../new", deep -> dir/sub, is dir/new (physical, below).
  *
  * The callers turn a failed lookup into ENOTCAPABLE, so a path that must
  * fail is not refused here: it is replaced by one the host refuses for
@@ -49,12 +51,20 @@
  * resolve() then built paths on it. The name is looked up once: a name
  * that no longer resolves to a directory is ENOENT. (A directory made
  * again under the same name is the working directory here, where the
- * kernel keeps the removed one; no script relies on that.) *
+ * kernel keeps the removed one; no script relies on that.)
+ *
+ * chdir is wrapped (-Wl,--wrap=chdir) to keep that string free of links:
+ * the kernel's working directory is the directory, so os.chdir through a
+ * link makes os.getcwd() name the link's target, and a ".." climb from
+ * there. The path is resolved here, every link on it, before wasi-libc's
+ * chdir stores it.
+ *
  * __apysup_chmod (at the end) gives CPython's os.chmod the chmod WASI
  * preview 1 lacks, through the host's apysup_fs.chmod, and open and mkdir
  * (-Wl,--wrap=open,--wrap=mkdir) create with the mode they are given.
  */
 #include <errno.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,36 +161,173 @@ static int dir_at(const char *path, size_t len) {
 	return st.filetype == __WASI_FILETYPE_DIRECTORY ? 0 : -1;
 }
 
-/* failing_prefix returns the length of the first name of path that a "."
- * or ".." component follows and that is not a directory, or 0; *dots is
- * set if path has a "." or ".." component. */
-static size_t failing_prefix(const char *path, int *dots) {
-	size_t name_end = 0; /* just past the last component, if it was a name */
-	const char *p = path;
+/* has_dots says whether path has a "." or ".." component. */
+static int has_dots(const char *p) {
 	size_t n;
-	*dots = 0;
+	for (const char *c = next_component(&p, &n); n != 0; c = next_component(&p, &n))
+		if (is_dot(c, n))
+			return 1;
+	return 0;
+}
+
+/* last_dotdot returns where the last ".." component of p starts, or NULL
+ * when it has none. */
+static const char *last_dotdot(const char *p) {
+	const char *last = NULL;
+	size_t n;
+	for (const char *c = next_component(&p, &n); n != 0; c = next_component(&p, &n))
+		if (n == 2 && c[0] == '.' && c[1] == '.')
+			last = c;
+	return last;
+}
+
+/* The kernel's bound on the links one lookup follows (ELOOP past it). */
+#define MAX_LINKS 40
+
+/* link_target returns the target of the symlink at path (absolute, without
+ * dots), in memory the caller frees, or NULL when path is no link: not one,
+ * missing, or unreadable, which the walk's next step then finds. */
+static char *link_target(const char *path) {
+	const char *prefix;
+	int fd = __real___wasilibc_find_relpath_alloc(path, &prefix, &check_buf, &check_buf_len, 1);
+	if (fd == -1)
+		return NULL;
+	for (size_t cap = 256; cap <= 2 * PATH_MAX; cap *= 2) {
+		char *target = malloc(cap);
+		if (target == NULL)
+			return NULL;
+		size_t used;
+		if (__wasi_path_readlink(fd, check_buf, (uint8_t *)target, cap, &used) != 0) {
+			free(target);
+			return NULL;
+		}
+		if (used < cap) {
+			target[used] = '\0';
+			return target;
+		}
+		free(target);
+	}
+	return NULL;
+}
+
+/* A growing string, always NUL-terminated once anything is put in it. */
+struct text {
+	char *s;
+	size_t len, cap;
+};
+
+static int put(struct text *t, const char *s, size_t n) {
+	if (t->len + n + 1 > t->cap) {
+		size_t cap = (t->len + n + 1) * 2;
+		char *grown = realloc(t->s, cap);
+		if (grown == NULL)
+			return -1;
+		t->s = grown;
+		t->cap = cap;
+	}
+	memcpy(t->s + t->len, s, n);
+	t->len += n;
+	t->s[t->len] = '\0';
+	return 0;
+}
+
+/* physical returns path made absolute with its dots resolved as the
+ * kernel resolves them, in memory the caller frees, or NULL (out of
+ * memory). A name that a ".." follows (every name, when all is set) is
+ * read as a symlink; a link's target takes its place and the walk goes on
+ * through it, from the link's directory (or from "/", for an absolute
+ * target), as many as MAX_LINKS links; past those, names are taken as they
+ * are, and the host finds the loop. A name that a "." or ".." follows must
+ * be a directory: the path becomes "NAME/x" there, which the host answers
+ * with ENOTDIR, or with why NAME did not resolve. The working directory a
+ * relative path starts from has no links in it (chdir, below). A trailing
+ * slash is kept. */
+static char *physical(const char *path, int all) {
+	struct text out = {NULL, 0, 0};
+	char *rest = strdup(path);
+	if (rest == NULL || put(&out, "", 0) != 0)
+		goto fail;
+	if (rest[0] != '/') {
+		size_t len = 0;
+		char *cwd = malloc(strlen(__wasilibc_cwd) + 2);
+		if (cwd == NULL)
+			goto fail;
+		append_resolved(cwd, &len, __wasilibc_cwd);
+		int err = put(&out, cwd, len);
+		free(cwd);
+		if (err != 0)
+			goto fail;
+	}
+	int links = 0, after_name = 0, bad = 0;
+	const char *p = rest;
+	const char *until = last_dotdot(rest); /* names before it are read as links */
+	size_t n;
 	for (const char *c = next_component(&p, &n); n != 0; c = next_component(&p, &n)) {
-		if (!is_dot(c, n)) {
-			name_end = (size_t)(p - path);
+		if (is_dot(c, n)) {
+			if (after_name && dir_at(out.s, out.len) != 0) {
+				bad = 1;
+				break;
+			}
+			after_name = 0;
+			if (n == 2) { /* "..": the parent of what is walked so far */
+				while (out.len > 0 && out.s[out.len - 1] != '/')
+					out.len--;
+				if (out.len > 0)
+					out.len--;
+				out.s[out.len] = '\0';
+			}
 			continue;
 		}
-		*dots = 1;
-		if (name_end != 0 && dir_at(path, name_end) != 0)
-			return name_end;
-		name_end = 0;
+		size_t dir_len = out.len;
+		if (put(&out, "/", 1) != 0 || put(&out, c, n) != 0)
+			goto fail;
+		after_name = 1;
+		if (links >= MAX_LINKS || !(all || (until != NULL && c < until)))
+			continue;
+		char *target = link_target(out.s);
+		if (target == NULL)
+			continue;
+		links++;
+		out.len = target[0] == '/' ? 0 : dir_len;
+		out.s[out.len] = '\0';
+		/* The target, then what followed the link. */
+		char *next = malloc(strlen(target) + strlen(p) + 2);
+		if (next == NULL) {
+			free(target);
+			goto fail;
+		}
+		strcpy(next, target);
+		strcat(next, "/");
+		strcat(next, p);
+		free(target);
+		free(rest);
+		rest = next;
+		p = rest;
+		until = last_dotdot(rest);
+		after_name = 0;
 	}
-	return 0;
+	/* A trailing slash is kept, but for chdir (all): a working directory
+	   has none. */
+	size_t path_len = strlen(path);
+	int slash = out.len == 0 || (!all && path[path_len - 1] == '/');
+	const char *tail = bad ? "/x" : slash ? "/" : "";
+	if (put(&out, tail, strlen(tail)) != 0)
+		goto fail;
+	free(rest);
+	return out.s;
+fail:
+	free(rest);
+	free(out.s);
+	return NULL;
 }
 
 int __wrap___wasilibc_find_relpath_alloc(const char *path, const char **abs_prefix, char **relative_buf,
                                          size_t *relative_buf_len, int can_realloc) {
 	if (path[0] == '\0')
 		path = EMPTY_STANDIN;
-	int dots = 0;
-	size_t bad = strchr(path, '.') != NULL ? failing_prefix(path, &dots) : 0;
-	if (!dots)
+	if (strchr(path, '.') == NULL || !has_dots(path))
 		return __real___wasilibc_find_relpath_alloc(path, abs_prefix, relative_buf, relative_buf_len, can_realloc);
-	char *instead = bad != 0 ? resolved(path, bad, "/x") : resolved(path, strlen(path), "");
+	char *instead = physical(path, 0);
 	if (instead == NULL) {
 		errno = ENOMEM;
 		return -1;
@@ -188,6 +335,21 @@ int __wrap___wasilibc_find_relpath_alloc(const char *path, const char **abs_pref
 	int fd = __real___wasilibc_find_relpath_alloc(instead, abs_prefix, relative_buf, relative_buf_len, can_realloc);
 	free(instead);
 	return fd;
+}
+
+int __real_chdir(const char *path);
+
+int __wrap_chdir(const char *path) {
+	if (path[0] == '\0')
+		return __real_chdir(path);
+	char *instead = physical(path, 1);
+	if (instead == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	int r = __real_chdir(instead);
+	free(instead);
+	return r;
 }
 
 int __real_rename(const char *old, const char *new);

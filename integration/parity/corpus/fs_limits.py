@@ -1,7 +1,7 @@
 # The errors at the open-file and file-size limits, alike on both backends
 # (wazero's budgets answer what the WASI build turns into the native
 # errnos: python/wasi/_apysup_errno.c). Symlinks, once here, are
-# fs_symlinks.py and gap_symlinks_dotdot.py.
+# fs_symlinks.py and fs_symlinks_dotdot.py.
 import errno
 import os
 

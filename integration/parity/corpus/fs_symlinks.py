@@ -8,7 +8,7 @@
 # root, from /tmp into the workspace, with the stat of the file they lead
 # to. Under wazero the links are resolved inside the guest's mounts, never
 # by the host's kernel (internal/sandbox/wazero/linkdir.go); a ".." after
-# a link is gap_symlinks_dotdot.py.
+# a link is fs_symlinks_dotdot.py.
 import errno
 import io
 import os

@@ -32,11 +32,11 @@ import (
 // ENOENT, as it is natively; nothing is ever looked up on the host
 // outside the guest's mounts.
 //
-// Paths come cleaned lexically (by the WASI build's C library, then by
-// wazero): "x/../y" is "y" before any link in x is seen, where the kernel
-// would climb from x's target. That differs from native only for a path
-// that climbs out of a link to a directory elsewhere
-// (gap_symlinks_dotdot.py).
+// Paths come without dots: the WASI build's C library resolves them
+// first, reading each name that a ".." follows as a link (through this
+// type's Readlink) and walking on through its target, as the kernel
+// climbs from a link's target (python/wasi/_apysup_paths.c,
+// fs_symlinks_dotdot.py); wazero then cleans them lexically.
 type linkDir struct {
 	experimentalsys.FS
 	at     []string     // the mount's path in the guest, by component: ["workspace"]
