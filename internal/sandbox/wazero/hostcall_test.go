@@ -139,7 +139,7 @@ func FuzzHostCall(f *testing.F) {
 			t.Fatalf("dispatched %d bytes, guest sent %d", len(dispatched), n)
 		}
 		got := deliver(mem, env, respPtr, respCap)
-		if got != -1 && (got < 0 || int(got) != len(env) || uint32(got) > respCap) {
+		if got != -1 && (got < 0 || int(got) != len(guestAnswer(env)) || uint32(got) > respCap) {
 			t.Fatalf("deliver = %d for %d bytes into %d", got, len(env), respCap)
 		}
 	})
