@@ -82,6 +82,11 @@ func TestDeliverResult(t *testing.T) {
 	if got := deliver(mem, env, 8, 11); got != -1 {
 		t.Fatalf("deliver into 11 bytes = %d, want -1", got)
 	}
+	// An envelope is JSON; one that began with the mark would be read as
+	// a result: none is delivered.
+	if got := deliver(mem, []byte("\x00{}"), 8, 12); got != -1 {
+		t.Fatalf("deliver of an envelope beginning with the mark = %d, want -1", got)
+	}
 }
 
 // The result the guest is handed for a completed call is, byte for byte,
@@ -208,4 +213,40 @@ func BenchmarkGuestAnswer(b *testing.B) {
 			b.Fatal("no result answer")
 		}
 	}
+}
+
+// Whatever the envelope, guestAnswer hands it over as it is, or a result
+// that is canonical JSON and is the result of a completed call with
+// status "ok" that the envelope, read as plain JSON, holds.
+func FuzzGuestAnswer(f *testing.F) {
+	f.Add(okEnvelope(`{"echo":{"text":"x"}}`))
+	f.Add(rpc.Completed(okResponse(`[1,"\u2028"]`), true))
+	f.Add([]byte(`{"status":"completed","broker_response":{"status":"ok","result":{"b":1,"a":2}}}`))
+	f.Add([]byte(`{"status":"completed","broker_response":{"status":"refused","error_code":"x"}}`))
+	f.Fuzz(func(t *testing.T, envelope []byte) {
+		answer := guestAnswer(envelope)
+		if bytes.Equal(answer, envelope) {
+			return
+		}
+		if len(answer) == 0 || answer[0] != resultMark {
+			t.Fatalf("guestAnswer(%q) = %q: neither the envelope nor a result", envelope, answer)
+		}
+		result := answer[1:]
+		if canon, err := canonjson.Canonical(result); err != nil || !bytes.Equal(canon, result) {
+			t.Fatalf("result %q of %q is not canonical", result, envelope)
+		}
+		var doc struct {
+			Status         string `json:"status"`
+			BrokerResponse struct {
+				Status string          `json:"status"`
+				Result json.RawMessage `json:"result"`
+			} `json:"broker_response"`
+		}
+		if err := json.Unmarshal(envelope, &doc); err != nil {
+			t.Fatalf("handed over a result of %q, which is not JSON: %v", envelope, err)
+		}
+		if doc.Status != "completed" || doc.BrokerResponse.Status != "ok" || !bytes.Equal(doc.BrokerResponse.Result, result) {
+			t.Fatalf("handed over %q from %q", result, envelope)
+		}
+	})
 }

@@ -149,7 +149,9 @@ func respond(ctx context.Context, d Dispatcher, frame []byte, fault string) []by
 // AmbiguousOutcome dispatch_outcome_unknown): after a dispatch, an answer
 // that cannot be delivered leaves the outcome unknown.
 func deliver(mem api.Memory, envelope []byte, ptr, capacity uint32) int32 {
-	if len(envelope) == 0 || len(envelope) > MaxMessageBytes {
+	// An envelope is a JSON object; one that began with resultMark (only a
+	// bug makes one) would be read as a result, and is not delivered.
+	if len(envelope) == 0 || len(envelope) > MaxMessageBytes || envelope[0] == resultMark {
 		return -1
 	}
 	answer := guestAnswer(envelope)
