@@ -97,6 +97,7 @@ var corpus = []corpusCase{
 
 	// Capability calls on every surface, approvals, refusals, budgets.
 	{script: "cap_programmatic.py"},
+	{script: "cap_result_bytes.py"},
 	{script: "cap_direct.py", surface: plan.SurfaceDirect},
 	{script: "cap_both.py", surface: plan.SurfaceBoth, parent: "main"},
 	{script: "cap_surface_refusals.py"},
