@@ -121,38 +121,11 @@ static void append_resolved(char *out, size_t *len, const char *path) {
 	out[*len] = '\0';
 }
 
-/* resolved returns the first n bytes of path made absolute with their
- * dots resolved (a trailing slash kept), followed by suffix, in memory the
- * caller frees, or NULL. */
-static char *resolved(const char *path, size_t n, const char *suffix) {
-	char *copy = strndup(path, n);
-	if (copy == NULL)
-		return NULL;
-	const char *cwd = copy[0] == '/' ? "" : __wasilibc_cwd;
-	char *out = malloc(strlen(cwd) + n + strlen(suffix) + 3);
-	if (out == NULL) {
-		free(copy);
-		return NULL;
-	}
-	size_t len = 0;
-	append_resolved(out, &len, cwd);
-	append_resolved(out, &len, copy);
-	if (len == 0 || (n > 0 && copy[n - 1] == '/'))
-		out[len++] = '/';
-	strcpy(out + len, suffix);
-	free(copy);
-	return out;
-}
-
-/* dir_at returns 0 if the first len bytes of path name a directory (a
+/* dir_at returns 0 if path (absolute, without dots) names a directory (a
  * symlink to one counts), else -1. */
-static int dir_at(const char *path, size_t len) {
-	char *prefix = resolved(path, len, "");
-	if (prefix == NULL)
-		return -1;
+static int dir_at(const char *path) {
 	const char *abs;
-	int fd = __real___wasilibc_find_relpath_alloc(prefix, &abs, &check_buf, &check_buf_len, 1);
-	free(prefix);
+	int fd = __real___wasilibc_find_relpath_alloc(path, &abs, &check_buf, &check_buf_len, 1);
 	if (fd == -1)
 		return -1;
 	__wasi_filestat_t st;
@@ -264,7 +237,7 @@ static char *physical(const char *path, int all) {
 	size_t n;
 	for (const char *c = next_component(&p, &n); n != 0; c = next_component(&p, &n)) {
 		if (is_dot(c, n)) {
-			if (after_name && dir_at(out.s, out.len) != 0) {
+			if (after_name && dir_at(out.s) != 0) {
 				bad = 1;
 				break;
 			}
