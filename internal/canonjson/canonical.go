@@ -18,6 +18,17 @@ func Canonical(raw []byte) ([]byte, error) {
 	if err := Validate(raw, MaxHostBytes); err != nil {
 		return nil, err
 	}
+	return CanonicalValidated(raw)
+}
+
+// CanonicalValidated is Canonical for bytes that already passed Validate
+// (for example a member Fields returned): it skips the second validation
+// pass on the hot path. A document already in its canonical form
+// (alreadyCanonical) is copied, not transformed.
+func CanonicalValidated(raw []byte) ([]byte, error) {
+	if alreadyCanonical(raw) {
+		return bytes.Clone(raw), nil
+	}
 	out, err := jcs.Transform(raw)
 	if err != nil {
 		return nil, &Error{Code: CodeSyntax, Detail: err.Error()}
@@ -54,17 +65,6 @@ func DigestOf(domain string, v any) (string, error) {
 		return "", err
 	}
 	return Digest(domain, c), nil
-}
-
-// CanonicalValidated is Canonical for bytes that already passed Validate
-// (for example a member Fields returned): it skips the second validation
-// pass on the hot path.
-func CanonicalValidated(raw []byte) ([]byte, error) {
-	out, err := jcs.Transform(raw)
-	if err != nil {
-		return nil, &Error{Code: CodeSyntax, Detail: err.Error()}
-	}
-	return out, nil
 }
 
 // DecodeCanonical decodes bytes that already passed Validate (for example
