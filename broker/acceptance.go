@@ -112,51 +112,53 @@ type EffectBinding struct {
 
 // Seal returns b with its identities computed from its other fields. It
 // runs for every dispatched call, so it writes its canonical documents
-// directly (TestEffectBindingCanonicalMatchesJCS).
+// directly, into buffers on its stack (TestEffectBindingCanonicalMatchesJCS).
 func (b EffectBinding) Seal() EffectBinding {
 	b.SchemaVersion = EffectBindingSchema
-	id := newCanonObject(160)
-	id.str("call_id", b.CallID, false)
-	id.str("plan_sha256", b.PlanSHA256, false)
-	id.str("run_id", b.RunID, false)
-	b.EffectID = canonjson.Digest(canonjson.DomainEffect, id.close())
-	auth := newCanonObject(256)
-	auth.str("approval_request_id", b.ApprovalRequestID, false)
-	auth.str("call_id", b.CallID, false)
-	auth.str("policy_sha256", b.PolicySHA256, false)
-	auth.str("run_id", b.RunID, false)
-	b.AuthorizationID = canonjson.Digest(canonjson.DomainAuthorization, auth.close())
+	var buf [1024]byte
+	id := append(buf[:0], '{')
+	id = appendStr(id, "call_id", b.CallID, false)
+	id = appendStr(id, "plan_sha256", b.PlanSHA256, false)
+	id = appendStr(id, "run_id", b.RunID, false)
+	b.EffectID = canonjson.Digest(canonjson.DomainEffect, append(id, '}'))
+	auth := append(buf[:0], '{')
+	auth = appendStr(auth, "approval_request_id", b.ApprovalRequestID, false)
+	auth = appendStr(auth, "call_id", b.CallID, false)
+	auth = appendStr(auth, "policy_sha256", b.PolicySHA256, false)
+	auth = appendStr(auth, "run_id", b.RunID, false)
+	b.AuthorizationID = canonjson.Digest(canonjson.DomainAuthorization, append(auth, '}'))
 	b.BindingSHA256 = ""
-	b.BindingSHA256 = canonjson.Digest(canonjson.DomainEffectBinding, b.canonical())
+	b.BindingSHA256 = canonjson.Digest(canonjson.DomainEffectBinding, b.appendCanonical(buf[:0]))
 	return b
 }
 
 // canonical is the RFC 8785 form of b (keys sorted, omitempty as in the
 // JSON tags).
-func (b EffectBinding) canonical() []byte {
-	o := newCanonObject(1024)
-	o.str("acceptance", string(b.Acceptance), false)
-	o.str("approval_request_id", b.ApprovalRequestID, true)
-	o.str("authorization_id", b.AuthorizationID, false)
-	o.str("binding_sha256", b.BindingSHA256, false)
-	o.str("call_id", b.CallID, false)
-	o.str("capability", b.Capability, false)
-	o.str("effect_id", b.EffectID, false)
-	o.key("handler")
-	h := newCanonObject(256)
-	h.str("config_sha256", b.Handler.ConfigSHA256, false)
-	h.str("id", b.Handler.ID, false)
-	h.str("kind", b.Handler.Kind, false)
-	h.str("version", b.Handler.Version, false)
-	o.b = append(o.b, h.close()...)
-	o.str("plan_sha256", b.PlanSHA256, false)
-	o.str("policy_sha256", b.PolicySHA256, true)
-	o.str("provider_epoch", b.ProviderEpoch, true)
-	o.str("provider_id", b.ProviderID, true)
-	o.str("request_sha256", b.RequestSHA256, false)
-	o.str("run_id", b.RunID, false)
-	o.str("schema_version", b.SchemaVersion, false)
-	return o.close()
+func (b EffectBinding) canonical() []byte { return b.appendCanonical(make([]byte, 0, 1024)) }
+
+func (b EffectBinding) appendCanonical(o []byte) []byte {
+	o = append(o, '{')
+	o = appendStr(o, "acceptance", string(b.Acceptance), false)
+	o = appendStr(o, "approval_request_id", b.ApprovalRequestID, true)
+	o = appendStr(o, "authorization_id", b.AuthorizationID, false)
+	o = appendStr(o, "binding_sha256", b.BindingSHA256, false)
+	o = appendStr(o, "call_id", b.CallID, false)
+	o = appendStr(o, "capability", b.Capability, false)
+	o = appendStr(o, "effect_id", b.EffectID, false)
+	o = append(appendKey(o, "handler"), '{')
+	o = appendStr(o, "config_sha256", b.Handler.ConfigSHA256, false)
+	o = appendStr(o, "id", b.Handler.ID, false)
+	o = appendStr(o, "kind", b.Handler.Kind, false)
+	o = appendStr(o, "version", b.Handler.Version, false)
+	o = append(o, '}')
+	o = appendStr(o, "plan_sha256", b.PlanSHA256, false)
+	o = appendStr(o, "policy_sha256", b.PolicySHA256, true)
+	o = appendStr(o, "provider_epoch", b.ProviderEpoch, true)
+	o = appendStr(o, "provider_id", b.ProviderID, true)
+	o = appendStr(o, "request_sha256", b.RequestSHA256, false)
+	o = appendStr(o, "run_id", b.RunID, false)
+	o = appendStr(o, "schema_version", b.SchemaVersion, false)
+	return append(o, '}')
 }
 
 // Verify reports whether b's identities are the ones its fields give.

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -45,15 +46,19 @@ type Event struct {
 }
 
 func (e Event) computeDigest() string {
-	return canonjson.Digest(canonjson.DomainEvent, e.canonical())
+	var buf [512]byte // on the stack: the digest keeps nothing of it
+	return canonjson.Digest(canonjson.DomainEvent, e.appendCanonical(buf[:0]))
 }
 
-// canonical is the RFC 8785 form of the event without its digest,
+// canonical is the RFC 8785 form of the event without its digest.
+func (e Event) canonical() []byte { return e.appendCanonical(nil) }
+
+// appendCanonical appends the RFC 8785 form of the event without its digest,
 // {"body":{...},"kind":...,"prev":...,"seq":N}, written directly: events
 // are appended on the call path, four or more per call, and a generic
 // marshal plus JCS transform cost four times the rest of Broker.Call.
 // Every key is the host's own ASCII, so byte order is RFC 8785's order.
-func (e Event) canonical() []byte {
+func (e Event) appendCanonical(b []byte) []byte {
 	str := func(b []byte, s string) []byte {
 		if !utf8.ValidString(s) { // ValidString's ASCII path is the fast one
 			// U+FFFD for each byte that is no UTF-8, as encoding/json
@@ -71,7 +76,7 @@ func (e Event) canonical() []byte {
 		size += len(`"":"",`) + len(k) + len(v)
 	}
 	sort.Strings(keys)
-	b := make([]byte, 0, size) // enough, unless an escaped character lengthens a string
+	b = slices.Grow(b, size) // enough, unless an escaped character lengthens a string
 	b = append(b, `{"body":{`...)
 	for i, k := range keys {
 		if i > 0 {

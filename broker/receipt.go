@@ -42,70 +42,65 @@ type Receipt struct {
 // receipt_id left out.
 func (r Receipt) computeID() string {
 	r.ReceiptID = ""
-	return canonjson.Digest(canonjson.DomainReceipt, r.canonical())
+	var buf [640]byte // on the stack: the digest keeps nothing of it
+	return canonjson.Digest(canonjson.DomainReceipt, r.appendCanonical(buf[:0]))
 }
 
-// canonical is the RFC 8785 form of the receipt, written directly (keys in
-// sorted order, omitempty as in the JSON tags): receipts are written on
-// every call, and this is several times cheaper than encoding/json plus a
-// JCS transform. TestReceiptCanonicalMatchesJCS keeps the two identical.
-func (r Receipt) canonical() []byte {
-	o := newCanonObject(640)
-	o.str("approval_request_id", r.ApprovalRequestID, true)
-	o.str("call_id", r.CallID, false)
-	o.str("capability", r.Capability, false)
-	o.str("error_code", r.ErrorCode, true)
-	o.b = append(o.b, `,"operation_index":`...)
-	o.b = strconv.AppendInt(o.b, int64(r.OperationIndex), 10)
-	o.str("outcome", r.Outcome, false)
-	o.str("parent_call_id", r.ParentCallID, true)
-	o.str("plan_sha256", r.PlanSHA256, false)
-	o.str("provider_receipt_sha256", r.ProviderReceiptSHA256, true)
-	o.str("receipt_id", r.ReceiptID, true)
+// canonical is the RFC 8785 form of the receipt.
+func (r Receipt) canonical() []byte { return r.appendCanonical(make([]byte, 0, 640)) }
+
+// appendCanonical appends the RFC 8785 form of the receipt, written
+// directly (keys in sorted order, omitempty as in the JSON tags): receipts
+// are written on every call, and this is several times cheaper than
+// encoding/json plus a JCS transform. TestReceiptCanonicalMatchesJCS keeps
+// the two identical.
+func (r Receipt) appendCanonical(b []byte) []byte {
+	b = append(b, '{')
+	b = appendStr(b, "approval_request_id", r.ApprovalRequestID, true)
+	b = appendStr(b, "call_id", r.CallID, false)
+	b = appendStr(b, "capability", r.Capability, false)
+	b = appendStr(b, "error_code", r.ErrorCode, true)
+	b = strconv.AppendInt(appendKey(b, "operation_index"), int64(r.OperationIndex), 10)
+	b = appendStr(b, "outcome", r.Outcome, false)
+	b = appendStr(b, "parent_call_id", r.ParentCallID, true)
+	b = appendStr(b, "plan_sha256", r.PlanSHA256, false)
+	b = appendStr(b, "provider_receipt_sha256", r.ProviderReceiptSHA256, true)
+	b = appendStr(b, "receipt_id", r.ReceiptID, true)
 	if r.Replayed {
-		o.b = append(o.b, `,"replayed":true`...)
+		b = append(appendKey(b, "replayed"), "true"...)
 	}
-	o.str("request_sha256", r.RequestSHA256, false)
-	o.str("response_sha256", r.ResponseSHA256, true)
-	o.str("run_id", r.RunID, false)
-	o.str("schema_version", r.SchemaVersion, false)
-	return o.close()
+	b = appendStr(b, "request_sha256", r.RequestSHA256, false)
+	b = appendStr(b, "response_sha256", r.ResponseSHA256, true)
+	b = appendStr(b, "run_id", r.RunID, false)
+	b = appendStr(b, "schema_version", r.SchemaVersion, false)
+	return append(b, '}')
 }
 
-// canonObject writes a JSON object in RFC 8785 form directly, its members
-// given in sorted key order: for the documents written on every call
-// (receipts, effect bindings), several times cheaper than encoding/json
-// plus a JCS transform. Each such document has a test that keeps it
-// identical to canonjson.MustMarshal's.
-type canonObject struct {
-	b   []byte
-	sep bool
-}
+// appendKey and appendStr write the members of a JSON object in RFC 8785
+// form directly, for the documents written on every call (receipts,
+// effect bindings): several times cheaper than encoding/json plus a JCS
+// transform. The caller opens and closes the object and gives its members
+// in sorted key order; each such document has a test that keeps it
+// identical to canonjson.MustMarshal's. They append to a slice and return
+// it, so that a document only digested can be written into a buffer on
+// the caller's stack.
 
-func newCanonObject(size int) *canonObject {
-	return &canonObject{b: append(make([]byte, 0, size), '{')}
-}
-
-// key starts a member.
-func (o *canonObject) key(k string) {
-	if o.sep {
-		o.b = append(o.b, ',')
+// appendKey appends a member's key and colon, after a comma unless the
+// object has just been opened.
+func appendKey(b []byte, k string) []byte {
+	if b[len(b)-1] != '{' {
+		b = append(b, ',')
 	}
-	o.sep = true
-	o.b = canonjson.AppendString(o.b, k)
-	o.b = append(o.b, ':')
+	return append(canonjson.AppendString(b, k), ':')
 }
 
-// str writes a string member (left out when empty, if omitEmpty).
-func (o *canonObject) str(k, v string, omitEmpty bool) {
+// appendStr appends a string member (left out when empty, if omitEmpty).
+func appendStr(b []byte, k, v string, omitEmpty bool) []byte {
 	if omitEmpty && v == "" {
-		return
+		return b
 	}
-	o.key(k)
-	o.b = canonjson.AppendString(o.b, v)
+	return canonjson.AppendString(appendKey(b, k), v)
 }
-
-func (o *canonObject) close() []byte { return append(o.b, '}') }
 
 // TranscriptEntry records a captured call by digest, with its transport
 // evidence and nothing else: no endpoint, header or credential.
