@@ -77,6 +77,7 @@ var corpus = []corpusCase{
 	{script: "std_tzset.py"},
 	{script: "std_strftime.py"},
 	{script: "std_pid.py"},
+	{script: "std_process_groups.py"},
 	{script: "std_sysconf.py"},
 	{script: "std_thread_ids.py"},
 	{script: "std_signal_sets.py"},

@@ -52,9 +52,8 @@
 // os.nice, which wasi-libc lacks: the guest's niceness kept here, with
 // Linux's rules. It changes nothing of how wazero runs the guest, as a
 // native guest's niceness changes nothing of its CPU quota.
-// os.getpriority and os.setpriority stay absent: posixmodule.c takes them
-// from <sys/resource.h>, whose WASI version would bring the resource
-// module's rlimits, which wasi-libc has not.
+// os.getpriority and os.setpriority read and raise it through nice()
+// (wasi-os-ids.patch, with init's niceness and the process groups).
 
 #include <errno.h>
 #include <limits.h>
