@@ -25,7 +25,6 @@ probe("getloadavg", lambda: len(os.getloadavg()))
 probe("sched_getaffinity", lambda: len(os.sched_getaffinity(0)) >= 1)
 probe("getlogin", lambda: os.getlogin())
 probe("pwd", lambda: __import__("pwd").getpwuid(os.getuid()).pw_name)
-probe("os-release", lambda: __import__("platform").freedesktop_os_release()["ID"])
 with open("small.txt", "w") as f:
     f.write("hello\n")
 probe("dup", lambda: os.close(os.dup(0)))

@@ -660,6 +660,7 @@ func childMain() int {
 	if stdlib.err != nil {
 		return setupFailed(fmt.Errorf("%s: %w", stdlibFile, stdlib.err))
 	}
+	stdlib.t.addFile(osReleaseName, load.OSRelease)
 	in.stdlib = stdlib.t
 	calls := os.NewFile(childCallFD, "calls")
 	call := newCallChannel(calls).call

@@ -43,10 +43,13 @@ type childLoad struct {
 	// MemoryBytes is the guest's memory limit until its job's: the guest
 	// starts before its job (a fresh child's parent gives the job's own).
 	MemoryBytes uint64 `json:"memory_bytes"`
+	// OSRelease is the host's os-release (hostOSRelease), at most
+	// maxOSReleaseBytes, or nil.
+	OSRelease []byte `json:"os_release,omitempty"`
 }
 
 // maxLoadBytes bounds the load message: two paths, two file identities,
-// a digest, a flag and a number.
+// a digest, a flag, a number and an os-release (base64).
 const maxLoadBytes = 16 << 10
 
 // writeLoad writes the load message that opens the job pipe: its length

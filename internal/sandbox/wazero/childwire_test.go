@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -196,12 +197,12 @@ func TestLoadWire(t *testing.T) {
 	want := childLoad{BuildDir: "/cache/apysup/wasi/k", CompilationCacheDir: "/cache/apysup/wazero", Zoneinfo: true, MemoryBytes: 64 << 20,
 		Wasm:       fileID{Dev: 2049, Ino: 17, Size: 8 << 20, MtimeNs: 1, CtimeNs: 2},
 		Stdlib:     fileID{Dev: 2049, Ino: 18, Size: 12 << 20, MtimeNs: 3, CtimeNs: 4},
-		WasmSHA256: strings.Repeat("0f", 32)}
+		WasmSHA256: strings.Repeat("0f", 32), OSRelease: []byte("ID=debian\nVERSION_ID=\"12\"\n")}
 	if err := writeLoad(&buf, want); err != nil {
 		t.Fatal(err)
 	}
 	buf.WriteString(`{"script":""}`) // the job follows, unread
-	if got, err := readLoad(&buf); err != nil || got != want {
+	if got, err := readLoad(&buf); err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("read %+v %v", got, err)
 	}
 	if buf.String() != `{"script":""}` {
@@ -266,7 +267,7 @@ func FuzzReadLoad(f *testing.F) {
 			t.Fatalf("read %d bytes", read)
 		}
 		if err != nil {
-			if load != (childLoad{}) {
+			if !reflect.DeepEqual(load, childLoad{}) {
 				t.Fatalf("%v with %+v", err, load)
 			}
 			return

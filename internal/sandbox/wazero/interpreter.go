@@ -176,6 +176,7 @@ func load(ctx context.Context, cfg Config, build *Build, stamped *stamps, cacheD
 			return nil, fmt.Errorf("wazero: %w", err)
 		}
 	}
+	osRelease := hostOSRelease()
 	var stdlib *stdlibTree
 	if !child {
 		var err error
@@ -190,6 +191,7 @@ func load(ctx context.Context, cfg Config, build *Build, stamped *stamps, cacheD
 			}
 			return nil, fmt.Errorf("wazero: %s: %w", filepath.Join(build.Dir, stdlibFile), err)
 		}
+		stdlib.addFile(osReleaseName, osRelease)
 	}
 	var in *Interpreter
 	guarded := child && guardAvailable()
@@ -221,7 +223,7 @@ func load(ctx context.Context, cfg Config, build *Build, stamped *stamps, cacheD
 	}
 	in.child = true
 	in.childLoad = childLoad{BuildDir: build.Dir, CompilationCacheDir: cacheDir,
-		WasmSHA256: build.Manifest.Files[wasmFile].SHA256}
+		WasmSHA256: build.Manifest.Files[wasmFile].SHA256, OSRelease: osRelease}
 	var ok bool
 	if in.childLoad.Wasm, ok = identify(wasmF); ok {
 		in.childLoad.Stdlib, ok = identify(zipF)

@@ -532,13 +532,17 @@ print(json.dumps(r, sort_keys=True))
 	if interpreter(t).zoneinfo != nil {
 		lsUsr = `["bin","lib","share"]`
 	}
+	lsUsrLib := `["python3.11"]` // and the host's os-release, where it has one
+	if hostOSRelease() != nil {
+		lsUsrLib = `["os-release","python3.11"]`
+	}
 	for k, want := range map[string]string{
 		"ls /":            `["dev","etc","opt","proc","run","tmp","usr","workspace"]`,
 		"ls /etc":         `["group","hostname","hosts","nsswitch.conf","passwd","python3.11","resolv.conf"]`,
 		"ls /tmp":         `[]`,
 		"ls /dev":         `["full","null","random","stderr","stdin","stdout","urandom","zero"]`,
 		"ls /usr":         lsUsr,
-		"ls /usr/lib":     `["python3.11"]`,
+		"ls /usr/lib":     lsUsrLib,
 		"ls /usr/bin":     `["python3.11"]`,
 		"executable":      `["/usr/bin/python3.11",0,["",""]]`,
 		"ls job":          `[".argv","main.py","prelude.py"]`,

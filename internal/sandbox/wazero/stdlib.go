@@ -2,6 +2,7 @@ package wazero
 
 import (
 	"archive/zip"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -34,6 +35,9 @@ import (
 // checked.
 type stdlibTree struct {
 	files map[string]*zip.File
+	// extra holds files beside the zip's, by path: the host's os-release
+	// (osrelease.go).
+	extra map[string][]byte
 	// dirs lists each directory's names, sorted: ".", python3.11, the
 	// empty lib-dynload, and every directory a file lies under.
 	dirs map[string][]string
@@ -85,6 +89,27 @@ func newStdlibTree(zipped io.ReaderAt, size int64) (*stdlibTree, error) {
 	return t, nil
 }
 
+// addFile adds a file of the given bytes at name, in the tree's root
+// beside python3.11, unless something has that name; data nil adds
+// nothing.
+func (t *stdlibTree) addFile(name string, data []byte) {
+	if data == nil || !fs.ValidPath(name) || name == "." || strings.Contains(name, "/") {
+		return
+	}
+	if _, taken := t.dirs[name]; taken {
+		return
+	}
+	if _, taken := t.extra[name]; taken {
+		return
+	}
+	if t.extra == nil {
+		t.extra = map[string][]byte{}
+	}
+	t.extra[name] = data
+	t.dirs["."] = append(t.dirs["."], name)
+	slices.Sort(t.dirs["."])
+}
+
 // addToDir lists name in its directory, and each directory above it not
 // yet listed in its own.
 func (t *stdlibTree) addToDir(name string) {
@@ -120,6 +145,10 @@ func stdlibName(name string) bool {
 // Open implements fs.FS: a file reads its section of the zip; a directory
 // lists its names.
 func (t *stdlibTree) Open(name string) (fs.File, error) {
+	if data, ok := t.extra[name]; ok {
+		r := io.NewSectionReader(bytes.NewReader(data), 0, int64(len(data)))
+		return &stdlibEntry{SectionReader: r, info: stdlibInfo{name: path.Base(name), size: int64(len(data))}}, nil
+	}
 	f, ok := t.files[name]
 	if !ok {
 		if names, ok := t.dirs[name]; ok {
@@ -146,6 +175,9 @@ func (t *stdlibTree) Open(name string) (fs.File, error) {
 func (t *stdlibTree) Stat(name string) (fs.FileInfo, error) {
 	if f, ok := t.files[name]; ok {
 		return stdlibInfo{name: path.Base(name), size: int64(f.UncompressedSize64)}, nil
+	}
+	if data, ok := t.extra[name]; ok {
+		return stdlibInfo{name: path.Base(name), size: int64(len(data))}, nil
 	}
 	if _, ok := t.dirs[name]; ok {
 		return stdlibDirInfo(path.Base(name)), nil

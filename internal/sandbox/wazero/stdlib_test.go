@@ -175,3 +175,59 @@ func TestStdlibTreeFromFile(t *testing.T) {
 		t.Fatalf("read %q after the file's Close", got)
 	}
 }
+
+// The host's os-release beside python3.11, where the native guest finds
+// it (/usr/lib/os-release): a file of the tree like the zip's, and
+// nothing added that would shadow or join the stdlib.
+func TestStdlibTreeAddFile(t *testing.T) {
+	tree, err := treeOf(t, zipOf(t, zip.Store, stdlibFiles))
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := []byte("PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nID=debian\n")
+	tree.addFile(osReleaseName, release)
+	for _, refused := range []string{osReleaseName, "python3.11", "python3.11/extra.py", ".", "../x", "/abs"} {
+		tree.addFile(refused, []byte("shadow"))
+	}
+	tree.addFile("absent", nil)
+	var want []string
+	for name := range stdlibFiles {
+		want = append(want, "python3.11/"+name)
+	}
+	if err := fstest.TestFS(tree, append(want, "python3.11/lib-dynload", osReleaseName)...); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := fs.ReadFile(tree, osReleaseName); err != nil || !bytes.Equal(got, release) {
+		t.Fatalf("read %q, %v", got, err)
+	}
+	if info, err := tree.Stat(osReleaseName); err != nil || info.Size() != int64(len(release)) || info.Mode() != 0o444 {
+		t.Fatalf("stat %v, %v", info, err)
+	}
+	entries, err := fs.ReadDir(tree, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if got := strings.Join(names, " "); got != "os-release python3.11" {
+		t.Fatalf("root lists %s", got)
+	}
+	if _, err := tree.Stat("python3.11/extra.py"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a file added under python3.11: %v", err)
+	}
+}
+
+// hostOSRelease reads this host's file as the native guest would see it,
+// or nothing where there is none.
+func TestHostOSRelease(t *testing.T) {
+	want, err := os.ReadFile(osReleaseHostPath)
+	got := hostOSRelease()
+	switch {
+	case err != nil && got != nil:
+		t.Fatalf("no %s (%v), but read %q", osReleaseHostPath, err, got)
+	case err == nil && len(want) <= maxOSReleaseBytes && !bytes.Equal(got, want):
+		t.Fatalf("read %q, the file holds %q", got, want)
+	}
+}
