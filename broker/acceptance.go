@@ -136,6 +136,7 @@ func (b EffectBinding) Seal() EffectBinding {
 // JSON tags).
 func (b EffectBinding) canonical() []byte { return b.appendCanonical(make([]byte, 0, 1024)) }
 
+// appendCanonical appends the RFC 8785 form of b to o.
 func (b EffectBinding) appendCanonical(o []byte) []byte {
 	o = append(o, '{')
 	o = appendStr(o, "acceptance", string(b.Acceptance), false)

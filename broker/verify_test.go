@@ -142,3 +142,29 @@ func TestReceiptCanonicalMatchesJCS(t *testing.T) {
 		t.Errorf("request digest %s != %s", got, want)
 	}
 }
+
+// The documents that are only digested are written into buffers on the
+// stack: sealing a binding allocates its three digest strings and nothing
+// else, a receipt id and an event digest one string each.
+func TestDigestedDocumentsStayOnTheStack(t *testing.T) {
+	b := EffectBinding{RunID: "run-1", PlanSHA256: "sha256:ab", CallID: "p:program:1", Capability: "a.b",
+		Handler: plan.HandlerIdentity{Kind: "kv", ID: "k", Version: "1", ConfigSHA256: "sha256:cd"}, PolicySHA256: "sha256:ef",
+		ApprovalRequestID: "apr_1", RequestSHA256: "sha256:12", Acceptance: plan.AcceptanceStrict}
+	r := Receipt{SchemaVersion: ReceiptSchemaVersion, RunID: "run-1", PlanSHA256: "sha256:ab", CallID: "p:program:1",
+		Capability: "a.b", OperationIndex: 7, RequestSHA256: "sha256:cd", Outcome: "ok", ResponseSHA256: "sha256:ef"}
+	e := Event{Seq: 3, Prev: "sha256:ab", Kind: EventCallAdmitted,
+		Body: map[string]string{"call_id": "p:program:1", "capability": "a.b", "request_sha256": "sha256:cd"}}
+	for _, tc := range []struct {
+		name string
+		f    func()
+		want float64
+	}{
+		{"Seal", func() { _ = b.Seal() }, 3},
+		{"Receipt.computeID", func() { _ = r.computeID() }, 1},
+		{"Event.computeDigest", func() { _ = e.computeDigest() }, 1},
+	} {
+		if got := testing.AllocsPerRun(100, tc.f); got > tc.want {
+			t.Errorf("%s allocates %v times, want %v", tc.name, got, tc.want)
+		}
+	}
+}
