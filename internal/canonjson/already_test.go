@@ -148,3 +148,27 @@ func FuzzAlreadyCanonical(f *testing.F) {
 		}
 	})
 }
+
+// A canonical document costs CanonicalValidated nothing (raw itself comes
+// back), while Canonical's result never shares raw's memory; a document
+// that is not canonical is transformed by both.
+func TestCanonicalFastPathMemory(t *testing.T) {
+	raw := []byte(`{"city":"Paris","n":[1,2]}`)
+	got, err := CanonicalValidated(raw)
+	if err != nil || &got[0] != &raw[0] {
+		t.Fatalf("CanonicalValidated of a canonical document: %q, %v, not raw itself", got, err)
+	}
+	if allocs := testing.AllocsPerRun(100, func() { _, _ = CanonicalValidated(raw) }); allocs != 0 {
+		t.Errorf("CanonicalValidated of a canonical document allocates %v times", allocs)
+	}
+	copied, err := Canonical(raw)
+	if err != nil || string(copied) != string(raw) || &copied[0] == &raw[0] {
+		t.Fatalf("Canonical of a canonical document: %q, %v, shared %v", copied, err, &copied[0] == &raw[0])
+	}
+	loose := []byte(`{"n":[1,2], "city":"Paris"}`)
+	for _, f := range []func([]byte) ([]byte, error){Canonical, CanonicalValidated} {
+		if out, err := f(loose); err != nil || string(out) != string(raw) {
+			t.Errorf("%q gives %q, %v", loose, out, err)
+		}
+	}
+}

@@ -13,22 +13,33 @@ import (
 const MaxHostBytes = 16 << 20
 
 // Canonical returns the RFC 8785 form of raw after checking it strictly
-// (see Validate). raw must hold exactly one JSON value.
+// (see Validate). raw must hold exactly one JSON value. The result never
+// shares raw's memory: a document already in its canonical form
+// (alreadyCanonical) is copied, not transformed.
 func Canonical(raw []byte) ([]byte, error) {
 	if err := Validate(raw, MaxHostBytes); err != nil {
 		return nil, err
 	}
-	return CanonicalValidated(raw)
-}
-
-// CanonicalValidated is Canonical for bytes that already passed Validate
-// (for example a member Fields returned): it skips the second validation
-// pass on the hot path. A document already in its canonical form
-// (alreadyCanonical) is copied, not transformed.
-func CanonicalValidated(raw []byte) ([]byte, error) {
 	if alreadyCanonical(raw) {
 		return bytes.Clone(raw), nil
 	}
+	return transform(raw)
+}
+
+// CanonicalValidated is Canonical for bytes that already passed Validate
+// (for example a member Fields returned), on the hot path: it skips the
+// second validation pass, and returns raw itself, not a copy, when raw is
+// already in its canonical form, so that a caller that owns raw (or only
+// compares) pays nothing for a canonical document.
+func CanonicalValidated(raw []byte) ([]byte, error) {
+	if alreadyCanonical(raw) {
+		return raw, nil
+	}
+	return transform(raw)
+}
+
+// transform is gowebpki/jcs's RFC 8785 transform, its error typed.
+func transform(raw []byte) ([]byte, error) {
 	out, err := jcs.Transform(raw)
 	if err != nil {
 		return nil, &Error{Code: CodeSyntax, Detail: err.Error()}
