@@ -132,11 +132,8 @@ func (b EffectBinding) Seal() EffectBinding {
 	return b
 }
 
-// canonical is the RFC 8785 form of b (keys sorted, omitempty as in the
-// JSON tags).
-func (b EffectBinding) canonical() []byte { return b.appendCanonical(make([]byte, 0, 1024)) }
-
-// appendCanonical appends the RFC 8785 form of b to o.
+// appendCanonical appends the RFC 8785 form of b to o (keys sorted,
+// omitempty as in the JSON tags).
 func (b EffectBinding) appendCanonical(o []byte) []byte {
 	o = append(o, '{')
 	o = appendStr(o, "acceptance", string(b.Acceptance), false)

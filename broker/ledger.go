@@ -50,9 +50,6 @@ func (e Event) computeDigest() string {
 	return canonjson.Digest(canonjson.DomainEvent, e.appendCanonical(buf[:0]))
 }
 
-// canonical is the RFC 8785 form of the event without its digest.
-func (e Event) canonical() []byte { return e.appendCanonical(nil) }
-
 // appendCanonical appends the RFC 8785 form of the event without its digest,
 // {"body":{...},"kind":...,"prev":...,"seq":N}, written directly: events
 // are appended on the call path, four or more per call, and a generic

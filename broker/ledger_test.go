@@ -156,7 +156,7 @@ func TestEventCanonical(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := e.canonical(); string(got) != string(want) {
+		if got := e.appendCanonical(nil); string(got) != string(want) {
 			t.Errorf("canonical\n got %s\nwant %s", got, want)
 		}
 	}
