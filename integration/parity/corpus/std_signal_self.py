@@ -61,11 +61,26 @@ for s in KEPT:
     print("init", s.name + ":", kill(1, s, wait=0.2))
 for pid, sig in [(4000000, 0), (4000000, S.SIGTERM), (-1, 0), (me, 1000), (me, -1), (me, signal.NSIG)]:
     print("kill(%s, %s):" % ("me" if pid == me else pid, int(sig)), kill(pid, sig, wait=0.05))
-for args, kwargs in [((1.5, 0), {}), ((me, "x"), {}), ((me,), {}), ((), {"pid": me, "signal": 0})]:
+# A target that does not exist is ESRCH before a signal out of range is
+# EINVAL; the signal is a Py_ssize_t that the kernel's C int truncates
+# (2**32 is 0, and checks only that the target exists).
+for pid, sig in [(4000000, 1000), (-1, 1000), (-5, -1), (1, 1000), (0, 1000), (me, 2**32),
+                 (1, 2**32), (4000000, 2**32), (me, 2**32 + 65), (me, 2**31)]:
+    print("kill(%s, %s):" % ("me" if pid == me else pid, sig), kill(pid, sig, wait=0.05))
+for args, kwargs in [((1.5, 0), {}), ((me, "x"), {}), ((me,), {}), ((), {"pid": me, "signal": 0}),
+                     ((2**31, 0), {}), ((-2**31 - 1, 0), {}), ((2**63, 0), {}), ((me, 2**63), {}),
+                     ((me, -2**63 - 1), {})]:
     try:
         os.kill(*args, **kwargs)
-    except TypeError as e:
-        print("TypeError", e)
+    except (TypeError, OverflowError) as e:
+        print(type(e).__name__, e)
+# Its own process group by number, once it leads one: init's group (1)
+# has no number of its own, -1 being every process.
+os.setpgrp()
+print("own group PIPE:", kill(-me, S.SIGPIPE))
+print("own group 1000:", kill(-me, 1000))
+os.setpgid(0, 1)
+print("init's group again:", kill(-me, 0, wait=0.05))
 
 # The default handler of SIGINT raises KeyboardInterrupt, from itself or
 # through the init; SIG_IGN drops the signal.
