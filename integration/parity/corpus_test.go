@@ -78,6 +78,7 @@ var corpus = []corpusCase{
 	{script: "std_strftime.py"},
 	{script: "std_pid.py"},
 	{script: "std_process_groups.py"},
+	{script: "std_setids.py"},
 	{script: "std_os_release.py"},
 	{script: "std_sysconf.py"},
 	{script: "std_thread_ids.py"},

@@ -28,6 +28,9 @@ for which in (os.PRIO_PROCESS, os.PRIO_PGRP, os.PRIO_USER, 7):
 t("getpriority", os.PRIO_PROCESS, 2**40)
 t("getpriority", os.PRIO_PROCESS, "0")
 t("getpgid", 2**40)
+t("getpgid", 2**63)  # past C long: PyLong_AsLong's own error first
+t("getsid", -2**63 - 1)
+t("setpgid", 0, 2**64)
 t("getpgid", 1.5)
 t("setpriority", os.PRIO_PROCESS, 1, 5)  # init's niceness: same user
 t("setpriority", os.PRIO_PROCESS, 99, 5)
