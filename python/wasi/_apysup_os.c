@@ -1,11 +1,16 @@
 // os.sched_getaffinity under WASI (Lib/os.py imports it from here:
 // patches/python3.11/wasi-os-host.patch): the online CPUs, as the native
-// guest's answers for itself (_apysup_host.c). A guest has one process:
-// pid 0 and its own pid are it, any other pid is no process (ESRCH, as
-// Linux answers for a negative one too). Its arguments are parsed and
-// its errors worded as posixmodule.c's, and it names itself
-// posix.sched_getaffinity. os.sched_setaffinity stays absent: WASI cannot
-// bind a guest to a CPU.
+// guest's answers for itself (_apysup_host.c). Here pid 0 and the guest's
+// own pid are the guest, any other pid is no process (ESRCH, as Linux
+// answers for a negative one too); os.py wraps it with the native
+// sandbox's other process, init, and the masks os.sched_setaffinity sets
+// (patches/python3.11/wasi-os-sched.patch), which WASI cannot bind to a
+// CPU. Its arguments are parsed and its errors worded as posixmodule.c's,
+// and it names itself posix.sched_getaffinity.
+//
+// And posix.sched_param, the structseq os.sched_setscheduler and
+// os.sched_setparam take (os.py again), made as posixmodule.c makes it:
+// the same fields, name and constructor.
 
 #define PY_SSIZE_T_CLEAN
 #include "Python.h"
@@ -74,6 +79,42 @@ PyDoc_STRVAR(sched_getaffinity_doc,
 	"Return the affinity of the process identified by pid (or the current process if zero).\n\n"
 	"The affinity is returned as a set of CPU identifiers.");
 
+PyDoc_STRVAR(sched_param_doc,
+	"sched_param(sched_priority)\n--\n\n"
+	"Currently has only one field: sched_priority\n\n"
+	"  sched_priority\n"
+	"    A scheduling parameter.");
+
+static PyStructSequence_Field sched_param_fields[] = {
+	{"sched_priority", "the scheduling priority"},
+	{0},
+};
+
+static PyStructSequence_Desc sched_param_desc = {
+	"posix.sched_param", sched_param_doc, sched_param_fields, 1,
+};
+
+// posixmodule.c's os_sched_param, parsed as its Argument Clinic code
+// parses it: one argument, positional or named sched_priority, of any
+// type (sched_setparam checks it).
+static PyObject *
+sched_param_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+	static const char *const keywords[] = {"sched_priority", NULL};
+	static _PyArg_Parser parser = {NULL, keywords, "sched_param", 0};
+	PyObject *argsbuf[1];
+	PyObject *const *fastargs = _PyArg_UnpackKeywords(_PyTuple_CAST(args)->ob_item,
+		PyTuple_GET_SIZE(args), kwargs, NULL, &parser, 1, 1, 0, argsbuf);
+	if (fastargs == NULL)
+		return NULL;
+	PyObject *res = PyStructSequence_New(type);
+	if (res == NULL)
+		return NULL;
+	Py_INCREF(fastargs[0]);
+	PyStructSequence_SET_ITEM(res, 0, fastargs[0]);
+	return res;
+}
+
 static PyMethodDef methods[] = {
 	{"sched_getaffinity", sched_getaffinity, METH_O, sched_getaffinity_doc},
 	{NULL, NULL, 0, NULL},
@@ -92,7 +133,14 @@ PyInit__apysup_os(void)
 	int ok = f != NULL && posix != NULL && PyObject_SetAttrString(f, "__module__", posix) == 0;
 	Py_XDECREF(f);
 	Py_XDECREF(posix);
-	if (!ok) {
+	PyTypeObject *param = ok ? PyStructSequence_NewType(&sched_param_desc) : NULL;
+	if (param != NULL) {
+		param->tp_new = sched_param_new;
+		ok = PyModule_AddObject(m, "sched_param", (PyObject *)param) == 0;
+		if (!ok)
+			Py_DECREF(param);
+	}
+	if (!ok || param == NULL) {
 		Py_XDECREF(m);
 		return NULL;
 	}
