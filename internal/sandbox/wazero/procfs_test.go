@@ -24,15 +24,7 @@ func TestProcFS(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := procFS{hostDir: host}
-	entries, err := fs.ReadDir(p, ".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	if !slices.Equal(names, procFiles) {
+	if names := dirNames(t, p, "."); !slices.Equal(names, procFiles) {
 		t.Errorf("/proc lists %v, want %v", names, procFiles)
 	}
 	f, err := p.Open("meminfo")
@@ -89,4 +81,18 @@ func FuzzProcFSOpen(f *testing.F) {
 			t.Errorf("Open(%q) read %q", name, data)
 		}
 	})
+}
+
+// dirNames lists dir in fsys by name, failing t if it cannot.
+func dirNames(t *testing.T, fsys fs.FS, dir string) []string {
+	t.Helper()
+	entries, err := fs.ReadDir(fsys, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
 }

@@ -203,15 +203,7 @@ func TestStdlibTreeAddFile(t *testing.T) {
 	if info, err := tree.Stat(osReleaseName); err != nil || info.Size() != int64(len(release)) || info.Mode() != 0o444 {
 		t.Fatalf("stat %v, %v", info, err)
 	}
-	entries, err := fs.ReadDir(tree, ".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	if got := strings.Join(names, " "); got != "os-release python3.11" {
+	if got := strings.Join(dirNames(t, tree, "."), " "); got != "os-release python3.11" {
 		t.Fatalf("root lists %s", got)
 	}
 	if _, err := tree.Stat("python3.11/extra.py"); !errors.Is(err, fs.ErrNotExist) {
