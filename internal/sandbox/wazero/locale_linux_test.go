@@ -19,13 +19,13 @@ import (
 // locale, whatever the host has generated.
 func TestLocaleWrapperAnswersAsGlibc(t *testing.T) {
 	var cc string
-	for _, name := range []string{"clang-16", "cc", "gcc"} { // clang-16 builds the WASI CPython (build.sh)
+	for _, name := range []string{"clang-19", "cc", "gcc"} { // clang-19 builds the WASI CPython (build.sh)
 		if p, err := exec.LookPath(name); err == nil {
 			cc = p
 			break
 		}
 	}
-	testenv.Need(t, cc != "", "a C compiler (clang-16, installed by make wasi-python)")
+	testenv.Need(t, cc != "", "a C compiler (clang-19, installed by make wasi-python)")
 	root := testenv.CheckoutRoot(t)
 	tmp := t.TempDir()
 	bin := filepath.Join(tmp, "locale_glibc")
