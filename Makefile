@@ -41,6 +41,7 @@ WAZERO_PATCH_TESTS := github.com/tetratelabs/wazero github.com/tetratelabs/wazer
 	github.com/tetratelabs/wazero/internal/integration_test/spectest/... \
 	github.com/tetratelabs/wazero/internal/integration_test/fuzzcases \
 	github.com/tetratelabs/wazero/internal/integration_test/engine \
+	github.com/tetratelabs/wazero/internal/sys \
 	github.com/tetratelabs/wazero/internal/sysfs \
 	github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1
 # jsonschema's own tests, against its patch (third_party/jsonschema), with -race:

@@ -90,3 +90,20 @@ shutil.copyfile("src", "copy")
 os.sendfile = real_sendfile
 with open("copy", "rb") as a, open("src", "rb") as b:
     print("shutil.copyfile", a.read() == b.read(), "through sendfile", len(calls) > 0)
+
+# A directory opened at a mount's own root, and paths relative to it:
+# os.listdir(fd) reopens "." through it, os.fwalk and dir_fd calls go
+# through it (all ENOENT under wazero on the read-only mounts before).
+for d in ("/", "/etc", "/dev", "/opt/apysup", "/run/apysup/job", "/proc", "/tmp", "/workspace", "/usr/lib"):
+    fd = os.open(d, os.O_RDONLY)
+    try:
+        print(d, sorted(os.listdir(fd)) == sorted(os.listdir(d)),
+              os.stat(".", dir_fd=fd).st_ino == os.stat(d).st_ino,
+              sorted(os.scandir(fd), key=lambda e: e.name) and True)
+    except OSError as e:
+        print(d, "!", e.errno, e.strerror)
+    os.close(fd)
+walk = os.fwalk("/etc")
+top, dirs, files, topfd = next(walk)
+print("fwalk /etc", top, "passwd" in files, "group" in files, os.stat("passwd", dir_fd=topfd).st_size > 0)
+walk.close()
