@@ -424,7 +424,7 @@ $wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_stat.c" -o "$work/apysup_stat
 log "apysup_locale"
 $wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_locale.c" -o "$work/apysup_locale.o"
 # Time zones: musl's own __tz.c (TZ, POSIX rules and the zoneinfo files), of
-# which wasi-libc keeps UTC alone, and its mktime; patches/musl/wasi-tz.patch
+# which wasi-libc keeps UTC alone, its mktime and gmtime_r; patches/musl/wasi-tz.patch
 # fits them to WASI (no mmap, no locks) and to what glibc answers natively.
 # Objects on every link, as the libm, so their definitions win over
 # wasi-libc's archive members; time.tzset exists (ac_cv_working_tzset
@@ -433,6 +433,7 @@ $wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_locale.c" -o "$work/apysup_lo
 log "apysup_tz"
 $wasi_cc $WASI_CFLAGS $map_paths -c "$musl_src/src/time/__tz.c" -o "$work/apysup_tz.o"
 $wasi_cc $WASI_CFLAGS -Wno-incompatible-pointer-types $map_paths -c "$musl_src/src/time/mktime.c" -o "$work/apysup_mktime.o"
+$wasi_cc $WASI_CFLAGS $map_paths -c "$musl_src/src/time/gmtime_r.c" -o "$work/apysup_gmtime_r.o"
 # strftime as glibc formats (_apysup_strftime.c): time.strftime calls
 # wcsftime, wrapped around musl's, which lacks glibc's flags, widths and
 # GNU conversions and fails a whole format on one it does not know.
@@ -566,7 +567,7 @@ build_cpython() {
 	done
 	# Replaces configure's own LDFLAGS_NODIST for WASI (a 512 KiB stack).
 	step "$name-make" make -C "$wasi_build" -j"$jobs" APYSUP_DB="$db_build" APYSUP_UUID="$uuid_build" \
-		LDFLAGS_NODIST="$WASI_LDFLAGS_NODIST $work/apysup_libm.o $work/apysup_paths.o $work/apysup_string.o $work/apysup_locale.o $work/apysup_stat.o $work/apysup_signal.o $work/apysup_files.o $work/apysup_errno.o $work/apysup_flags.o $work/apysup_host.o $work/apysup_resource.o $work/apysup_fcntl.o $work/apysup_termios.o $work/apysup_netdb.o $work/apysup_tz.o $work/apysup_mktime.o $work/apysup_strftime.o -Wl,--wrap=__wasilibc_find_relpath_alloc,--wrap=wcsftime,--wrap=rename,--wrap=link,--wrap=getcwd,--wrap=chdir,--wrap=setlocale,--wrap=nl_langinfo,--wrap=wcscoll,--wrap=fstat,--wrap=__wasilibc_nocwd_fstatat,--wrap=open,--wrap=mkdir,--wrap=raise,--wrap=abort,--wrap=strsignal,--wrap=__wasi_fd_write,--wrap=__wasi_fd_pwrite,--wrap=__wasi_fd_filestat_set_size,--wrap=__wasi_fd_allocate,--wrap=__wasi_path_create_directory,--wrap=__wasi_path_link,--wrap=__wasi_path_open,--wrap=sysconf,--wrap=fpathconf,--wrap=fcntl,--wrap=close,--wrap=__wasi_fd_seek,--wrap=inet_pton,--wrap=inet_ntop"
+		LDFLAGS_NODIST="$WASI_LDFLAGS_NODIST $work/apysup_libm.o $work/apysup_paths.o $work/apysup_string.o $work/apysup_locale.o $work/apysup_stat.o $work/apysup_signal.o $work/apysup_files.o $work/apysup_errno.o $work/apysup_flags.o $work/apysup_host.o $work/apysup_resource.o $work/apysup_fcntl.o $work/apysup_termios.o $work/apysup_netdb.o $work/apysup_tz.o $work/apysup_mktime.o $work/apysup_gmtime_r.o $work/apysup_strftime.o -Wl,--wrap=__wasilibc_find_relpath_alloc,--wrap=wcsftime,--wrap=rename,--wrap=link,--wrap=getcwd,--wrap=chdir,--wrap=setlocale,--wrap=nl_langinfo,--wrap=wcscoll,--wrap=fstat,--wrap=__wasilibc_nocwd_fstatat,--wrap=open,--wrap=mkdir,--wrap=raise,--wrap=abort,--wrap=strsignal,--wrap=__wasi_fd_write,--wrap=__wasi_fd_pwrite,--wrap=__wasi_fd_filestat_set_size,--wrap=__wasi_fd_allocate,--wrap=__wasi_path_create_directory,--wrap=__wasi_path_link,--wrap=__wasi_path_open,--wrap=sysconf,--wrap=fpathconf,--wrap=fcntl,--wrap=close,--wrap=__wasi_fd_seek,--wrap=inet_pton,--wrap=inet_ntop"
 
 	for m in _dbm _uuid; do
 		grep -q "\"$m\"" "$wasi_build/Modules/config.c" || die "python.wasm has no $m built in"

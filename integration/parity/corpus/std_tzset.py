@@ -31,3 +31,23 @@ print(datetime.datetime.fromtimestamp(winter).isoformat(), datetime.datetime.fro
 del os.environ["TZ"]
 time.tzset()
 print("unset", time.tzname, time.timezone, time.localtime(winter).tm_zone, time.localtime(winter).tm_hour)
+# TZ changed without time.tzset(): glibc's localtime_r (time.localtime,
+# datetime's local conversions) keeps the zone it read, until tzset or a
+# call that reads TZ again itself (mktime; strftime's %Z of a struct
+# without a zone); musl read it again at every conversion.
+os.environ["TZ"] = "Europe/Berlin"
+time.tzset()
+os.environ["TZ"] = "Asia/Tokyo"
+print("no tzset", time.localtime(winter).tm_hour, time.localtime(winter).tm_zone, time.tzname,
+      datetime.datetime.fromtimestamp(winter).hour, datetime.datetime.fromtimestamp(winter).astimezone().tzname(),
+      time.strftime("%H %Z", time.localtime(winter)), time.ctime(winter))
+print("mktime", time.mktime((2023, 11, 14, 12, 0, 0, 0, 0, -1)), time.localtime(winter).tm_hour,
+      time.localtime(winter).tm_zone, time.tzname)
+os.environ["TZ"] = "America/New_York"
+print("strftime", time.strftime("%Z", (2023, 11, 14, 12, 0, 0, 1, 318, 0)), time.localtime(winter).tm_zone)
+time.tzset()
+# gmtime's zone is "GMT" in glibc's struct tm ("UTC" in musl's): tm_zone,
+# and strftime's %Z of it, as logging's Formatter with converter=gmtime
+# prints it.
+g = time.gmtime(winter)
+print("gmtime", g.tm_zone, g.tm_gmtoff, time.strftime("%Z %z", g), time.strftime("%Y-%m-%d %H:%M:%S %Z", time.gmtime(0)))
