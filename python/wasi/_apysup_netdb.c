@@ -63,6 +63,15 @@ const char *__wrap_inet_ntop(int family, const void *restrict in, char *restrict
 	return __real_inet_ntop(wasi_family(family), in, out, len);
 }
 
+// inet_ntoa, which wasi-libc leaves out (socket.inet_ntoa): glibc's, the
+// dotted quad in a static buffer.
+char *inet_ntoa(struct in_addr in) {
+	static char buf[sizeof "255.255.255.255"];
+	const unsigned char *b = (const unsigned char *)&in.s_addr;
+	snprintf(buf, sizeof buf, "%u.%u.%u.%u", b[0], b[1], b[2], b[3]);
+	return buf;
+}
+
 int socket(int domain, int type, int protocol) {
 	(void)domain, (void)type, (void)protocol;
 	errno = EAFNOSUPPORT;

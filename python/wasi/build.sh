@@ -550,7 +550,7 @@ build_cpython() {
 		ac_cv_working_tzset=yes ax_cv_c_float_words_bigendian=no \
 		ac_cv_header_sys_resource_h=no ac_cv_func_prlimit=yes \
 		ac_cv_func_getaddrinfo=yes ac_cv_func_gai_strerror=yes ac_cv_func_getnameinfo=yes ac_cv_func_hstrerror=yes ac_cv_func_gethostbyname=yes ac_cv_func_gethostbyname_r=no \
-		ac_cv_func_gethostbyaddr=yes ac_cv_func_getservbyname=yes ac_cv_func_getservbyport=yes ac_cv_func_getprotobyname=yes ac_cv_func_socket=yes \
+		ac_cv_func_gethostbyaddr=yes ac_cv_func_getservbyname=yes ac_cv_func_getservbyport=yes ac_cv_func_getprotobyname=yes ac_cv_func_socket=yes ac_cv_func_inet_ntoa=yes \
 		ac_cv_func_ctermid=yes ac_cv_func_ttyname=yes ac_cv_func_tcgetpgrp=yes ac_cv_func_tcsetpgrp=yes ac_cv_func_openpty=yes ac_cv_search_login_tty="none required" \
 		sh -c "cd '$wasi_build' && '../src/${py_src##*/}/configure' -C --host=wasm32-unknown-wasi --build='$build_triple' \
 			--with-build-python='$build_python' --prefix=/usr $WASI_CONFIGURE_FLAGS"

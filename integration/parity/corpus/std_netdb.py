@@ -62,6 +62,12 @@ show("gpbn tcp", lambda: socket.getprotobyname("tcp"))
 show("has_ipv6", lambda: socket.has_ipv6)
 show("inet_pton6", lambda: socket.inet_pton(IN6, "::1"))
 show("inet_ntop6", lambda: socket.inet_ntop(IN6, b"\0" * 15 + b"\1"))
+# inet_ntoa, which wasi-libc leaves out (it was missing from socket under
+# wazero), and inet_aton's forms.
+for packed in (b"\x7f\0\0\1", b"\xc0\xa8\x01\x01", b"\0" * 4, b"\xff" * 4, b"\1\2\3", b"\1" * 5, "1234"):
+    show(f"inet_ntoa {packed!r}", lambda: socket.inet_ntoa(packed))
+for text in ("127.0.0.1", "10.1", "0x7f.1", "1.2.3.4.5", "256.1.1.1", "", " 1.2.3.4"):
+    show(f"inet_aton {text!r}", lambda: socket.inet_aton(text))
 for fam, typ in [(IN4, S), (IN4, D), (IN6, S), (IN6, D)]:
     show(f"socket {fam} {typ}", lambda: socket.socket(fam, typ).close())
 show("create_connection", lambda: socket.create_connection(("127.0.0.1", 9), timeout=1))

@@ -174,6 +174,10 @@ struct servent *getservbyname(const char *, const char *);
 struct servent *getservbyport(int, const char *);
 struct protoent *getprotobyname(const char *);
 
+/* wasi-libc's <arpa/inet.h> leaves inet_ntoa out: _apysup_netdb.c has
+ * glibc's. */
+char *inet_ntoa(struct in_addr);
+
 /* wasi-libc declares no socket(): _apysup_netdb.c has one that refuses. */
 int socket(int, int, int);
 
