@@ -30,6 +30,7 @@ var corpus = []corpusCase{
 	{script: "fs_dir_fd.py"},
 	{script: "fs_symlinks.py"},
 	{script: "fs_symlinks_dotdot.py"},
+	{script: "fs_last_dot.py"},
 	{script: "fs_limits.py"},
 	{script: "fs_stat_fields.py"},
 	{script: "fs_copy_file_range.py"},

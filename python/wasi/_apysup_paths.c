@@ -64,6 +64,7 @@
  * (-Wl,--wrap=open,--wrap=mkdir) create with the mode they are given.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <sys/stat.h>
 #include <stdlib.h>
@@ -327,6 +328,155 @@ int __wrap_chdir(const char *path) {
 
 int __real_rename(const char *old, const char *new);
 int __real_link(const char *old, const char *new);
+int __real_rmdir(const char *path);
+int __real_unlink(const char *path);
+int __real_symlink(const char *target, const char *path);
+int __real_mkdirat(int dirfd, const char *path, mode_t mode);
+int __real_renameat(int olddirfd, const char *old, int newdirfd, const char *new);
+int __real_linkat(int olddirfd, const char *old, int newdirfd, const char *new, int flags);
+int __real_symlinkat(const char *target, int dirfd, const char *path);
+
+/* A path whose last component is "." or "..", or the root itself, names
+ * no entry to make, remove or rename: the kernel's walk (fs/namei.c) sees
+ * LAST_DOT, LAST_DOTDOT or LAST_ROOT where a call needs LAST_NORM, and
+ * answers before it touches anything: rmdir EINVAL, ENOTEMPTY or EBUSY;
+ * unlink EISDIR; mkdir, link's and symlink's new name EEXIST; rename
+ * EBUSY (EXDEV first, across mounts). wazero cleans such a path
+ * lexically, so that rmdir("d/.") removed d, os.rmdir(".") the working
+ * directory and rename("d/.", "e") moved d. The directory before the
+ * last component is looked up first, as the kernel does, and its errors
+ * (ENOENT, ENOTDIR) come first. Wrapped: --wrap=rmdir,unlink,symlink and
+ * the *at forms CPython calls with dir_fd (mkdirat, renameat, linkat,
+ * symlinkat); mkdir, rename and link are wrapped above and below. */
+enum last_kind { LAST_NORM, LAST_DOT, LAST_DOTDOT, LAST_ROOT };
+
+/* last_kind names path's last component (trailing slashes aside) and
+ * copies the path before it into parent, of PATH_MAX bytes: "." when
+ * there is none, "/" for the root. A parent too long to copy counts as a
+ * name: the call itself answers ENAMETOOLONG. */
+static enum last_kind last_kind(const char *path, char *parent) {
+	size_t end = strlen(path);
+	while (end > 0 && path[end - 1] == '/')
+		end--;
+	if (end == 0) {
+		strcpy(parent, "/");
+		return path[0] == '/' ? LAST_ROOT : LAST_NORM;
+	}
+	size_t start = end;
+	while (start > 0 && path[start - 1] != '/')
+		start--;
+	if (start >= PATH_MAX)
+		return LAST_NORM;
+	if (start == 0)
+		strcpy(parent, ".");
+	else {
+		memcpy(parent, path, start);
+		parent[start] = '\0';
+	}
+	if (!is_dot(path + start, end - start))
+		return LAST_NORM;
+	return end - start == 1 ? LAST_DOT : LAST_DOTDOT;
+}
+
+/* dir_errno stats path (relative to dirfd, or the working directory for
+ * AT_FDCWD) into st: 0 for a directory, else the lookup's errno (ENOTDIR
+ * for another file). */
+static int dir_errno(int dirfd, const char *path, struct stat *st) {
+	int r = dirfd == AT_FDCWD ? stat(path, st) : fstatat(dirfd, path, st, 0);
+	if (r != 0)
+		return errno;
+	return S_ISDIR(st->st_mode) ? 0 : ENOTDIR;
+}
+
+/* not_a_name is the errno the kernel answers a call whose last component
+ * (of path, relative to dirfd) is ".", ".." or the root, by kind: e[0]
+ * for ".", e[1] for "..", e[2] for the root, or the lookup's of the
+ * directory before it, which comes first; 0 for a name. (A path form's
+ * lookup would fail the same way below; an *at form's would not: wazero
+ * cleans "missing/." to "missing", which mkdirat then made.) */
+static int not_a_name(int dirfd, const char *path, const int e[3]) {
+	char parent[PATH_MAX];
+	enum last_kind k = last_kind(path, parent);
+	if (k == LAST_NORM)
+		return 0;
+	struct stat st;
+	int lookup = dir_errno(dirfd, parent, &st);
+	return lookup ? lookup : e[k - 1];
+}
+
+static const int rmdir_errnos[3] = {EINVAL, ENOTEMPTY, EBUSY};
+static const int unlink_errnos[3] = {EISDIR, EISDIR, EISDIR};
+static const int create_errnos[3] = {EEXIST, EEXIST, EEXIST};
+
+/* fail sets errno to e and answers -1, or 0 for no errno. */
+static int fail(int e) {
+	errno = e;
+	return e ? -1 : 0;
+}
+
+/* rename_not_a_name: rename's answer when either path's last component
+ * is not a name, once both directories before them resolve: EXDEV across
+ * mounts, else EBUSY. */
+static int rename_not_a_name(int olddirfd, const char *old, int newdirfd, const char *new) {
+	char old_parent[PATH_MAX], new_parent[PATH_MAX];
+	enum last_kind ok = last_kind(old, old_parent), nk = last_kind(new, new_parent);
+	if (ok == LAST_NORM && nk == LAST_NORM)
+		return 0;
+	struct stat os, ns;
+	int lookup = dir_errno(olddirfd, old_parent, &os);
+	if (lookup == 0)
+		lookup = dir_errno(newdirfd, new_parent, &ns);
+	if (lookup)
+		return lookup;
+	return os.st_dev != ns.st_dev ? EXDEV : EBUSY;
+}
+
+/* link_not_a_name: link's answer when its new name is not one, after the
+ * existing file's lookup (the kernel looks it up first). */
+static int link_not_a_name(int olddirfd, const char *old, int newdirfd, const char *new, int follow) {
+	char parent[PATH_MAX];
+	if (last_kind(new, parent) == LAST_NORM)
+		return 0;
+	struct stat st;
+	int r = olddirfd == AT_FDCWD ? (follow ? stat(old, &st) : lstat(old, &st))
+	                             : fstatat(olddirfd, old, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW);
+	return r != 0 ? errno : not_a_name(newdirfd, new, create_errnos);
+}
+
+int __wrap_rmdir(const char *path) {
+	int e = not_a_name(AT_FDCWD, path, rmdir_errnos);
+	return e ? fail(e) : __real_rmdir(path);
+}
+
+int __wrap_unlink(const char *path) {
+	int e = not_a_name(AT_FDCWD, path, unlink_errnos);
+	return e ? fail(e) : __real_unlink(path);
+}
+
+int __wrap_symlink(const char *target, const char *path) {
+	int e = not_a_name(AT_FDCWD, path, create_errnos);
+	return e ? fail(e) : __real_symlink(target, path);
+}
+
+int __wrap_mkdirat(int dirfd, const char *path, mode_t mode) {
+	int e = not_a_name(dirfd, path, create_errnos);
+	return e ? fail(e) : __real_mkdirat(dirfd, path, mode);
+}
+
+int __wrap_renameat(int olddirfd, const char *old, int newdirfd, const char *new) {
+	int e = rename_not_a_name(olddirfd, old, newdirfd, new);
+	return e ? fail(e) : __real_renameat(olddirfd, old, newdirfd, new);
+}
+
+int __wrap_linkat(int olddirfd, const char *old, int newdirfd, const char *new, int flags) {
+	int e = link_not_a_name(olddirfd, old, newdirfd, new, flags & AT_SYMLINK_FOLLOW);
+	return e ? fail(e) : __real_linkat(olddirfd, old, newdirfd, new, flags);
+}
+
+int __wrap_symlinkat(const char *target, int dirfd, const char *path) {
+	int e = not_a_name(dirfd, path, create_errnos);
+	return e ? fail(e) : __real_symlinkat(target, dirfd, path);
+}
 
 /* across_mounts is ret, with wazero's ENOSYS for two mounts made Linux's
  * EXDEV. */
@@ -341,7 +491,8 @@ int __wrap_rename(const char *old, const char *new) {
 		errno = ENOENT;
 		return -1;
 	}
-	return across_mounts(__real_rename(old, new));
+	int e = rename_not_a_name(AT_FDCWD, old, AT_FDCWD, new);
+	return e ? fail(e) : across_mounts(__real_rename(old, new));
 }
 
 int __wrap_link(const char *old, const char *new) {
@@ -349,7 +500,8 @@ int __wrap_link(const char *old, const char *new) {
 		errno = ENOENT;
 		return -1;
 	}
-	return across_mounts(__real_link(old, new));
+	int e = link_not_a_name(AT_FDCWD, old, AT_FDCWD, new, 0);
+	return e ? fail(e) : across_mounts(__real_link(old, new));
 }
 
 char *__real_getcwd(char *buf, size_t size);
@@ -447,6 +599,9 @@ int __wrap_open(const char *path, int oflag, ...) {
 }
 
 int __wrap_mkdir(const char *path, mode_t mode) {
+	int e = not_a_name(AT_FDCWD, path, create_errnos);
+	if (e)
+		return fail(e);
 	int r = __real_mkdir(path, mode);
 	mode_t bits = mode & 0777 & ~guest_umask;
 	if (r == 0 && bits != 0755)
