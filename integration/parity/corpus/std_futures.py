@@ -49,3 +49,17 @@ try:
     ex.submit(square, 4)
 except RuntimeError as e:
     print("after shutdown:", e)
+
+# as_completed yields futures in the order they finish: one worker
+# finishes them in submission order, natively while as_completed waits,
+# under WASI before it is called (each future records when it finished;
+# before, those already finished came in a set's order).
+import time
+
+def nap(name):
+    time.sleep(0.02)
+    return name
+
+with cf.ThreadPoolExecutor(max_workers=1) as ex:
+    futs = {ex.submit(nap, name): name for name in "cadbe"}
+    print("as_completed", [f.result() for f in cf.as_completed(futs)])
