@@ -31,3 +31,13 @@ for name in NAMES:
         except Exception as e:  # the call got past its arguments
             result = type(e).__name__
         print("   ", args, kwargs, result)
+
+# os executed afresh (test.support's import_fresh_module does it): the
+# names the WASI build put into posix are there already, and the module
+# still comes out whole (it raised NameError under wazero).
+import importlib.util
+
+spec = importlib.util.find_spec("os")
+fresh = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(fresh)
+print("fresh os", sorted(set(dir(os)) ^ set(dir(fresh))), fresh.kill is os.kill, fresh.getuid is os.getuid)
