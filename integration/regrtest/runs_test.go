@@ -60,8 +60,11 @@ type moduleRun struct {
 }
 
 // buildSeed makes the workspace seed: dir/test holds test/__init__.py,
-// test.support (from the testsuite directory first), every helper and data file of the testsuite (what is not
-// a test_* module) and the chosen modules.
+// test.support (from the testsuite directory first), every helper and data
+// file of the testsuite (what is not a test_* module), the chosen modules
+// and every test module they import, and what those import in turn
+// (test_import imports test.test_importlib, whose source tests import
+// test.test_py_compile).
 func buildSeed(dir string, modules []string) error {
 	suite := testsuiteDir()
 	var wanted []string
@@ -76,50 +79,25 @@ func buildSeed(dir string, modules []string) error {
 			}
 		}
 	}
+	chosen := map[string]bool{}
 	for _, m := range modules {
-		if _, err := os.Stat(filepath.Join(suite, m)); err == nil {
-			wanted = append(wanted, m)
+		chosen[m] = true
+	}
+	seen := map[string]bool{}
+	queue := append([]string(nil), modules...)
+	for len(queue) > 0 {
+		m := queue[0]
+		queue = queue[1:]
+		if seen[m] {
 			continue
 		}
-		wanted = append(wanted, m+".py")
-		src, err := os.ReadFile(filepath.Join(suite, m+".py"))
+		seen[m] = true
+		deps, entry, err := testModuleImports(dir, suite, m, chosen[m])
 		if err != nil {
 			return err
 		}
-		deps := siblingImport.FindAllStringSubmatch(string(src), -1)
-		for _, pkg := range stdlibTestsImport.FindAllStringSubmatch(string(src), -1) {
-			// A stdlib package's own tests (unittest.test): the
-			// testsuite package installs them beside the test package.
-			rel := filepath.Join(pkg[1], pkg[2])
-			from := filepath.Join(filepath.Dir(suite), rel)
-			if err := copyEntry(from, filepath.Join(dir, stdlibTestsDir, rel)); err != nil {
-				return err
-			}
-			err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
-				if err != nil || !strings.HasSuffix(p, ".py") {
-					return err
-				}
-				b, err := os.ReadFile(p)
-				deps = append(deps, siblingImportStatement.FindAllStringSubmatch(string(b), -1)...)
-				return err
-			})
-			if err != nil {
-				return err
-			}
-		}
-		// Other test modules it imports (test_float imports
-		// test.test_grammar; unittest.test, test.test_importlib).
-		for _, dep := range deps {
-			if dep[1] == m {
-				continue
-			}
-			// A sibling may be a package (test.test_importlib).
-			if info, err := os.Stat(filepath.Join(suite, dep[1])); err == nil && info.IsDir() {
-				wanted = append(wanted, dep[1])
-			} else {
-				wanted = append(wanted, dep[1]+".py")
-			}
-		}
+		wanted = append(wanted, entry)
+		queue = append(queue, deps...)
 	}
 	dst := filepath.Join(dir, "test")
 	if err := os.MkdirAll(dst, 0o755); err != nil {
@@ -146,6 +124,67 @@ func buildSeed(dir string, modules []string) error {
 		}
 	}
 	return nil
+}
+
+// testModuleImports reads test module m of suite (test_x.py, or the
+// package test_x) and returns the test modules it imports and its entry in
+// the test directory. A chosen module's source counts every mention
+// (siblingImport: test_float calls test.test_grammar's helpers through an
+// attribute), and its stdlib packages' own tests (unittest.test) are copied
+// into seed's stdlibTestsDir, with the test modules they import; a
+// package's files and what the chosen modules import count only import
+// statements (siblingImportStatement), since they also name modules they
+// make.
+func testModuleImports(seed, suite, m string, chosen bool) (deps []string, entry string, err error) {
+	var found [][]string
+	add := func(re *regexp.Regexp, root string) error {
+		return filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+			if err != nil || !strings.HasSuffix(p, ".py") {
+				return err
+			}
+			b, err := os.ReadFile(p)
+			found = append(found, re.FindAllStringSubmatch(string(b), -1)...)
+			return err
+		})
+	}
+	if info, statErr := os.Stat(filepath.Join(suite, m)); statErr == nil && info.IsDir() {
+		entry = m
+		err = add(siblingImportStatement, filepath.Join(suite, m))
+	} else {
+		entry = m + ".py"
+		re := siblingImportStatement
+		if chosen {
+			re = siblingImport
+		}
+		err = add(re, filepath.Join(suite, entry))
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	if chosen && entry == m+".py" {
+		src, err := os.ReadFile(filepath.Join(suite, entry))
+		if err != nil {
+			return nil, "", err
+		}
+		for _, pkg := range stdlibTestsImport.FindAllStringSubmatch(string(src), -1) {
+			// A stdlib package's own tests (unittest.test): the
+			// testsuite package installs them beside the test package.
+			rel := filepath.Join(pkg[1], pkg[2])
+			from := filepath.Join(filepath.Dir(suite), rel)
+			if err := copyEntry(from, filepath.Join(seed, stdlibTestsDir, rel)); err != nil {
+				return nil, "", err
+			}
+			if err := add(siblingImportStatement, from); err != nil {
+				return nil, "", err
+			}
+		}
+	}
+	for _, dep := range found {
+		if dep[1] != m {
+			deps = append(deps, dep[1])
+		}
+	}
+	return deps, entry, nil
 }
 
 // siblingImport finds "test.test_x" and "from test import test_x" in a

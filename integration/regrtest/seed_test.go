@@ -11,7 +11,8 @@ import (
 // A chosen module's siblings come with it into the seed: a module as its
 // .py file, a package (test.test_importlib) as its directory; a stdlib
 // package's own tests (unittest.test) as a directory of stdlib-tests, with
-// the test modules they import.
+// the test modules they import; and what each of those imports in turn (a
+// package's files count too).
 func TestBuildSeedCopiesSiblings(t *testing.T) {
 	_, err := os.Stat(filepath.Join(stdlibTestDir, "support", "__init__.py"))
 	testenv.Need(t, err == nil, "test.support in "+stdlibTestDir+" (Debian's libpython3.11-stdlib)")
@@ -29,7 +30,9 @@ func TestBuildSeedCopiesSiblings(t *testing.T) {
 		"test_result.py":          "",
 		"test_module.py":          "X = 1\n",
 		"test_pkg/__init__.py":    "",
-		"test_pkg/sub.py":         "Y = 2\n",
+		"test_pkg/sub.py":         "Y = 2\nfrom test.test_deep import Z\n",
+		"test_deep.py":            "import test.test_deeper\nx = 'test.test_named_not_imported'\n",
+		"test_deeper.py":          "",
 		"test_unrelated.py":       "",
 		"test_pkg/data/input.txt": "data\n",
 	}
@@ -39,7 +42,7 @@ func TestBuildSeedCopiesSiblings(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"test_chosen.py", "test_module.py", "test_pkg/__init__.py", "test_pkg/sub.py",
-		"test_pkg/data/input.txt", "support/__init__.py"} {
+		"test_pkg/data/input.txt", "support/__init__.py", "test_deep.py", "test_deeper.py"} {
 		if _, err := os.Stat(filepath.Join(seed, "test", want)); err != nil {
 			t.Errorf("seed lacks test/%s: %v", want, err)
 		}
