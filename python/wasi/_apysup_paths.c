@@ -393,10 +393,9 @@ static int dir_errno(int dirfd, const char *path, struct stat *st) {
  * for ".", e[1] for "..", e[2] for the root, or the lookup's of the
  * directory before it, which comes first; 0 for a name. (A path form's
  * lookup would fail the same way below; an *at form's would not: wazero
- * cleans "missing/." to "missing", which mkdirat then made.) */
-static int not_a_name(int dirfd, const char *path, const int e[3]) {
-	char parent[PATH_MAX];
-	enum last_kind k = last_kind(path, parent);
+ * cleans "missing/." to "missing", which mkdirat then made.) not_a_name_of
+ * is not_a_name for a path whose kind and parent last_kind gave. */
+static int not_a_name_of(int dirfd, enum last_kind k, const char *parent, const int e[3]) {
 	if (k == LAST_NORM)
 		return 0;
 	struct stat st;
@@ -404,14 +403,20 @@ static int not_a_name(int dirfd, const char *path, const int e[3]) {
 	return lookup ? lookup : e[k - 1];
 }
 
+static int not_a_name(int dirfd, const char *path, const int e[3]) {
+	char parent[PATH_MAX];
+	enum last_kind k = last_kind(path, parent);
+	return not_a_name_of(dirfd, k, parent, e);
+}
+
 static const int rmdir_errnos[3] = {EINVAL, ENOTEMPTY, EBUSY};
 static const int unlink_errnos[3] = {EISDIR, EISDIR, EISDIR};
 static const int create_errnos[3] = {EEXIST, EEXIST, EEXIST};
 
-/* fail sets errno to e and answers -1, or 0 for no errno. */
+/* fail sets errno to e and answers -1. */
 static int fail(int e) {
 	errno = e;
-	return e ? -1 : 0;
+	return -1;
 }
 
 /* rename_not_a_name: rename's answer when either path's last component
@@ -435,12 +440,13 @@ static int rename_not_a_name(int olddirfd, const char *old, int newdirfd, const 
  * existing file's lookup (the kernel looks it up first). */
 static int link_not_a_name(int olddirfd, const char *old, int newdirfd, const char *new, int follow) {
 	char parent[PATH_MAX];
-	if (last_kind(new, parent) == LAST_NORM)
+	enum last_kind k = last_kind(new, parent);
+	if (k == LAST_NORM)
 		return 0;
 	struct stat st;
 	int r = olddirfd == AT_FDCWD ? (follow ? stat(old, &st) : lstat(old, &st))
 	                             : fstatat(olddirfd, old, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW);
-	return r != 0 ? errno : not_a_name(newdirfd, new, create_errnos);
+	return r != 0 ? errno : not_a_name_of(newdirfd, k, parent, create_errnos);
 }
 
 int __wrap_rmdir(const char *path) {
