@@ -28,6 +28,8 @@ var corpus = []corpusCase{
 	{script: "fs_file_modes.py"},
 	{script: "fs_chown.py"},
 	{script: "fs_dir_fd.py"},
+	{script: "fs_dir_fd_errnos.py"},
+	{script: "fs_closerange.py"},
 	{script: "fs_symlinks.py"},
 	{script: "fs_symlinks_dotdot.py"},
 	{script: "fs_last_dot.py"},

@@ -813,12 +813,22 @@ static int written_to_null(__wasi_fd_t fd, const __wasi_ciovec_t *iovs, size_t n
     return 1;
 }
 
+int _apysup_fd_writable(int fd);
+
+/* A directory is never open for writing (open refuses it: EISDIR), so
+   natively a write to a directory's descriptor is EBADF, as for any
+   descriptor not open for writing, and ftruncate is EINVAL; wazero
+   answers EISDIR. */
+static __wasi_errno_t not_written(__wasi_errno_t e, __wasi_errno_t on_dir) {
+    return e == __WASI_ERRNO_ISDIR ? on_dir : e;
+}
+
 /* The standard streams are wazero's own, not a limit's: left alone. */
 __wasi_errno_t __wrap___wasi_fd_write(__wasi_fd_t fd, const __wasi_ciovec_t *iovs, size_t n, __wasi_size_t *written) {
     if (written_to_null(fd, iovs, n, written)) {
         return __WASI_ERRNO_SUCCESS;
     }
-    __wasi_errno_t e = __real___wasi_fd_write(fd, iovs, n, written);
+    __wasi_errno_t e = not_written(__real___wasi_fd_write(fd, iovs, n, written), __WASI_ERRNO_BADF);
     return fd > 2 ? full(e) : e;
 }
 
@@ -826,15 +836,25 @@ __wasi_errno_t __wrap___wasi_fd_pwrite(__wasi_fd_t fd, const __wasi_ciovec_t *io
     if (written_to_null(fd, iovs, n, written)) {
         return __WASI_ERRNO_SUCCESS;
     }
-    __wasi_errno_t e = __real___wasi_fd_pwrite(fd, iovs, n, off, written);
+    __wasi_errno_t e = not_written(__real___wasi_fd_pwrite(fd, iovs, n, off, written), __WASI_ERRNO_BADF);
     return fd > 2 ? full(e) : e;
 }
 
 __wasi_errno_t __wrap___wasi_fd_filestat_set_size(__wasi_fd_t fd, __wasi_filesize_t size) {
-    return full(__real___wasi_fd_filestat_set_size(fd, size));
+    return full(not_written(__real___wasi_fd_filestat_set_size(fd, size), __WASI_ERRNO_INVAL));
 }
 
+/* posix_fallocate as Linux's fallocate(2) checks it: an empty range is
+   EINVAL, then a descriptor not open for writing EBADF (a directory's
+   too). wazero answered a read-only descriptor's and a directory's
+   allocate with success within the file's size, and EINVAL past it. */
 __wasi_errno_t __wrap___wasi_fd_allocate(__wasi_fd_t fd, __wasi_filesize_t off, __wasi_filesize_t len) {
+    if (len == 0) {
+        return __WASI_ERRNO_INVAL;
+    }
+    if (_apysup_fd_writable(fd) == 0) {
+        return __WASI_ERRNO_BADF;
+    }
     return full(__real___wasi_fd_allocate(fd, off, len));
 }
 

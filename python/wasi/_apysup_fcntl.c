@@ -78,6 +78,7 @@ static struct {
     unsigned char sig;
     unsigned char opened; // accmode below is known
     int accmode;          // wasi-libc's O_RDONLY, O_WRONLY or O_RDWR
+    long long dir_pos;    // a directory's offset (_apysup_dir_seek)
 } fd_state[FD_STATES];
 
 static int opened(int fd)
@@ -170,8 +171,35 @@ static void forget(int fd)
     unlock(fd);
 }
 
+// The mounts' directories, wazero's preopens, hold the descriptors from 3
+// up (3 to 13) from the start, and wasi-libc resolves every path through
+// them; the native guest has nothing open there. A close of one answers
+// EBADF, as natively, and keeps the mount: code that tidies the
+// descriptors it inherited (os.closerange(3, n), a daemon's loop of
+// os.close) cut the guest off from its files before. wasi-libc finds the
+// preopens the same way, from 3 until the first that is none; they never
+// change.
+static int preopen_end; // one past the last preopen; 0 until looked up
+
+static int is_preopen(int fd)
+{
+    if (preopen_end == 0) {
+        __wasi_prestat_t p;
+        int end = 3;
+        while (__wasi_fd_prestat_get(end, &p) == __WASI_ERRNO_SUCCESS) {
+            end++;
+        }
+        preopen_end = end;
+    }
+    return fd >= 3 && fd < preopen_end;
+}
+
 int __wrap_close(int fd)
 {
+    if (is_preopen(fd)) {
+        errno = EBADF;
+        return -1;
+    }
     int r = __real_close(fd);
     if (r == 0) {
         forget(fd);
@@ -204,6 +232,42 @@ static int writable(int fd, const __wasi_fdstat_t *st)
         return fd_state[fd].accmode == O_WRONLY || fd_state[fd].accmode == O_RDWR;
     }
     return (st->fs_rights_base & __WASI_RIGHTS_FD_WRITE) != 0;
+}
+
+// _apysup_fd_writable answers 1 when fd is open for writing, 0 when it is
+// open but not for writing, and -1 when it is not open.
+int _apysup_fd_writable(int fd)
+{
+    __wasi_fdstat_t st;
+    if (describe(fd, &st) != 0) {
+        return -1;
+    }
+    return writable(fd, &st);
+}
+
+// _apysup_dir_seek is lseek on a directory's descriptor, which wazero
+// refuses (EISDIR), as the native guest's tmpfs answers it: the offset is
+// the directory's reading position, which SEEK_SET and SEEK_CUR move
+// anywhere from 0, and SEEK_END is EINVAL (ext4, under the read-only
+// mounts, answers SEEK_END with its hash's end instead). WASI reads a
+// directory by cookie, so the offset moves nothing here; it is kept so
+// that SEEK_CUR answers it. Answers a WASI errno.
+__wasi_errno_t _apysup_dir_seek(int fd, __wasi_filedelta_t offset, __wasi_whence_t whence, __wasi_filesize_t *pos)
+{
+    long long base = 0, to;
+    if (whence == __WASI_WHENCE_CUR) {
+        base = fd >= 0 && fd < FD_STATES ? fd_state[fd].dir_pos : 0;
+    } else if (whence != __WASI_WHENCE_SET) {
+        return __WASI_ERRNO_INVAL;
+    }
+    if (__builtin_add_overflow(base, offset, &to) || to < 0) {
+        return __WASI_ERRNO_INVAL;
+    }
+    if (fd >= 0 && fd < FD_STATES) {
+        fd_state[fd].dir_pos = to;
+    }
+    *pos = (__wasi_filesize_t)to;
+    return __WASI_ERRNO_SUCCESS;
 }
 
 // fcntl for every caller: FD_CLOEXEC here, F_GETFL with the access mode

@@ -33,7 +33,9 @@
  * stderr answer EIO, and a file that cannot seek (/dev/stdout reopened:
  * internal/sandbox/wazero/devfs.go) ENOSYS, where natively a pipe's seek
  * is ESPIPE, which CPython's FileIO ignores when it opens a file to append
- * to (wazero's errno set has no ESPIPE to answer itself).
+ * to (wazero's errno set has no ESPIPE to answer itself); a directory's
+ * seek, EISDIR under wazero, moves its reading position
+ * (_apysup_fcntl.c's _apysup_dir_seek).
  */
 #include <stdint.h>
 #include <sys/stat.h>
@@ -125,10 +127,13 @@ int __wrap___wasilibc_nocwd_fstatat(int fd, const char *restrict path, struct st
 }
 
 __wasi_errno_t __real___wasi_fd_seek(__wasi_fd_t fd, __wasi_filedelta_t offset, __wasi_whence_t whence, __wasi_filesize_t *pos);
+__wasi_errno_t _apysup_dir_seek(int fd, __wasi_filedelta_t offset, __wasi_whence_t whence, __wasi_filesize_t *pos);
 
 __wasi_errno_t __wrap___wasi_fd_seek(__wasi_fd_t fd, __wasi_filedelta_t offset, __wasi_whence_t whence, __wasi_filesize_t *pos)
 {
 	__wasi_errno_t err = __real___wasi_fd_seek(fd, offset, whence, pos);
+	if (err == __WASI_ERRNO_ISDIR) /* a directory: lseek is its reading position */
+		return _apysup_dir_seek(fd, offset, whence, pos);
 	if (err != __WASI_ERRNO_NOSYS && err != __WASI_ERRNO_IO)
 		return err;
 	__wasi_fdstat_t st;
