@@ -24,6 +24,8 @@ var corpus = []corpusCase{
 	{script: "std_text.py"},
 	{script: "std_stdlib_data.py"},
 	{script: "std_locale.py"},
+	{script: "std_locale_gettext.py"},
+	{script: "std_syslog.py"},
 	{script: "fs_stat_modes.py"},
 	{script: "fs_file_modes.py"},
 	{script: "fs_chown.py"},
@@ -216,7 +218,7 @@ var corpus = []corpusCase{
 	}},
 	{script: "gap_posix_modules.py", known: map[string]pinned{
 		"stderr_last": {native: "  __import__(name)", wazero: ""},
-		"stdout":      {native: "fcntl ok\npwd ok\ngrp ok\nresource ok\nmmap ok\ntermios ok\n_posixsubprocess ok\nselect ok\n_bz2 ok\n_lzma ok\nreadline ok\n_curses ok\n_uuid ok\n_dbm ok\npyexpat ok\n_decimal ok\n_multiprocessing ok\n_posixshmem ok\nsyslog ok\nspwd ok\n_crypt ok\n", wazero: "fcntl ok\npwd ok\ngrp ok\nresource ok\nmmap failed\ntermios ok\n_posixsubprocess failed\nselect ok\n_bz2 ok\n_lzma ok\nreadline failed\n_curses failed\n_uuid ok\n_dbm ok\npyexpat ok\n_decimal ok\n_multiprocessing failed\n_posixshmem failed\nsyslog failed\nspwd failed\n_crypt ok\n"},
+		"stdout":      {native: "fcntl ok\npwd ok\ngrp ok\nresource ok\nmmap ok\ntermios ok\n_posixsubprocess ok\nselect ok\n_bz2 ok\n_lzma ok\nreadline ok\n_curses ok\n_uuid ok\n_dbm ok\npyexpat ok\n_decimal ok\n_multiprocessing ok\n_posixshmem ok\nsyslog ok\nspwd ok\n_crypt ok\n", wazero: "fcntl ok\npwd ok\ngrp ok\nresource ok\nmmap failed\ntermios ok\n_posixsubprocess failed\nselect ok\n_bz2 ok\n_lzma ok\nreadline failed\n_curses failed\n_uuid ok\n_dbm ok\npyexpat ok\n_decimal ok\n_multiprocessing failed\n_posixshmem failed\nsyslog ok\nspwd failed\n_crypt ok\n"},
 	}},
 	{script: "gap_listdir_root.py", known: map[string]pinned{
 		"stdout": {native: "/ ['bin', 'dev', 'etc', 'lib', 'lib64', 'opt']\n/usr/lib/python3.11/json ['__init__.py', 'decoder.py', 'encoder.py', 'scanner.py', 'tool.py']\n/opt/apysup ['_agent_runtime_host.py', '_agent_runtime_wire.py', 'agent_runtime.py', 'apysup_runner.py']\n/run/apysup/job ['.argv', 'gap_listdir_root.py', 'prelude.py']\n/tmp []\n/etc ['alternatives', 'group', 'hostname', 'hosts', 'ld.so.cache', 'nsswitch.conf']\n/proc True\n", wazero: "/ ['dev', 'etc', 'opt', 'proc', 'run', 'tmp']\n/usr/lib/python3.11/json ['__init__.py', 'decoder.py', 'encoder.py', 'scanner.py', 'tool.py']\n/opt/apysup ['_agent_runtime_host.py', '_agent_runtime_wire.py', 'agent_runtime.py', 'apysup_runner.py']\n/run/apysup/job ['.argv', 'gap_listdir_root.py', 'prelude.py']\n/tmp []\n/etc ['group', 'hostname', 'hosts', 'nsswitch.conf', 'passwd', 'python3.11']\n/proc False\n"},
@@ -231,7 +233,7 @@ var corpus = []corpusCase{
 		"stdout": {native: "b'\\xff' made True\n'caf\\udce9' made True\n'café' made True\n", wazero: "b'\\xff' PermissionError EPERM\n'caf\\udce9' PermissionError EPERM\n'café' made True\n"},
 	}},
 	{script: "gap_stdlib_modules.py", known: map[string]pinned{
-		"stdout": {native: "305 names; 9 do not import:\n_msi _overlapped _scproxy _winapi msilib msvcrt nt winreg winsound\n", wazero: "305 names; 27 do not import:\n_ctypes _curses _curses_panel _hashlib _msi _multiprocessing _overlapped _posixshmem _posixsubprocess _scproxy _ssl _winapi ctypes curses mmap msilib msvcrt nis nt ossaudiodev pty readline spwd ssl syslog winreg winsound\n"},
+		"stdout": {native: "305 names; 9 do not import:\n_msi _overlapped _scproxy _winapi msilib msvcrt nt winreg winsound\n", wazero: "305 names; 26 do not import:\n_ctypes _curses _curses_panel _hashlib _msi _multiprocessing _overlapped _posixshmem _posixsubprocess _scproxy _ssl _winapi ctypes curses mmap msilib msvcrt nis nt ossaudiodev pty readline spwd ssl winreg winsound\n"},
 	}},
 	{script: "gap_futures.py", known: map[string]pinned{
 		"stdout": {native: "the wait saw the set: True setter: None\n", wazero: "the wait saw the set: False setter: None\n"},

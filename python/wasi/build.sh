@@ -92,7 +92,8 @@ resource resource.c
 fcntl _apysup_fcntlmodule.c
 termios termios.c -I\$(srcdir)/Modules/apysup-termios
 _dbm _dbmmodule.c -DUSE_BERKDB -I\$(APYSUP_DB) \$(APYSUP_DB)/libdb.a
-_uuid _uuidmodule.c -DHAVE_UUID_UUID_H -DHAVE_UUID_GENERATE_TIME_SAFE -I\$(APYSUP_UUID)/include \$(APYSUP_UUID)/libuuid.a"
+_uuid _uuidmodule.c -DHAVE_UUID_UUID_H -DHAVE_UUID_GENERATE_TIME_SAFE -I\$(APYSUP_UUID)/include \$(APYSUP_UUID)/libuuid.a
+syslog syslogmodule.c"
 
 # The training run (cmd/wasi-pgo) is Go, run with make's Go (GO).
 go=$(command -v "${GO:-go}" || true)
@@ -491,6 +492,13 @@ $wasi_cc $WASI_CFLAGS $map_paths -I"$here/termios" -I"$here/include" -c "$here/_
 # inet_pton and inet_ntop take them (--wrap).
 log "apysup_netdb"
 $wasi_cc $WASI_CFLAGS $map_paths -I"$here/include" -c "$here/_apysup_netdb.c" -o "$work/apysup_netdb.o"
+# The locale module's gettext family and the syslog module (a built-in of
+# Setup.local above) as the native guest's glibc answers them in its sandbox
+# (_apysup_messages.c, include/libintl.h, include/syslog.h): no catalogs, so
+# a message is its own translation, and no /dev/log, so a logged message
+# reaches only stderr, under LOG_PERROR.
+log "apysup_messages"
+$wasi_cc $WASI_CFLAGS $map_paths -I"$here/include" -c "$here/_apysup_messages.c" -o "$work/apysup_messages.o"
 # A guest that signals itself, or aborts, ends as killed by the signal
 # (_apysup_signal.c), as natively, instead of trapping; strsignal's words
 # are glibc's.
@@ -551,6 +559,7 @@ build_cpython() {
 		ac_cv_header_sys_resource_h=no ac_cv_func_prlimit=yes \
 		ac_cv_func_getaddrinfo=yes ac_cv_func_gai_strerror=yes ac_cv_func_getnameinfo=yes ac_cv_func_hstrerror=yes ac_cv_func_gethostbyname=yes ac_cv_func_gethostbyname_r=no \
 		ac_cv_func_gethostbyaddr=yes ac_cv_func_getservbyname=yes ac_cv_func_getservbyport=yes ac_cv_func_getprotobyname=yes ac_cv_func_socket=yes ac_cv_func_inet_ntoa=yes \
+		ac_cv_header_libintl_h=yes ac_cv_func_bind_textdomain_codeset=yes ac_cv_header_syslog_h=yes \
 		ac_cv_func_ctermid=yes ac_cv_func_ttyname=yes ac_cv_func_tcgetpgrp=yes ac_cv_func_tcsetpgrp=yes ac_cv_func_openpty=yes ac_cv_search_login_tty="none required" \
 		sh -c "cd '$wasi_build' && '../src/${py_src##*/}/configure' -C --host=wasm32-unknown-wasi --build='$build_triple' \
 			--with-build-python='$build_python' --prefix=/usr $WASI_CONFIGURE_FLAGS"
@@ -562,14 +571,14 @@ build_cpython() {
 	grep -q '^#define Py_HASH_ALGORITHM 3$' "$wasi_build/pyconfig.h" || die "configure did not choose SipHash-1-3"
 	for f in CHOWN LCHOWN FCHOWN FCHOWNAT SENDFILE COPY_FILE_RANGE GETLOGIN GETLOADAVG NICE FDOPENDIR WORKING_TZSET WCSFTIME SYS_STATVFS_H STATVFS FSTATVFS PRLIMIT GETRUSAGE \
 		NETDB_H GETADDRINFO GAI_STRERROR GETNAMEINFO HSTRERROR GETHOSTBYNAME GETHOSTBYADDR GETSERVBYNAME GETSERVBYPORT GETPROTOBYNAME SOCKET \
-		CTERMID TTYNAME TCGETPGRP TCSETPGRP OPENPTY LOGIN_TTY PTY_H; do
+		CTERMID TTYNAME TCGETPGRP TCSETPGRP OPENPTY LOGIN_TTY PTY_H LIBINTL_H BIND_TEXTDOMAIN_CODESET SYSLOG_H; do
 		grep -q "^#define HAVE_$f 1" "$wasi_build/pyconfig.h" || die "configure did not define HAVE_$f"
 	done
 	# Replaces configure's own LDFLAGS_NODIST for WASI (a 512 KiB stack).
 	step "$name-make" make -C "$wasi_build" -j"$jobs" APYSUP_DB="$db_build" APYSUP_UUID="$uuid_build" \
-		LDFLAGS_NODIST="$WASI_LDFLAGS_NODIST $work/apysup_libm.o $work/apysup_paths.o $work/apysup_string.o $work/apysup_locale.o $work/apysup_stat.o $work/apysup_signal.o $work/apysup_files.o $work/apysup_errno.o $work/apysup_flags.o $work/apysup_host.o $work/apysup_resource.o $work/apysup_fcntl.o $work/apysup_termios.o $work/apysup_netdb.o $work/apysup_tz.o $work/apysup_mktime.o $work/apysup_gmtime_r.o $work/apysup_strftime.o -Wl,--wrap=__wasilibc_find_relpath_alloc,--wrap=wcsftime,--wrap=rename,--wrap=link,--wrap=rmdir,--wrap=unlink,--wrap=symlink,--wrap=mkdirat,--wrap=renameat,--wrap=linkat,--wrap=symlinkat,--wrap=getcwd,--wrap=chdir,--wrap=setlocale,--wrap=nl_langinfo,--wrap=wcscoll,--wrap=fstat,--wrap=__wasilibc_nocwd_fstatat,--wrap=open,--wrap=mkdir,--wrap=raise,--wrap=abort,--wrap=strsignal,--wrap=__wasi_fd_write,--wrap=__wasi_fd_pwrite,--wrap=__wasi_fd_filestat_set_size,--wrap=__wasi_fd_allocate,--wrap=__wasi_path_create_directory,--wrap=__wasi_path_link,--wrap=__wasi_path_open,--wrap=sysconf,--wrap=fpathconf,--wrap=fcntl,--wrap=close,--wrap=__wasi_fd_seek,--wrap=inet_pton,--wrap=inet_ntop"
+		LDFLAGS_NODIST="$WASI_LDFLAGS_NODIST $work/apysup_libm.o $work/apysup_paths.o $work/apysup_string.o $work/apysup_locale.o $work/apysup_stat.o $work/apysup_signal.o $work/apysup_files.o $work/apysup_errno.o $work/apysup_flags.o $work/apysup_host.o $work/apysup_resource.o $work/apysup_fcntl.o $work/apysup_termios.o $work/apysup_netdb.o $work/apysup_tz.o $work/apysup_mktime.o $work/apysup_gmtime_r.o $work/apysup_strftime.o $work/apysup_messages.o -Wl,--wrap=__wasilibc_find_relpath_alloc,--wrap=wcsftime,--wrap=rename,--wrap=link,--wrap=rmdir,--wrap=unlink,--wrap=symlink,--wrap=mkdirat,--wrap=renameat,--wrap=linkat,--wrap=symlinkat,--wrap=getcwd,--wrap=chdir,--wrap=setlocale,--wrap=nl_langinfo,--wrap=wcscoll,--wrap=fstat,--wrap=__wasilibc_nocwd_fstatat,--wrap=open,--wrap=mkdir,--wrap=raise,--wrap=abort,--wrap=strsignal,--wrap=__wasi_fd_write,--wrap=__wasi_fd_pwrite,--wrap=__wasi_fd_filestat_set_size,--wrap=__wasi_fd_allocate,--wrap=__wasi_path_create_directory,--wrap=__wasi_path_link,--wrap=__wasi_path_open,--wrap=sysconf,--wrap=fpathconf,--wrap=fcntl,--wrap=close,--wrap=__wasi_fd_seek,--wrap=inet_pton,--wrap=inet_ntop"
 
-	for m in _dbm _uuid; do
+	for m in _dbm _uuid syslog; do
 		grep -q "\"$m\"" "$wasi_build/Modules/config.c" || die "python.wasm has no $m built in"
 	done
 }

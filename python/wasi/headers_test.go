@@ -79,3 +79,30 @@ print(json.dumps({n: int(getattr(socket, n)) for n in dir(socket) if n.isupper()
 		}
 	}
 }
+
+// TestSyslogHeaderIsTheNativeModules: include/syslog.h defines every
+// number the native guest's syslog module has, with its value (CPython's
+// syslogmodule.c exports LOG_ names from the header), and its other
+// numbers are glibc's masks and the one facility the module leaves out.
+func TestSyslogHeaderIsTheNativeModules(t *testing.T) {
+	var native map[string]int64
+	askNativeGuest(t, `
+import json, syslog
+print(json.dumps({n: getattr(syslog, n) for n in dir(syslog) if n.startswith("LOG_") and isinstance(getattr(syslog, n), int)}))
+`, &native)
+	defines := headerDefines(t, "include/syslog.h")
+	for name, want := range native {
+		if got, ok := defines[name]; !ok || got != want {
+			t.Errorf("syslog.h: %s = %d (defined: %v), the native module's %d", name, got, ok, want)
+		}
+	}
+	notExported := map[string]int64{"LOG_PRIMASK": 0x07, "LOG_FACMASK": 0x03f8, "LOG_NFACILITIES": 24, "LOG_FTP": 11 << 3}
+	for name, got := range defines {
+		if _, ok := native[name]; ok {
+			continue
+		}
+		if want, ok := notExported[name]; !ok || got != want {
+			t.Errorf("syslog.h: %s = %d, which the native module has not (glibc's: %d, known: %v)", name, got, want, ok)
+		}
+	}
+}

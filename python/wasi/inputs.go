@@ -13,5 +13,5 @@ import "embed"
 // that the Go key equals `build.sh --print-key`, so a new kind of input
 // must be added to both this list and build.sh's input_files.
 //
-//go:embed build.sh _agent_runtime_host.c _apysup_errno.c _apysup_fcntl.c _apysup_fcntlmodule.c _apysup_files.c _apysup_flags.c _apysup_host.c _apysup_libm.c _apysup_locale.c _apysup_netdb.c _apysup_os.c _apysup_paths.c _apysup_resource.c _apysup_signal.c _apysup_stat.c _apysup_strftime.c _apysup_string.c _apysup_termios.c include libuuid mkstdlib.py patches pgo/_profile.h pgo/_profile_shim.c pgo/train.py stdlib/*.py termios
+//go:embed build.sh _agent_runtime_host.c _apysup_errno.c _apysup_fcntl.c _apysup_fcntlmodule.c _apysup_files.c _apysup_flags.c _apysup_host.c _apysup_libm.c _apysup_locale.c _apysup_messages.c _apysup_netdb.c _apysup_os.c _apysup_paths.c _apysup_resource.c _apysup_signal.c _apysup_stat.c _apysup_strftime.c _apysup_string.c _apysup_termios.c include libuuid mkstdlib.py patches pgo/_profile.h pgo/_profile_shim.c pgo/train.py stdlib/*.py termios
 var Inputs embed.FS
