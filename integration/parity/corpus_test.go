@@ -65,6 +65,7 @@ var corpus = []corpusCase{
 	{script: "std_libm.py"},
 	{script: "std_futures.py"},
 	{script: "std_lock_timeouts.py"},
+	{script: "std_c_recursion.py"},
 	{script: "std_identity.py"},
 	{script: "std_version.py"},
 	{script: "std_netdb.py"},

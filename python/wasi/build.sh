@@ -69,8 +69,18 @@ PACKAGES=(
 # wasi-libc's CLOCK_* are pointers, which clang (16 and later) refuses in
 # timemodule.c.
 # CPython lowers its recursion limit to 600 under WASI for a 512 KiB stack;
-# the guest gets native's limit (1000) and native's stack size (8 MiB) so
-# that deep recursion ends in RecursionError on both backends, not a trap.
+# the guest gets native's limit (1000), so that deep recursion ends in
+# RecursionError on both backends, not a trap, and a C stack in linear
+# memory (the shadow stack: the frames of C code that takes an address)
+# four times native's 8 MiB, so that a script that raised the limit
+# recurses through C as deep as natively: a level of Python called from C
+# (an lru_cache'd function, __init__, a property, deepcopy, pickle, repr)
+# takes about three times the stack under wasm32, most of it the eval
+# loop's 1.5 KiB frame, into which ThinLTO and the profile inline their
+# callees' locals (496 bytes in the instrumented build, without either).
+# The stack comes first in memory, so initial memory holds it and 8 MiB
+# more for the data and the first heap; it counts against the run's
+# memory limit.
 WASI_CFLAGS="-O2 -Wno-error=int-conversion -DPy_DEFAULT_RECURSION_LIMIT=1000"
 # configure turns IPv6 off for WASI; the native guest's socket module has it
 # (socket.has_ipv6, inet_pton of IPv6 addresses, getaddrinfo's IPv6
@@ -83,7 +93,7 @@ WASI_CFLAGS="-O2 -Wno-error=int-conversion -DPy_DEFAULT_RECURSION_LIMIT=1000"
 # the native guest hashes with SipHash-1-3 (sys.hash_info.algorithm), whose
 # keyed hashes are also what protects dicts from colliding keys.
 WASI_CONFIGURE_FLAGS="--with-pymalloc --enable-test-modules --without-ensurepip --enable-ipv6 --with-hash-algorithm=siphash13"
-WASI_LDFLAGS_NODIST="-z stack-size=8388608 -Wl,--stack-first -Wl,--initial-memory=16777216"
+WASI_LDFLAGS_NODIST="-z stack-size=33554432 -Wl,--stack-first -Wl,--initial-memory=41943040"
 # Built-in modules beyond configure's own choice, as Modules/Setup.local lines
 # (source paths relative to Modules/: makesetup breaks on absolute paths).
 SETUP_LOCAL="_agent_runtime_host _agent_runtime_host.c

@@ -40,7 +40,11 @@ type linearMemory struct {
 	mu      sync.Mutex
 	limit   uint64
 	refused bool   // a grow was refused: the run hit its memory limit
-	high    uint64 // the largest size granted
+	high    uint64 // the largest size granted, with the stack charged then
+	size    uint64 // the size granted last
+	// stack is what wazero's stack of compiled frames has grown to, which
+	// the limit counts with the memory (ChargeStack).
+	stack uint64
 	// guestLimit is the guest's own RLIMIT_AS or RLIMIT_DATA (rlimit.go),
 	// when guestLimited: a grow past it fails as a native allocation past
 	// them does, and is not the run's memory limit.
@@ -146,7 +150,7 @@ func (m *linearMemory) Reallocate(size uint64) []byte {
 	if m.guestLimited && m.guestLimit < m.limit && size > m.guestLimit {
 		return nil
 	}
-	if size > m.limit {
+	if size+chargedStack(m.stack) > m.limit {
 		m.refused = true
 		return nil
 	}
@@ -159,8 +163,51 @@ func (m *linearMemory) Reallocate(size uint64) []byte {
 		}
 		m.granted = size
 	}
-	m.high = max(m.high, size)
+	m.size = size
+	m.high = max(m.high, size+chargedStack(m.stack))
 	return m.mapping[:size:size]
+}
+
+// maxCompiledStack bounds wazero's stack of compiled frames whatever the
+// memory limit: it is a Go slice, copied whole each time it doubles.
+const maxCompiledStack = 1 << 30
+
+// compiledStackFree is the part of that stack the limit does not count,
+// as a native process's first stack pages come with it: a guest whose
+// memory is full can still call deeper, so that CPython raises its
+// MemoryError and unwinds (natively the cgroup kills it), not a stack
+// overflow in the middle (recursion_memory.py).
+const compiledStackFree = 8 << 20
+
+// chargedStack is what the limit counts of a compiled frames' stack.
+func chargedStack(stack uint64) uint64 {
+	return stack - min(stack, compiledStackFree)
+}
+
+// ChargeStack implements apysup's experimental.StackChargedMemory
+// (third_party/wazero): wazero's stack of compiled frames, which doubles
+// as a deep recursion needs it, is the child's memory as the linear
+// memory is, so the run's memory limit counts the two together, as a
+// native guest's cgroup counts its stack's pages (the first
+// compiledStackFree bytes aside). A growth past the limit is refused:
+// wazero ends the guest with "stack overflow", SIGSEGV as a native stack
+// overflow (signal.go), and not the run's memory limit. It replaces
+// wazero's own ceiling, a fixed 50 MB, which ended a recursion through C
+// that natively passes, and left that much of the child's memory outside
+// the guest's limit (RATIONALE.md, "A C stack four times native's").
+func (m *linearMemory) ChargeStack(from, to uint64) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if to < from || to > maxCompiledStack {
+		return false
+	}
+	stack := m.stack + (to - from)
+	if m.size+chargedStack(stack) > m.limit {
+		return false
+	}
+	m.stack = stack
+	m.high = max(m.high, m.size+chargedStack(stack))
+	return true
 }
 
 // setLimit sets the limit a grow is checked against from now on.
@@ -177,7 +224,8 @@ func (m *linearMemory) setGuestLimit(limit uint64) {
 	m.mu.Unlock()
 }
 
-// usage reports whether a grow was refused, and the largest size granted.
+// usage reports whether a grow was refused, and the largest size granted
+// with the compiled frames' stack then.
 func (m *linearMemory) usage() (refused bool, high uint64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

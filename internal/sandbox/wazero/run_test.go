@@ -1056,3 +1056,32 @@ func TestWorkspaceWithLinksRefused(t *testing.T) {
 type constantDispatcher struct{ r *broker.Response }
 
 func (c constantDispatcher) Call(context.Context, []byte) *broker.Response { return c.r }
+
+// A recursion through C as deep as natively passes: wazero's stack of
+// compiled frames grows past its own 50 MB ceiling, charged to the run's
+// memory limit with the linear memory (linearMemory.ChargeStack), and the
+// peak memory counts it. Under a limit it would pass, the same recursion
+// is a stack overflow, SIGSEGV as natively, not the run's memory limit.
+func TestDeepRecursionChargedToTheLimit(t *testing.T) {
+	script := `import functools, sys
+sys.setrecursionlimit(10**6)
+@functools.lru_cache(maxsize=None)
+def depth(k):
+    return 0 if k == 0 else 1 + depth(k - 1)
+print(depth(12000))
+`
+	out := run(t, script, runOpts{limits: sandbox.Limits{MemoryBytes: 512 << 20}})
+	if out.Status != sandbox.StatusOK || string(out.Stdout) != "12000\n" {
+		t.Fatalf("status %s code %q stdout %q stderr %s", out.Status, out.ErrorCode, out.Stdout, out.Stderr)
+	}
+	if out.Usage.PeakMemoryBytes < 100<<20 {
+		t.Errorf("peak memory %d MiB: the compiled frames' stack is not counted", out.Usage.PeakMemoryBytes>>20)
+	}
+	out = run(t, script, runOpts{limits: sandbox.Limits{MemoryBytes: 96 << 20}})
+	if out.Status != sandbox.StatusError || out.ErrorCode != sandbox.KilledBySignalCode(syscall.SIGSEGV) || out.ExitCode != 139 {
+		t.Fatalf("under 96 MiB: status %s code %q exit %d stderr %s", out.Status, out.ErrorCode, out.ExitCode, out.Stderr)
+	}
+	if out.Usage.PeakMemoryBytes > 96<<20 {
+		t.Errorf("peak memory %d MiB over the 96 MiB limit", out.Usage.PeakMemoryBytes>>20)
+	}
+}

@@ -98,10 +98,10 @@ var trapSignals = map[string]syscall.Signal{
 // error, and only it, as "wasm error: %w" (internal/wasmdebug): a host
 // function's panic, ours included, is "... (recovered by wazero)" and
 // keeps wasm_trap. One runtime error comes unwrapped: the compiled code's
-// stack grown past wazero's ceiling (400 MB) is its *wasmruntime.Error
-// "stack overflow" as it is (callEngine.growStack), which a C recursion
-// of small frames (hash() of a tuple nested a million deep) reaches
-// before the guest's own C stack runs out; natively that is SIGSEGV too.
+// stack grown past its ceiling (the run's memory limit, which counts it
+// with the linear memory: linearMemory.ChargeStack) is its
+// *wasmruntime.Error "stack overflow" as it is (callEngine.growStack);
+// natively that is SIGSEGV too.
 func trapSignal(err error) syscall.Signal {
 	if isRuntimeError(err) {
 		return trapSignals[err.Error()]
