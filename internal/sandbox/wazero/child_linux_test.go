@@ -293,7 +293,12 @@ func TestGuardFaultIsSIGSEGV(t *testing.T) {
 	hook := func() { faults.Add(1) }
 	testHookGuardFault.Store(&hook)
 	defer testHookGuardFault.Store(nil)
-	out := run(t, "import sys\nsys.setrecursionlimit(10**6)\nn = []\nfor _ in range(10**6):\n    n = [n]\nprint('built', flush=True)\nprint(len(repr(n)))\n", runOpts{})
+	// A generous timeout: the compiled frames' stack, charged to the
+	// memory limit (linearMemory.ChargeStack), grows past 100 MB before
+	// the C stack runs out, and each doubling copies it and walks its
+	// frames, Go code that -race slows tenfold (20 s here).
+	out := run(t, "import sys\nsys.setrecursionlimit(10**6)\nn = []\nfor _ in range(10**6):\n    n = [n]\nprint('built', flush=True)\nprint(len(repr(n)))\n",
+		runOpts{limits: sandbox.Limits{Timeout: 3 * time.Minute}})
 	if out.Status != sandbox.StatusError || out.ErrorCode != sandbox.KilledBySignalCode(syscall.SIGSEGV) || out.ExitCode != 139 || string(out.Stdout) != "built\n" {
 		t.Fatalf("status %s code %q exit %d stdout %q stderr %q", out.Status, out.ErrorCode, out.ExitCode, out.Stdout, out.Stderr)
 	}

@@ -1070,14 +1070,14 @@ def depth(k):
     return 0 if k == 0 else 1 + depth(k - 1)
 print(depth(12000))
 `
-	out := run(t, script, runOpts{limits: sandbox.Limits{MemoryBytes: 512 << 20}})
+	out := run(t, script, runOpts{limits: sandbox.Limits{MemoryBytes: 512 << 20, Timeout: 3 * time.Minute}})
 	if out.Status != sandbox.StatusOK || string(out.Stdout) != "12000\n" {
 		t.Fatalf("status %s code %q stdout %q stderr %s", out.Status, out.ErrorCode, out.Stdout, out.Stderr)
 	}
 	if out.Usage.PeakMemoryBytes < 100<<20 {
 		t.Errorf("peak memory %d MiB: the compiled frames' stack is not counted", out.Usage.PeakMemoryBytes>>20)
 	}
-	out = run(t, script, runOpts{limits: sandbox.Limits{MemoryBytes: 96 << 20}})
+	out = run(t, script, runOpts{limits: sandbox.Limits{MemoryBytes: 96 << 20, Timeout: 3 * time.Minute}})
 	if out.Status != sandbox.StatusError || out.ErrorCode != sandbox.KilledBySignalCode(syscall.SIGSEGV) || out.ExitCode != 139 {
 		t.Fatalf("under 96 MiB: status %s code %q exit %d stderr %s", out.Status, out.ErrorCode, out.ExitCode, out.Stderr)
 	}
