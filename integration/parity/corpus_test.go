@@ -82,6 +82,7 @@ var corpus = []corpusCase{
 	{script: "zoneinfo_tz.py"},
 	{script: "zoneinfo_links.py"},
 	{script: "std_tzset.py"},
+	{script: "std_mktime_isdst.py"},
 	{script: "std_strftime.py"},
 	{script: "std_pid.py"},
 	{script: "std_process_groups.py"},
