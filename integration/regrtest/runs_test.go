@@ -135,7 +135,7 @@ func buildSeed(dir string, modules []string) error {
 // package's files and what the chosen modules import count only import
 // statements (siblingImportStatement), since they also name modules they
 // make.
-func testModuleImports(seed, suite, m string, chosen bool) (deps []string, entry string, err error) {
+func testModuleImports(seed, suite, m string, chosen bool) (deps []string, entry string, _ error) {
 	var found [][]string
 	add := func(re *regexp.Regexp, root string) error {
 		return filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
@@ -149,33 +149,31 @@ func testModuleImports(seed, suite, m string, chosen bool) (deps []string, entry
 	}
 	if info, statErr := os.Stat(filepath.Join(suite, m)); statErr == nil && info.IsDir() {
 		entry = m
-		err = add(siblingImportStatement, filepath.Join(suite, m))
+		if err := add(siblingImportStatement, filepath.Join(suite, m)); err != nil {
+			return nil, "", err
+		}
 	} else {
 		entry = m + ".py"
-		re := siblingImportStatement
-		if chosen {
-			re = siblingImport
-		}
-		err = add(re, filepath.Join(suite, entry))
-	}
-	if err != nil {
-		return nil, "", err
-	}
-	if chosen && entry == m+".py" {
 		src, err := os.ReadFile(filepath.Join(suite, entry))
 		if err != nil {
 			return nil, "", err
 		}
-		for _, pkg := range stdlibTestsImport.FindAllStringSubmatch(string(src), -1) {
-			// A stdlib package's own tests (unittest.test): the
-			// testsuite package installs them beside the test package.
-			rel := filepath.Join(pkg[1], pkg[2])
-			from := filepath.Join(filepath.Dir(suite), rel)
-			if err := copyEntry(from, filepath.Join(seed, stdlibTestsDir, rel)); err != nil {
-				return nil, "", err
-			}
-			if err := add(siblingImportStatement, from); err != nil {
-				return nil, "", err
+		if !chosen {
+			found = siblingImportStatement.FindAllStringSubmatch(string(src), -1)
+		} else {
+			found = siblingImport.FindAllStringSubmatch(string(src), -1)
+			for _, pkg := range stdlibTestsImport.FindAllStringSubmatch(string(src), -1) {
+				// A stdlib package's own tests (unittest.test): the
+				// testsuite package installs them beside the test
+				// package.
+				rel := filepath.Join(pkg[1], pkg[2])
+				from := filepath.Join(filepath.Dir(suite), rel)
+				if err := copyEntry(from, filepath.Join(seed, stdlibTestsDir, rel)); err != nil {
+					return nil, "", err
+				}
+				if err := add(siblingImportStatement, from); err != nil {
+					return nil, "", err
+				}
 			}
 		}
 	}
