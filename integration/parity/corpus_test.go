@@ -41,6 +41,8 @@ var corpus = []corpusCase{
 	{script: "std_getrandom.py"},
 	{script: "std_errno.py"},
 	{script: "std_open_flags.py"},
+	{script: "std_clock_ids.py"},
+	{script: "std_poll.py"},
 	{script: "std_cpus.py"},
 	{script: "std_nice_loadavg.py"},
 	{script: "fs_statvfs.py"},

@@ -14,12 +14,17 @@
  * turn them into wasi-libc's (patches/python3.11/wasi-linux-flags.patch):
  * os.open, the flags io's FileIO hands a custom opener (the other way
  * round), os.posix_fadvise, and time's clock functions. Inside C nothing
- * changes. The Linux values are the kernel's ABI (x86-64), checked against
+ * changes, but for poll's event bits, which are Linux's in every caller
+ * (include/poll.h) and turned into wasi-libc's here. The Linux values are the kernel's ABI (x86-64), checked against
  * the native guest's interpreter by flags_test.go.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
+#include <wasi/api.h>
 
 /* BEGIN LINUX VALUES: checked by flags_test.go against the native guest's os and time modules */
 #define L_O_RDONLY 00
@@ -80,11 +85,15 @@ static const struct linux_name {
     {"POSIX_FADV_WILLNEED", 3},
 };
 
-/* The clocks WASI has, by Linux's id. */
+/* The clocks the native time module names, by Linux's id: WASI's four,
+   and three the host reads for the guest (_apysup_clockid). */
 static const struct linux_name clock_names[] = {
+    {"CLOCK_BOOTTIME", 7},
     {"CLOCK_MONOTONIC", 1},
+    {"CLOCK_MONOTONIC_RAW", 4},
     {"CLOCK_PROCESS_CPUTIME_ID", 2},
     {"CLOCK_REALTIME", 0},
+    {"CLOCK_TAI", 11},
     {"CLOCK_THREAD_CPUTIME_ID", 3},
 };
 /* END LINUX VALUES */
@@ -201,8 +210,30 @@ int _apysup_fadvise_from_linux(int advice) {
     }
 }
 
+/* wasi-libc's clockid_t points at one of these (its private
+   common/clock.h): the id it hands clock_time_get and clock_res_get. */
+struct __clockid {
+    __wasi_clockid_t id;
+};
+
+/* Linux's clocks beyond WASI's four that a guest can read natively
+   (time.clock_gettime(time.CLOCK_TAI), or the coarse clocks by number).
+   Their ids are Linux's, past WASI's last: the host's clock_time_get and
+   clock_res_get read them from its own kernel, which is the native
+   guest's (internal/sandbox/wazero/wasiclock.go), and answer EINVAL as it
+   does where it has none (the alarm clocks, without a wake-up RTC). */
+static const struct __clockid linux_clocks[] = {
+    {4}, /* CLOCK_MONOTONIC_RAW */
+    {5}, /* CLOCK_REALTIME_COARSE */
+    {6}, /* CLOCK_MONOTONIC_COARSE */
+    {7}, /* CLOCK_BOOTTIME */
+    {8}, /* CLOCK_REALTIME_ALARM */
+    {9}, /* CLOCK_BOOTTIME_ALARM */
+    {11}, /* CLOCK_TAI */
+};
+
 /* wasi-libc's clock for Linux's id; 0 (with errno EINVAL, as Linux
-   answers an unknown clock) for a clock WASI has not. */
+   answers an unknown clock) for a clock neither WASI nor the host has. */
 int _apysup_clockid(long id, clockid_t *clock) {
     switch (id) {
     case 0:
@@ -217,8 +248,112 @@ int _apysup_clockid(long id, clockid_t *clock) {
     case 3:
         *clock = CLOCK_THREAD_CPUTIME_ID;
         return 1;
-    default:
-        errno = EINVAL;
-        return 0;
     }
+    for (int i = 0; i < COUNT(linux_clocks); i++) {
+        if (linux_clocks[i].id == (__wasi_clockid_t)id) {
+            *clock = &linux_clocks[i];
+            return 1;
+        }
+    }
+    errno = EINVAL;
+    return 0;
+}
+
+/* wasi-libc's event bits (its __header_poll.h, which include/poll.h
+   replaces with Linux's). */
+#define W_POLLRDNORM 0x1
+#define W_POLLWRNORM 0x2
+#define W_POLLERR 0x1000
+#define W_POLLHUP 0x2000
+#define W_POLLNVAL 0x4000
+
+int __real_poll(struct pollfd *fds, nfds_t nfds, int timeout);
+
+/* A descriptor poll can ask no question about. */
+static int bad_fd(int fd) {
+    __wasi_fdstat_t st;
+    return __wasi_fd_fdstat_get(fd, &st) == __WASI_ERRNO_BADF;
+}
+
+/* poll with Linux's event bits (--wrap=poll): each entry's reading and
+   writing bits become wasi-libc's one each, and its answer becomes the
+   bits the caller asked for of the two (POLLIN or POLLRDNORM or both, as
+   Linux answers), with POLLERR, POLLHUP and POLLNVAL.
+
+   An entry that asks neither (events 0, or POLLPRI alone) wasi-libc
+   refuses with ENOSYS for the whole call; Linux answers it POLLNVAL for a
+   bad descriptor and nothing otherwise, and so it is answered here, the
+   others polled without waiting when it is POLLNVAL. A poll left with
+   nothing to ask sleeps for its timeout, for ever without one (pause:
+   until the guest's timer interrupts it), as natively. */
+int __wrap_poll(struct pollfd *fds, nfds_t nfds, int timeout) {
+    struct asked {
+        int fd;
+        short events;
+        short invalid; /* asked nothing, of a bad descriptor */
+    } *asked = NULL;
+    if (nfds > 0 && (asked = malloc(nfds * sizeof *asked)) == NULL) {
+        errno = ENOMEM;
+        return -1;
+    }
+    int polled = 0, invalid = 0;
+    for (nfds_t i = 0; i < nfds; i++) {
+        short e = fds[i].events, w = 0;
+        asked[i].fd = fds[i].fd;
+        asked[i].events = e;
+        asked[i].invalid = 0;
+        if (e & (POLLIN | POLLRDNORM))
+            w |= W_POLLRDNORM;
+        if (e & (POLLOUT | POLLWRNORM))
+            w |= W_POLLWRNORM;
+        fds[i].events = w;
+        fds[i].revents = 0;
+        if (fds[i].fd < 0)
+            continue;
+        if (w == 0) {
+            fds[i].fd = -1; /* wasi-libc skips it */
+            if (bad_fd(asked[i].fd)) {
+                asked[i].invalid = 1;
+                invalid++;
+            }
+        } else {
+            polled++;
+        }
+    }
+    int ret = 0;
+    if (polled > 0) {
+        ret = __real_poll(fds, nfds, invalid ? 0 : timeout);
+    } else if (invalid == 0) {
+        if (timeout >= 0) {
+            ret = __real_poll(NULL, 0, timeout);
+        } else {
+            ret = pause();
+        }
+    }
+    int saved = errno, ready = 0;
+    for (nfds_t i = 0; i < nfds; i++) {
+        short r = fds[i].revents, out = 0;
+        if (ret >= 0) {
+            if (r & W_POLLRDNORM)
+                out |= asked[i].events & (POLLIN | POLLRDNORM);
+            if (r & W_POLLWRNORM)
+                out |= asked[i].events & (POLLOUT | POLLWRNORM);
+            if (r & W_POLLERR)
+                out |= POLLERR;
+            if (r & W_POLLHUP)
+                out |= POLLHUP;
+            if ((r & W_POLLNVAL) || asked[i].invalid)
+                out |= POLLNVAL;
+        }
+        fds[i].fd = asked[i].fd;
+        fds[i].events = asked[i].events;
+        fds[i].revents = out;
+        ready += out != 0;
+    }
+    free(asked);
+    if (ret < 0) {
+        errno = saved;
+        return -1;
+    }
+    return ready;
 }

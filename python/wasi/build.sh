@@ -456,11 +456,11 @@ $wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_strftime.c" -o "$work/apysup_
 # and EAGAIN (wazero has none of the three).
 log "apysup_errno"
 $wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_errno.c" -o "$work/apysup_errno.o"
-# open's flags, posix_fadvise's advice and the clock ids as the native
-# guest's (Linux's) where Python takes them (_apysup_flags.c,
-# patches/python3.11/wasi-linux-flags.patch).
+# open's flags, posix_fadvise's advice, the clock ids and poll's event bits
+# as the native guest's (Linux's) where Python takes them (_apysup_flags.c,
+# patches/python3.11/wasi-linux-flags.patch, include/poll.h).
 log "apysup_flags"
-$wasi_cc $WASI_CFLAGS $map_paths -c "$here/_apysup_flags.c" -o "$work/apysup_flags.o"
+$wasi_cc $WASI_CFLAGS $map_paths -I"$here/include" -c "$here/_apysup_flags.c" -o "$work/apysup_flags.o"
 # chown and its kin, sendfile, copy_file_range, getrandom, getlogin,
 # statvfs and fstatvfs (_apysup_files.c), which wasi-libc lacks.
 log "apysup_files"
@@ -586,7 +586,7 @@ build_cpython() {
 	done
 	# Replaces configure's own LDFLAGS_NODIST for WASI (a 512 KiB stack).
 	step "$name-make" make -C "$wasi_build" -j"$jobs" APYSUP_DB="$db_build" APYSUP_UUID="$uuid_build" \
-		LDFLAGS_NODIST="$WASI_LDFLAGS_NODIST $work/apysup_libm.o $work/apysup_paths.o $work/apysup_string.o $work/apysup_locale.o $work/apysup_stat.o $work/apysup_signal.o $work/apysup_files.o $work/apysup_errno.o $work/apysup_flags.o $work/apysup_host.o $work/apysup_resource.o $work/apysup_fcntl.o $work/apysup_termios.o $work/apysup_netdb.o $work/apysup_tz.o $work/apysup_mktime.o $work/apysup_gmtime_r.o $work/apysup_strftime.o $work/apysup_messages.o -Wl,--wrap=__wasilibc_find_relpath_alloc,--wrap=wcsftime,--wrap=rename,--wrap=link,--wrap=rmdir,--wrap=unlink,--wrap=symlink,--wrap=mkdirat,--wrap=renameat,--wrap=linkat,--wrap=symlinkat,--wrap=getcwd,--wrap=chdir,--wrap=setlocale,--wrap=nl_langinfo,--wrap=wcscoll,--wrap=fstat,--wrap=__wasilibc_nocwd_fstatat,--wrap=open,--wrap=mkdir,--wrap=raise,--wrap=abort,--wrap=strsignal,--wrap=__wasi_fd_write,--wrap=__wasi_fd_pwrite,--wrap=__wasi_fd_filestat_set_size,--wrap=__wasi_fd_allocate,--wrap=__wasi_path_create_directory,--wrap=__wasi_path_link,--wrap=__wasi_path_open,--wrap=sysconf,--wrap=fpathconf,--wrap=fcntl,--wrap=close,--wrap=__wasi_fd_seek,--wrap=inet_pton,--wrap=inet_ntop"
+		LDFLAGS_NODIST="$WASI_LDFLAGS_NODIST $work/apysup_libm.o $work/apysup_paths.o $work/apysup_string.o $work/apysup_locale.o $work/apysup_stat.o $work/apysup_signal.o $work/apysup_files.o $work/apysup_errno.o $work/apysup_flags.o $work/apysup_host.o $work/apysup_resource.o $work/apysup_fcntl.o $work/apysup_termios.o $work/apysup_netdb.o $work/apysup_tz.o $work/apysup_mktime.o $work/apysup_gmtime_r.o $work/apysup_strftime.o $work/apysup_messages.o -Wl,--wrap=__wasilibc_find_relpath_alloc,--wrap=wcsftime,--wrap=rename,--wrap=link,--wrap=rmdir,--wrap=unlink,--wrap=symlink,--wrap=mkdirat,--wrap=renameat,--wrap=linkat,--wrap=symlinkat,--wrap=getcwd,--wrap=chdir,--wrap=setlocale,--wrap=nl_langinfo,--wrap=wcscoll,--wrap=fstat,--wrap=__wasilibc_nocwd_fstatat,--wrap=open,--wrap=mkdir,--wrap=raise,--wrap=abort,--wrap=strsignal,--wrap=__wasi_fd_write,--wrap=__wasi_fd_pwrite,--wrap=__wasi_fd_filestat_set_size,--wrap=__wasi_fd_allocate,--wrap=__wasi_path_create_directory,--wrap=__wasi_path_link,--wrap=__wasi_path_open,--wrap=sysconf,--wrap=fpathconf,--wrap=fcntl,--wrap=close,--wrap=__wasi_fd_seek,--wrap=inet_pton,--wrap=inet_ntop,--wrap=poll"
 
 	for m in _dbm _uuid syslog; do
 		grep -q "\"$m\"" "$wasi_build/Modules/config.c" || die "python.wasm has no $m built in"

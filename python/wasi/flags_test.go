@@ -10,8 +10,8 @@ import (
 
 // TestFlagValuesAreTheNativeGuests: the open flags, advice and clock ids
 // the WASI build's os and time modules export (_apysup_flags.c) are the
-// native guest's: every O_ and POSIX_FADV_ name of its os module with the
-// same value, and the clocks WASI has with the same ids.
+// native guest's: every O_ and POSIX_FADV_ name of its os module, and
+// every CLOCK_ name of its time module, with the same value.
 func TestFlagValuesAreTheNativeGuests(t *testing.T) {
 	var native struct{ OS, Time map[string]int64 }
 	askNativeGuest(t, `
@@ -69,12 +69,43 @@ print(json.dumps({"os": {n: getattr(os, n) for n in dir(os) if n.startswith(("O_
 			t.Errorf("os.%s: %d in _apysup_flags.c (present %v), %d natively", name, got, ok, want)
 		}
 	}
-	for name, got := range tables["clock_names"] {
-		if want, ok := native.Time[name]; !ok || got != want {
-			t.Errorf("time.%s: %d in _apysup_flags.c, %d natively (present %v)", name, got, want, ok)
+	if len(tables["clock_names"]) != len(native.Time) {
+		t.Errorf("clock_names has %d clocks, the native time module %d", len(tables["clock_names"]), len(native.Time))
+	}
+	for name, want := range native.Time {
+		if got, ok := tables["clock_names"][name]; !ok || got != want {
+			t.Errorf("time.%s: %d in _apysup_flags.c (present %v), %d natively", name, got, ok, want)
 		}
 	}
-	if len(tables["clock_names"]) != 4 {
-		t.Errorf("clock_names has %d clocks, want WASI's 4", len(tables["clock_names"]))
+}
+
+// TestPollBitsAreTheNativeGuests: include/poll.h gives the WASI build's
+// select module (and every caller of poll) the native guest's event bits:
+// every POLL name of its select module, with the same value.
+func TestPollBitsAreTheNativeGuests(t *testing.T) {
+	var native map[string]int64
+	askNativeGuest(t, `
+import json, select
+print(json.dumps({n: getattr(select, n) for n in dir(select) if n.startswith("POLL")}))
+`, &native)
+	src, err := os.ReadFile("include/poll.h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours := map[string]int64{}
+	for _, m := range regexp.MustCompile(`(?m)^#define (POLL\w+) (0x[0-9a-f]+)$`).FindAllStringSubmatch(string(src), -1) {
+		v, err := strconv.ParseInt(m[2], 0, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ours[m[1]] = v
+	}
+	if len(ours) != len(native) {
+		t.Errorf("include/poll.h defines %d bits, the native select module %d", len(ours), len(native))
+	}
+	for name, want := range native {
+		if got, ok := ours[name]; !ok || got != want {
+			t.Errorf("select.%s: %#x in include/poll.h (present %v), %#x natively", name, got, ok, want)
+		}
 	}
 }

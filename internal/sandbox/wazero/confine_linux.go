@@ -68,6 +68,8 @@ func confineChild(j guestJob) error {
 // yet (spin_linux.go); it waits on descriptors the child already holds.
 // symlinkat makes the guest's links on its writable mounts (linkdir.go):
 // a link's target is text that nothing in the child follows.
+// clock_getres answers the resolution of the Linux clocks WASI has not
+// (wasiclock.go), as clock_gettime reads them; it changes nothing.
 var childSyscalls = []uintptr{
 	unix.SYS_READ, unix.SYS_WRITE, unix.SYS_PREAD64, unix.SYS_PWRITE64, unix.SYS_READV, unix.SYS_WRITEV,
 	unix.SYS_OPENAT, unix.SYS_OPENAT2, unix.SYS_CLOSE, unix.SYS_FSTAT, unix.SYS_STATX,
@@ -75,7 +77,7 @@ var childSyscalls = []uintptr{
 	unix.SYS_MKDIRAT, unix.SYS_UNLINKAT, unix.SYS_RENAMEAT2, unix.SYS_LINKAT, unix.SYS_SYMLINKAT,
 	unix.SYS_FCHMODAT, unix.SYS_FCHMOD, unix.SYS_FTRUNCATE, unix.SYS_UTIMENSAT, unix.SYS_FSYNC, unix.SYS_FDATASYNC,
 	unix.SYS_MMAP, unix.SYS_MUNMAP, unix.SYS_MPROTECT, unix.SYS_MADVISE, unix.SYS_MREMAP, unix.SYS_BRK,
-	unix.SYS_FUTEX, unix.SYS_NANOSLEEP, unix.SYS_CLOCK_GETTIME, unix.SYS_CLOCK_NANOSLEEP, unix.SYS_SCHED_YIELD,
+	unix.SYS_FUTEX, unix.SYS_NANOSLEEP, unix.SYS_CLOCK_GETTIME, unix.SYS_CLOCK_GETRES, unix.SYS_CLOCK_NANOSLEEP, unix.SYS_SCHED_YIELD,
 	unix.SYS_SCHED_GETAFFINITY, unix.SYS_GETRANDOM, unix.SYS_GETRUSAGE, unix.SYS_GETPID, unix.SYS_GETPPID,
 	unix.SYS_GETTID, unix.SYS_TGKILL, unix.SYS_RT_SIGACTION, unix.SYS_RT_SIGPROCMASK, unix.SYS_RT_SIGRETURN,
 	unix.SYS_SIGALTSTACK, unix.SYS_CLONE, unix.SYS_CLONE3, unix.SYS_SET_ROBUST_LIST, unix.SYS_RSEQ,

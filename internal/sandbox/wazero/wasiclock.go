@@ -20,6 +20,15 @@ import (
 // read the guest's CPU time (guestCPU), as the native guest's read its
 // interpreter's, and the wall clock reports the nanosecond resolution it
 // has on Linux, where wazero reports a microsecond everywhere.
+//
+// They also answer five of Linux's clocks that WASI has not, by Linux's
+// ids, which the WASI build's time module hands them
+// (python/wasi/_apysup_flags.c): CLOCK_MONOTONIC_RAW, CLOCK_BOOTTIME and
+// CLOCK_TAI, which the native time module names, and the two coarse
+// clocks and the alarm clocks, which a native guest reads by number. They
+// are read from this kernel, the native guest's, so they read as natively,
+// EINVAL included where it has no such clock; elsewhere they answer
+// EINVAL, as an unknown clock does.
 
 // WASI preview 1's clock ids and the errno values these functions return.
 const (
@@ -27,6 +36,15 @@ const (
 	clockMonotonic        = 1
 	clockProcessCPUTimeID = 2
 	clockThreadCPUTimeID  = 3
+
+	// Linux's ids, past WASI's.
+	clockMonotonicRaw    = 4
+	clockRealtimeCoarse  = 5
+	clockMonotonicCoarse = 6
+	clockBoottime        = 7
+	clockRealtimeAlarm   = 8
+	clockBoottimeAlarm   = 9
+	clockTAI             = 11
 
 	wasiErrnoFault = 21
 	wasiErrnoInval = 28
@@ -69,6 +87,12 @@ func clockTimeGet(ctx context.Context, mod api.Module, stack []uint64) {
 			return
 		}
 		ns = cpu.now()
+	case clockMonotonicRaw, clockRealtimeCoarse, clockMonotonicCoarse, clockBoottime, clockRealtimeAlarm, clockBoottimeAlarm, clockTAI:
+		var ok bool
+		if ns, ok = kernelClock(int32(id)); !ok {
+			stack[0] = wasiErrnoInval
+			return
+		}
 	default:
 		stack[0] = wasiErrnoInval
 		return
@@ -84,6 +108,13 @@ func clockResGet(ctx context.Context, mod api.Module, stack []uint64) {
 		res = realtimeResolution()
 	case clockMonotonic, clockProcessCPUTimeID, clockThreadCPUTimeID:
 		res = 1
+	case clockMonotonicRaw, clockRealtimeCoarse, clockMonotonicCoarse, clockBoottime, clockRealtimeAlarm, clockBoottimeAlarm, clockTAI:
+		r, ok := kernelClockRes(int32(id))
+		if !ok {
+			stack[0] = wasiErrnoInval
+			return
+		}
+		res = uint64(r)
 	default:
 		stack[0] = wasiErrnoInval
 		return
