@@ -114,14 +114,9 @@ char *bind_textdomain_codeset(const char *domainname, const char *codeset) {
 		return b != NULL ? b->codeset : NULL;
 	}
 	struct binding *b = binding_of(domainname, 1);
-	if (b == NULL)
+	if (b == NULL || replace(&b->codeset, codeset) != 0)
 		return NULL;
-	char *copy = strdup(codeset);
-	if (copy == NULL)
-		return NULL;
-	free(b->codeset);
-	b->codeset = copy;
-	return copy;
+	return b->codeset;
 }
 
 /* --- the system log ------------------------------------------------------ */

@@ -271,6 +271,16 @@ int _apysup_wait_end(void)
 	return marked && _apysup_alarm_due;
 }
 
+/* _apysup_sleep_wakeable sleeps for *t, or until the guest's timer comes
+ * due meanwhile: 1 when it did (pause below, and a timed wait on a lock,
+ * wasi-lock-timeouts.patch). */
+int _apysup_sleep_wakeable(const struct timespec *t)
+{
+	_apysup_wait_begin(1);
+	nanosleep(t, NULL);
+	return _apysup_wait_end();
+}
+
 /* pause: sleep until a signal is delivered. The only ones that can arrive
  * while the guest waits are its timer's: a sleep the timer wakes
  * (_apysup_sleeping), then EINTR, after which CPython runs the handler.
@@ -283,9 +293,7 @@ int pause(void)
 			return -1;
 		}
 		struct timespec hour = {3600, 0};
-		_apysup_wait_begin(1);
-		nanosleep(&hour, NULL);
-		(void)_apysup_wait_end();
+		(void)_apysup_sleep_wakeable(&hour);
 	}
 }
 
