@@ -250,8 +250,12 @@ var corpus = []corpusCase{
 		"stdout": {native: "('UTC', 'UTC') 2023-11-14 22:12:53 UTC 1700000000.0\n", wazero: "('UTC', 'UTC') 2023-11-14 22:13:20 UTC 1700000000.0\n"},
 	}},
 	{script: "gap_32bit_effects.py", known: map[string]pinned{
-		"stdout": {native: "boundary digits 19\nseed 3.5 0.3039190124834461\nseed 35 0.5486946056438222 seed 'abc' 0.7720246314157545\nSysLogHandler('/dev/log') made\n",
-			wazero: "boundary digits 10\nseed 3.5 0.6724274693827534\nseed 35 0.5486946056438222 seed 'abc' 0.7720246314157545\nSysLogHandler('/dev/log') AttributeError module 'socket' has no attribute 'AF_UNIX'\n"},
+		"stdout": {native: "boundary digits 19\nseed 3.5 0.3039190124834461\nseed 35 0.5486946056438222 seed 'abc' 0.7720246314157545\nSysLogHandler('/dev/log') made\n" +
+			"<i 2147483648 struct.error: 'i' format requires -2147483648 <= number <= 2147483647\n<I 4294967296 struct.error: 'I' format requires 0 <= number <= 4294967295\n<H 8589934592 struct.error: ushort format requires 0 <= number <= 65535\n<b 1099511627776 struct.error: byte format requires -128 <= number <= 127\n<q 1180591620717411303424 struct.error: argument out of range\n" +
+			"venv: ['bin', 'include', 'lib', 'lib64', 'pyvenv.cfg']\n",
+			wazero: "boundary digits 10\nseed 3.5 0.6724274693827534\nseed 35 0.5486946056438222 seed 'abc' 0.7720246314157545\nSysLogHandler('/dev/log') AttributeError module 'socket' has no attribute 'AF_UNIX'\n" +
+				"<i 2147483648 struct.error: argument out of range\n<I 4294967296 struct.error: argument out of range\n<H 8589934592 struct.error: argument out of range\n<b 1099511627776 struct.error: argument out of range\n<q 1180591620717411303424 struct.error: argument out of range\n" +
+				"venv: ['bin', 'include', 'lib', 'pyvenv.cfg']\n"},
 	}},
 	{script: "gap_hash.py", known: map[string]pinned{
 		"stdout": {native: "hash_randomization 1\nstable within the run True True\nwidth 64\nmodulus 2305843009213693951 algorithm siphash13\nhash(2.5) 1152921504606846978 hash((1, 2)) -3550055125485641917\nset of tuples [(1, 2), (3, 4), (7, 8), (5, 6)]\nset of small ints [1, 2, 3, 4, 5]\n", wazero: "hash_randomization 1\nstable within the run True True\nwidth 32\nmodulus 2147483647 algorithm siphash13\nhash(2.5) 1073741826 hash((1, 2)) 994727857\nset of tuples [(1, 2), (3, 4), (5, 6), (7, 8)]\nset of small ints [1, 2, 3, 4, 5]\n"},

@@ -7,10 +7,19 @@
 #   under wazero: another sequence (an int or a str seed agrees);
 # - logging's SysLogHandler for a Unix socket path names socket.AF_UNIX,
 #   which the WASI build has not (no Unix sockets: gap_sockets.py);
-#   natively the handler ignores the failed connect, as C's openlog does.
+#   natively the handler ignores the failed connect, as C's openlog does;
+# - struct.pack of an integer past a 4-byte (or smaller) format's range but
+#   within 64 bits: natively the format's range error ("'i' format
+#   requires -2147483648 <= number <= 2147483647"), under wazero "argument
+#   out of range", which _struct gives an integer past a C long (32 bits
+#   there); venv makes no lib64 link, which it makes for 64-bit builds.
 import email.generator
 import logging.handlers
+import os
 import random
+import shutil
+import struct
+import venv
 
 boundary = email.generator.Generator._make_boundary()
 print("boundary digits", len(boundary.strip("=")))
@@ -22,3 +31,11 @@ try:
     handler.close()
 except Exception as e:
     print("SysLogHandler('/dev/log')", type(e).__name__, e)
+for fmt, value in [("<i", 2**31), ("<I", 2**32), ("<H", 2**33), ("<b", 2**40), ("<q", 2**70)]:
+    try:
+        struct.pack(fmt, value)
+    except struct.error as e:
+        print(fmt, value, "struct.error:", e)
+venv.create("gap_venv", with_pip=False, symlinks=True)
+print("venv:", sorted(os.listdir("gap_venv")))
+shutil.rmtree("gap_venv")
