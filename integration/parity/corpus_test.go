@@ -43,6 +43,7 @@ var corpus = []corpusCase{
 	{script: "std_open_flags.py"},
 	{script: "std_clock_ids.py"},
 	{script: "std_poll.py"},
+	{script: "sqlite_real_digits.py"},
 	{script: "std_cpus.py"},
 	{script: "std_nice_loadavg.py"},
 	{script: "fs_statvfs.py"},
