@@ -44,6 +44,8 @@ var corpus = []corpusCase{
 	{script: "std_clock_ids.py"},
 	{script: "std_poll.py"},
 	{script: "sqlite_real_digits.py"},
+	{script: "std_inet_aton.py"},
+	{script: "sqlite_real_digits.py"},
 	{script: "std_cpus.py"},
 	{script: "std_nice_loadavg.py"},
 	{script: "fs_statvfs.py"},

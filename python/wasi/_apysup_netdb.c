@@ -59,7 +59,64 @@ int __wrap_inet_pton(int family, const char *restrict s, void *restrict out) {
 	return __real_inet_pton(wasi_family(family), s, out);
 }
 
+// An IPv6 address as glibc's inet_ntop writes it (RFC 5952's form, from
+// BIND's): the first of the longest runs of two or more zero groups as
+// "::", and an address whose first 96 bits are zero, or that is
+// ::ffff:0:0/96, with its last 32 as a dotted quad (::1.2.3.4,
+// ::ffff:1.2.3.4). musl wrote the later of two equal runs and the quad
+// only after ::ffff.
+static const char *ntop6(const uint8_t *a, char *out, socklen_t len) {
+	unsigned w[8];
+	for (int i = 0; i < 8; i++) {
+		w[i] = (unsigned)a[2 * i] << 8 | a[2 * i + 1];
+	}
+	int best = -1, best_len = 0;
+	for (int i = 0; i < 8;) {
+		int j = i;
+		while (j < 8 && w[j] == 0) {
+			j++;
+		}
+		if (j - i > best_len) {
+			best = i, best_len = j - i;
+		}
+		i = j > i ? j : i + 1;
+	}
+	if (best_len < 2) {
+		best = -1;
+	}
+	char buf[sizeof "ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255"], *p = buf;
+	for (int i = 0; i < 8; i++) {
+		if (best >= 0 && i >= best && i < best + best_len) {
+			if (i == best) {
+				*p++ = ':';
+			}
+			continue;
+		}
+		if (i != 0) {
+			*p++ = ':';
+		}
+		if (i == 6 && best == 0 && (best_len == 6 || (best_len == 5 && w[5] == 0xffff))) {
+			p += sprintf(p, "%u.%u.%u.%u", a[12], a[13], a[14], a[15]);
+			break;
+		}
+		p += sprintf(p, "%x", w[i]);
+	}
+	if (best >= 0 && best + best_len == 8) {
+		*p++ = ':';
+	}
+	*p = '\0';
+	if ((size_t)(p - buf) >= len) {
+		errno = ENOSPC;
+		return NULL;
+	}
+	memcpy(out, buf, (size_t)(p - buf) + 1);
+	return out;
+}
+
 const char *__wrap_inet_ntop(int family, const void *restrict in, char *restrict out, socklen_t len) {
+	if (family == AF_INET6) {
+		return ntop6(in, out, len);
+	}
 	return __real_inet_ntop(wasi_family(family), in, out, len);
 }
 
@@ -125,8 +182,9 @@ const char *gai_strerror(int code) {
 }
 
 // inet_aton's forms (a, a.b, a.b.c, a.b.c.d; each part decimal, octal or
-// hex), nothing after them: glibc's __inet_aton_exact.
-static int inet_aton_exact(const char *s, uint8_t out[4]) {
+// hex) up to stop, nothing between them and it: glibc's __inet_aton_exact
+// when stop is the string's end.
+static int inet_aton_upto(const char *s, const char *stop, uint8_t out[4]) {
 	static const unsigned long long limit[4] = {0xffffffffULL, 0xffffffULL, 0xffffULL, 0xffULL};
 	uint8_t parts[4];
 	int n = 0;
@@ -140,9 +198,12 @@ static int inet_aton_exact(const char *s, uint8_t out[4]) {
 		if (errno == ERANGE) {
 			return 0;
 		}
+		if (end > stop) {
+			return 0;
+		}
 		s = end;
-		if (*s != '.') {
-			if (*s != '\0' || v > limit[n]) {
+		if (s == stop || *s != '.') {
+			if (s != stop || v > limit[n]) {
 				return 0;
 			}
 			uint32_t word = (uint32_t)v;
@@ -158,6 +219,29 @@ static int inet_aton_exact(const char *s, uint8_t out[4]) {
 		parts[n++] = (uint8_t)v;
 		s++;
 	}
+}
+
+static int inet_aton_exact(const char *s, uint8_t out[4]) {
+	return inet_aton_upto(s, s + strlen(s), out);
+}
+
+// inet_aton as glibc's (socket.inet_aton): its forms, then the end of the
+// string or whitespace and anything after it, so that a line read from a
+// file ("10.0.0.1\n", "10.0.0.1 # gateway") is its address. musl's took
+// nothing after the address, and a number past 32 bits cut to 32.
+int __wrap_inet_aton(const char *s, struct in_addr *out) {
+	const char *stop = s;
+	while (*stop != '\0' && !isspace((unsigned char)*stop)) {
+		stop++;
+	}
+	uint8_t addr[4];
+	if (!inet_aton_upto(s, stop, addr)) {
+		return 0;
+	}
+	if (out != NULL) {
+		memcpy(&out->s_addr, addr, 4);
+	}
+	return 1;
 }
 
 // --- the files: /etc/hosts, /etc/services, /etc/protocols ------------------
