@@ -15,13 +15,15 @@
  * os.open, the flags io's FileIO hands a custom opener (the other way
  * round), os.posix_fadvise, and time's clock functions. Inside C nothing
  * changes, but for poll's event bits, which are Linux's in every caller
- * (include/poll.h) and turned into wasi-libc's here. The Linux values are the kernel's ABI (x86-64), checked against
- * the native guest's interpreter by flags_test.go.
+ * (include/poll.h) and turned into wasi-libc's here. The Linux values are
+ * the kernel's ABI (x86-64), checked against the native guest's
+ * interpreter by flags_test.go.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 #include <wasi/api.h>
@@ -268,12 +270,7 @@ int _apysup_clockid(long id, clockid_t *clock) {
 #define W_POLLNVAL 0x4000
 
 int __real_poll(struct pollfd *fds, nfds_t nfds, int timeout);
-
-/* A descriptor poll can ask no question about. */
-static int bad_fd(int fd) {
-    __wasi_fdstat_t st;
-    return __wasi_fd_fdstat_get(fd, &st) == __WASI_ERRNO_BADF;
-}
+int _apysup_fd_writable(int fd); /* _apysup_fcntl.c: -1 when fd is not open */
 
 /* poll with Linux's event bits (--wrap=poll): each entry's reading and
    writing bits become wasi-libc's one each, and its answer becomes the
@@ -285,8 +282,15 @@ static int bad_fd(int fd) {
    bad descriptor and nothing otherwise, and so it is answered here, the
    others polled without waiting when it is POLLNVAL. A poll left with
    nothing to ask sleeps for its timeout, for ever without one (pause:
-   until the guest's timer interrupts it), as natively. */
+   until the guest's timer interrupts it), as natively. More entries than
+   RLIMIT_NOFILE allows descriptors is EINVAL, as Linux answers; under
+   wasi-libc they took the stack (two subscriptions an entry). */
 int __wrap_poll(struct pollfd *fds, nfds_t nfds, int timeout) {
+    struct rlimit nofile;
+    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY && nfds > nofile.rlim_cur) {
+        errno = EINVAL;
+        return -1;
+    }
     struct asked {
         int fd;
         short events;
@@ -312,7 +316,7 @@ int __wrap_poll(struct pollfd *fds, nfds_t nfds, int timeout) {
             continue;
         if (w == 0) {
             fds[i].fd = -1; /* wasi-libc skips it */
-            if (bad_fd(asked[i].fd)) {
+            if (_apysup_fd_writable(asked[i].fd) < 0) {
                 asked[i].invalid = 1;
                 invalid++;
             }

@@ -198,10 +198,7 @@ static int inet_aton_upto(const char *s, const char *stop, uint8_t out[4]) {
 		if (errno == ERANGE) {
 			return 0;
 		}
-		if (end > stop) {
-			return 0;
-		}
-		s = end;
+		s = end; // strtoull reads no whitespace past a digit: never past stop
 		if (s == stop || *s != '.') {
 			if (s != stop || v > limit[n]) {
 				return 0;

@@ -1,12 +1,14 @@
 # select.poll and selectors over the descriptors a script has: a file and a
 # directory are ready both ways, stdin (/dev/null) too, stdout and stderr
 # (pipes) for writing only; a closed descriptor is POLLNVAL, one asked
-# nothing answers nothing; a timeout is waited only when nothing is ready.
+# nothing answers nothing; a timeout is waited only when nothing is ready;
+# more entries than the descriptor limit is EINVAL.
 # The constants are Linux's. Under wazero every write poll was POLLERR,
 # the constants were wasi-libc's, a descriptor asked nothing failed the
 # whole poll with ENOSYS, and a ready descriptor still waited out the
 # timeout (third_party/wazero item 20, python/wasi/include/poll.h).
 import os
+import resource
 import select
 import selectors
 import time
@@ -65,6 +67,18 @@ p.register(1, select.POLLIN)
 p.register(reader.fileno(), select.POLLIN)
 began = time.monotonic()
 print("one ready of two:", len(p.poll(2000)), "waited:", time.monotonic() - began > 1)
+
+# More entries than RLIMIT_NOFILE allows descriptors: EINVAL, as Linux
+# answers.
+limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+for n in (limit, limit + 1):
+    p = select.poll()
+    for fd in range(n):
+        p.register(100000 + fd, select.POLLIN)
+    try:
+        print(n - limit, "past the limit:", len(p.poll(0)), "entries answered")
+    except OSError as e:
+        print(n - limit, "past the limit: errno", e.errno)
 
 with selectors.PollSelector() as sel:
     sel.register(writer, selectors.EVENT_WRITE, "writer")

@@ -3,6 +3,7 @@ package wazero
 import (
 	"context"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -50,6 +51,14 @@ const (
 	wasiErrnoInval = 28
 )
 
+// kernelClockIDs are the clocks read from the kernel (kernelClock): no
+// other id reaches it, a negative one (another process's CPU clock) least
+// of all.
+var kernelClockIDs = [...]uint32{clockMonotonicRaw, clockRealtimeCoarse, clockMonotonicCoarse,
+	clockBoottime, clockRealtimeAlarm, clockBoottimeAlarm, clockTAI}
+
+func isKernelClock(id uint32) bool { return slices.Contains(kernelClockIDs[:], id) }
+
 // cpuKey carries the run's *guestCPU to the clock functions.
 type cpuKey struct{}
 
@@ -87,15 +96,15 @@ func clockTimeGet(ctx context.Context, mod api.Module, stack []uint64) {
 			return
 		}
 		ns = cpu.now()
-	case clockMonotonicRaw, clockRealtimeCoarse, clockMonotonicCoarse, clockBoottime, clockRealtimeAlarm, clockBoottimeAlarm, clockTAI:
+	default:
 		var ok bool
-		if ns, ok = kernelClock(int32(id)); !ok {
+		if !isKernelClock(id) {
+			stack[0] = wasiErrnoInval
+			return
+		} else if ns, ok = kernelClock(int32(id)); !ok {
 			stack[0] = wasiErrnoInval
 			return
 		}
-	default:
-		stack[0] = wasiErrnoInval
-		return
 	}
 	stack[0] = writeU64(mod, api.DecodeU32(stack[2]), uint64(ns))
 }
@@ -108,16 +117,17 @@ func clockResGet(ctx context.Context, mod api.Module, stack []uint64) {
 		res = realtimeResolution()
 	case clockMonotonic, clockProcessCPUTimeID, clockThreadCPUTimeID:
 		res = 1
-	case clockMonotonicRaw, clockRealtimeCoarse, clockMonotonicCoarse, clockBoottime, clockRealtimeAlarm, clockBoottimeAlarm, clockTAI:
+	default:
+		if !isKernelClock(id) {
+			stack[0] = wasiErrnoInval
+			return
+		}
 		r, ok := kernelClockRes(int32(id))
 		if !ok {
 			stack[0] = wasiErrnoInval
 			return
 		}
 		res = uint64(r)
-	default:
-		stack[0] = wasiErrnoInval
-		return
 	}
 	stack[0] = writeU64(mod, api.DecodeU32(stack[1]), res)
 }

@@ -106,7 +106,7 @@ func TestGuestClocks(t *testing.T) {
 	}
 
 	for _, res := range []bool{false, true} {
-		for _, id := range []uint32{10, 12, 1 << 31} {
+		for _, id := range []uint32{10, 12, 1 << 31, ^uint32(5)} { // ^5: -6, a process CPU clock
 			if e, _ := callClock(ctx, id, 0, res); e != wasiErrnoInval {
 				t.Errorf("clock %d (res %v): errno %d, want EINVAL", id, res, e)
 			}
