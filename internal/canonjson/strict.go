@@ -74,6 +74,16 @@ func Validate(data []byte, maxBytes int) error {
 	return s.document(maxBytes)
 }
 
+// ValidateCarrier checks data as Validate does, for a document that
+// carries another levels containers down (the channel's envelope carries
+// the call frame one level down): its containers may go levels deeper than
+// MaxDepth, so that the document carried is held to MaxDepth alone, as it
+// is where it travels alone (the wazero host call).
+func ValidateCarrier(data []byte, maxBytes, levels int) error {
+	s := scanner{data: data, carrier: levels}
+	return s.document(maxBytes)
+}
+
 // ParseStrict validates data and decodes it into Go values (maps, slices,
 // strings, bools, nil and json.Number), in one pass: the values
 // encoding/json's Decoder gives with UseNumber, for every document Validate
@@ -189,6 +199,10 @@ type scanner struct {
 	// value's bytes as they stand in data, once the value checked out
 	// (Fields).
 	member func(key string, value []byte) error
+	// carrier is how many levels deeper than MaxDepth containers may go:
+	// those of a document that carries another, which keeps its own
+	// MaxDepth (ValidateCarrier).
+	carrier int
 }
 
 func (s *scanner) fail(code, detail string) error {
@@ -246,7 +260,7 @@ func (s *scanner) literal(word string) error {
 }
 
 func (s *scanner) object(depth int) error {
-	if depth > MaxDepth {
+	if depth > MaxDepth+s.carrier {
 		return s.fail(CodeTooDeep, "")
 	}
 	s.pos++ // '{'
@@ -319,7 +333,7 @@ func (s *scanner) object(depth int) error {
 }
 
 func (s *scanner) array(depth int) error {
-	if depth > MaxDepth {
+	if depth > MaxDepth+s.carrier {
 		return s.fail(CodeTooDeep, "")
 	}
 	s.pos++ // '['

@@ -8,6 +8,26 @@ import (
 	"testing"
 )
 
+// A carrier's containers may go as many levels deeper as it carries its
+// document down, and no more; everything else is Validate's.
+func TestValidateCarrier(t *testing.T) {
+	nest := func(n int) []byte {
+		return []byte(`{"call":` + strings.Repeat("[", n-1) + strings.Repeat("]", n-1) + `}`)
+	}
+	if err := ValidateCarrier(nest(MaxDepth+1), MaxGuestBytes, 1); err != nil {
+		t.Fatalf("a document of MaxDepth carried one level down: %v", err)
+	}
+	if err := Validate(nest(MaxDepth+1), MaxGuestBytes); CodeOf(err) != CodeTooDeep {
+		t.Fatalf("Validate: %v", err)
+	}
+	if err := ValidateCarrier(nest(MaxDepth+2), MaxGuestBytes, 1); CodeOf(err) != CodeTooDeep {
+		t.Fatalf("one level past the carried document's MaxDepth: %v", err)
+	}
+	if err := ValidateCarrier([]byte(`{"call":1e400}`), MaxGuestBytes, 1); CodeOf(err) != CodeBadNumber {
+		t.Fatalf("the carried document's numbers: %v", err)
+	}
+}
+
 func TestValidateRefusals(t *testing.T) {
 	deep := strings.Repeat("[", MaxDepth+1) + strings.Repeat("]", MaxDepth+1)
 	okDeep := strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth)

@@ -40,7 +40,8 @@ var envelopeFields = [...]string{"schema_version", "channel_id", "invocation_id"
 const callField = len(envelopeFields) - 1
 
 // parseEnvelope parses data strictly: valid UTF-8, no duplicate keys at any
-// depth, depth <= 64, exactly the envelope's fields (compared exactly, not
+// depth, the frame's depth <= 64 (the envelope's own level not counted),
+// exactly the envelope's fields (compared exactly, not
 // case-insensitively as encoding/json would), and a call frame that is an
 // object with a string call_id. Everything else about the frame is the
 // Broker's to judge.
@@ -48,7 +49,9 @@ func parseEnvelope(data []byte) (*envelope, *refusal) {
 	if len(data) > MaxEnvelopeBytes {
 		return nil, errTooLarge
 	}
-	if err := canonjson.Validate(data, MaxEnvelopeBytes); err != nil {
+	// The frame is one level down, and held to the depth the Broker holds
+	// it to; the envelope's own members are strings.
+	if err := canonjson.ValidateCarrier(data, MaxEnvelopeBytes, 1); err != nil {
 		return nil, errMalformed
 	}
 	var raw [len(envelopeFields)][]byte

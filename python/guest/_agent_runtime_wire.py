@@ -74,6 +74,27 @@ def _no_constant(name):
     raise ValueError("non-finite number")
 
 
+_INFINITIES = (float("inf"), float("-inf"))
+
+
+def _finite_float(text):
+    """float(text), refusing a literal beyond the largest double, as the
+    host's strict reader does (both round correctly, so they agree on
+    which literal that is)."""
+    value = float(text)
+    if value in _INFINITIES:
+        raise ValueError("number out of range")
+    return value
+
+
+def _finite_int(text):
+    """int(text), refusing an integer literal beyond the largest double:
+    the host reads every number as one."""
+    if len(text) > 308 and float(text) in _INFINITIES:
+        raise ValueError("number out of range")
+    return int(text)
+
+
 class _NotPlain(Exception):
     """A number the json module's C encoder would not write as RFC 8785
     does (a float, an integer beyond 2**53): decode takes the slow path."""
@@ -129,6 +150,8 @@ class _Loose:
 # the json module's C accelerator alone: the json package imports re,
 # 20 ms of a run's first call under wazero.
 _strict = None  # the strict scanner
+_frame = None  # the same, refusing a float literal beyond a double's range
+_frame_long = None  # and an integer literal too: for frames long enough
 _plain = None  # the same, refusing with _NotPlain what canonical() must write
 _encode_plain = None  # RFC 8785 for values _plain decoded, in C: chunks
 _encode_string = None  # json.dumps(s, ensure_ascii=False) for a str
@@ -137,11 +160,13 @@ _json = None  # the json package's C accelerator
 
 
 def _codecs():
-    global _strict, _plain, _encode_plain, _encode_string, _loose, _json
+    global _strict, _frame, _frame_long, _plain, _encode_plain, _encode_string, _loose, _json
     if _encode_string is None:
         import _json
 
         _strict = _json.make_scanner(_Hooks(int, float))
+        _frame = _json.make_scanner(_Hooks(int, _finite_float))
+        _frame_long = _json.make_scanner(_Hooks(_finite_int, _finite_float))
         _plain = _json.make_scanner(_Hooks(_plain_int, _no_float))
         # json.JSONEncoder(ensure_ascii=False, separators=(",", ":"),
         # sort_keys=True).encode, without its check for cycles (a decoded
@@ -214,15 +239,21 @@ def _depth_ok(value, depth=1):
     if depth > _MAX_DEPTH:
         return False
     if isinstance(value, dict):
-        return all(_depth_ok(v, depth + 1) for v in value.values())
+        return all(_text_ok(k) and _depth_ok(v, depth + 1) for k, v in value.items())
     if isinstance(value, list):
         return all(_depth_ok(v, depth + 1) for v in value)
     if isinstance(value, str):
-        # A lone surrogate (from a \ud800 escape) is not Unicode text.
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return False
+        return _text_ok(value)
+    return True
+
+
+def _text_ok(text):
+    """False for a string with a lone surrogate (from a \\ud800 escape),
+    which is not Unicode text: a key's as much as a value's."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
     return True
 
 
@@ -243,9 +274,13 @@ def check_frame(request):
     an invalid envelope and get another code than under wazero."""
     if not request:
         raise CapabilityError("frame_empty", "the call frame is empty")
+    if _frame is None:
+        _codecs()
     try:
         text = bytes(request).decode("utf-8")
-        doc = _loads_strict(text)
+        # Only a literal of more than 308 digits can be an integer beyond
+        # a double's range: shorter frames skip the hook on every integer.
+        doc = _loads_strict(text, _frame_long if len(text) > 308 else _frame)
     except (ValueError, RecursionError):
         doc = None
     if (
@@ -258,6 +293,12 @@ def check_frame(request):
         raise CapabilityError(
             "frame_malformed",
             "the call frame is not strict JSON of the form {call_id, capability, arguments}",
+        )
+    if not doc["call_id"]:
+        # The native transport keys its table of calls by the id, and
+        # refuses a frame without one as a malformed envelope.
+        raise CapabilityError(
+            "invalid_call_id", "the call id is neither capability-<n> nor <parent>:program:<n>"
         )
 
 

@@ -237,7 +237,8 @@ class WireFastPath(unittest.TestCase):
             ("[" * 64 + "]" * 64, False),
             ('{"a":"\\ud800"}', False),
             ('{"a":"\\ud83d\\ude00"}', True),
-            ('{"\\ud800":1}', True),  # keys are not checked, as before
+            ('{"\\ud800":1}', False),  # a key's lone surrogate as much as a value's
+            ('{"a":{"\\udfff":[]}}', False),
             ('"' + "[" * 100 + '"', True),
         ):
             raw = frame(arguments)
@@ -250,6 +251,30 @@ class WireFastPath(unittest.TestCase):
             else:
                 with self.assertRaises(wire.CapabilityError, msg=arguments):
                     wire.check_frame(raw)
+
+
+    def test_check_frame_refuses_numbers_beyond_a_double(self):
+        # The host reads every number as a double, and refuses one beyond
+        # its range: 1e400 natively as a malformed envelope, under wazero
+        # as a malformed frame, unless check_frame refuses it first.
+        big = "1" + "0" * 309
+        for number, ok in (
+            ("1e400", False), ("-1e400", False), ("1.7976931348623157e308", True),
+            ("1.7976931348623159e308", False), ("1e-400", True), ("1" + "0" * 308, True),
+            (big, False), ("-" + big, False), ("[1,2e308]", False), ("1" + "0" * 5000, False),
+        ):
+            raw = ('{"call_id":"c","capability":"k","arguments":{"n":%s}}' % number).encode()
+            if ok:
+                wire.check_frame(raw)
+            else:
+                with self.assertRaises(wire.CapabilityError, msg=number) as cm:
+                    wire.check_frame(raw)
+                self.assertEqual(cm.exception.error_code, "frame_malformed")
+
+    def test_check_frame_refuses_an_empty_call_id(self):
+        with self.assertRaises(wire.CapabilityError) as cm:
+            wire.check_frame(b'{"call_id":"","capability":"k","arguments":{}}')
+        self.assertEqual(cm.exception.error_code, "invalid_call_id")
 
 
 class Canonical(unittest.TestCase):
