@@ -156,6 +156,7 @@ var corpus = []corpusCase{
 	{name: "exc_hook_raises", script: "exc_hook.py", args: []string{"original"}, status: sandbox.StatusError, exit: 1, stdout: "hook sees ValueError original\n"},
 	{name: "exc_hook_exits", script: "exc_hook.py", args: []string{"exit"}, status: sandbox.StatusError, exit: 9, stdout: "hook sees ValueError exit\n"},
 	{script: "exit_signal.py", status: sandbox.StatusError, exit: 143, stdout: "before\n"},
+	{script: "exit_rt_signal.py", status: sandbox.StatusError, exit: 168, stdout: "before\n"},
 	{script: "exit_alarm.py", status: sandbox.StatusError, exit: 142, stdout: "before\n"},
 	{script: "crash_stack.py", status: sandbox.StatusError, exit: 139, stdout: "built\n"},
 	{script: "crash_stack_frames.py", status: sandbox.StatusError, exit: 139, stdout: "built\n"},

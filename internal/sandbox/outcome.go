@@ -93,5 +93,30 @@ func ParseOutcome(raw []byte) (*GuestOutcome, error) {
 // KilledBySignalCode is the ErrorCode of a guest that died of sig, as both
 // backends name it: killed_by_signal:SIGNAME.
 func KilledBySignalCode(sig syscall.Signal) string {
-	return CodeKilledBySignal + ":" + unix.SignalName(sig)
+	return CodeKilledBySignal + ":" + signalName(sig)
+}
+
+// glibc's first and last real-time signals: 32 and 33 are its threads'.
+const sigRTMin, sigRTMax = 34, 64
+
+// signalName is the name `kill -l` gives sig: SIGTERM; SIGRTMIN,
+// SIGRTMIN+1 to SIGRTMIN+15, SIGRTMAX-14 to SIGRTMAX-1, SIGRTMAX for
+// glibc's real-time signals, which x/sys names none of; SIG32 for a number
+// with no name.
+func signalName(sig syscall.Signal) string {
+	if name := unix.SignalName(sig); name != "" {
+		return name
+	}
+	switch n := int(sig); {
+	case n == sigRTMin:
+		return "SIGRTMIN"
+	case n > sigRTMin && n <= sigRTMin+15:
+		return fmt.Sprintf("SIGRTMIN+%d", n-sigRTMin)
+	case n > sigRTMin+15 && n < sigRTMax:
+		return fmt.Sprintf("SIGRTMAX-%d", sigRTMax-n)
+	case n == sigRTMax:
+		return "SIGRTMAX"
+	default:
+		return fmt.Sprintf("SIG%d", n)
+	}
 }

@@ -56,6 +56,11 @@ func mustDo(t *testing.T, err error) {
 func TestKilledBySignalCode(t *testing.T) {
 	for sig, want := range map[syscall.Signal]string{
 		syscall.SIGTERM: "killed_by_signal:SIGTERM", syscall.SIGABRT: "killed_by_signal:SIGABRT", syscall.SIGKILL: "killed_by_signal:SIGKILL",
+		// glibc's real-time signals, as `kill -l` names them, and the two
+		// it keeps for its threads, which have no name.
+		34: "killed_by_signal:SIGRTMIN", 35: "killed_by_signal:SIGRTMIN+1", 49: "killed_by_signal:SIGRTMIN+15",
+		50: "killed_by_signal:SIGRTMAX-14", 63: "killed_by_signal:SIGRTMAX-1", 64: "killed_by_signal:SIGRTMAX",
+		32: "killed_by_signal:SIG32", 33: "killed_by_signal:SIG33",
 	} {
 		if got := KilledBySignalCode(sig); got != want {
 			t.Errorf("%d: %q, want %q", sig, got, want)
