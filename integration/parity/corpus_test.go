@@ -38,6 +38,8 @@ var corpus = []corpusCase{
 	{script: "fs_limits.py"},
 	{script: "fs_stat_fields.py"},
 	{script: "fs_copy_file_range.py"},
+	{script: "fs_pwrite_append.py"},
+	{script: "fs_dirent_inodes.py"},
 	{script: "std_getrandom.py"},
 	{script: "std_errno.py"},
 	{script: "std_open_flags.py"},

@@ -342,6 +342,12 @@ func (f *budgetFile) Write(buf []byte) (int, experimentalsys.Errno) {
 }
 
 func (f *budgetFile) Pwrite(buf []byte, off int64) (int, experimentalsys.Errno) {
+	if f.IsAppend() { // at the end, whatever off says (sizedFile.Pwrite)
+		var errno experimentalsys.Errno
+		if off, errno = writeOffset(f.File); errno != 0 {
+			return 0, errno
+		}
+	}
 	buf, errno := f.fit(buf, off)
 	if errno != 0 {
 		return 0, errno

@@ -255,3 +255,43 @@ print("workspace", sorted(os.listdir(".")))
 		}
 	}
 }
+
+// pwrite(2) on a file opened with O_APPEND writes at its end on Linux,
+// whatever the offset, and leaves the descriptor's offset where it was;
+// the budget and the size limit count it there.
+func TestPwriteOnAnAppendFileAppends(t *testing.T) {
+	dir := t.TempDir()
+	d, err := newBudgetDir(newConfinedDir(dir, 12), dir, 10, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("hello"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, errno := d.OpenFile("f", experimentalsys.O_RDWR|experimentalsys.O_APPEND, 0)
+	if errno != 0 {
+		t.Fatal(errno)
+	}
+	defer f.Close()
+	buf := make([]byte, 2)
+	if n, errno := f.Read(buf); n != 2 || errno != 0 {
+		t.Fatalf("read: %d %v", n, errno)
+	}
+	if n, errno := f.Pwrite([]byte("PW"), 0); n != 2 || errno != 0 {
+		t.Fatalf("pwrite: %d %v", n, errno)
+	}
+	if at, _ := f.Seek(0, 1); at != 2 {
+		t.Fatalf("offset after pwrite %d, want 2", at)
+	}
+	// The budget (10 bytes) has 3 left at the end: a short write, then
+	// none, as at a full disk, whatever offset pwrite names.
+	if n, errno := f.Pwrite([]byte("12345"), 0); n != 3 || errno != 0 {
+		t.Fatalf("pwrite past the budget: %d %v", n, errno)
+	}
+	if n, errno := f.Pwrite([]byte("x"), 0); n != 0 || errno != experimentalsys.EIO {
+		t.Fatalf("pwrite at a full budget: %d %v", n, errno)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "f")); string(got) != "helloPW123" {
+		t.Fatalf("file %q", got)
+	}
+}

@@ -424,6 +424,24 @@ func (f *viewedFile) Stat() (wsys.Stat_t, experimentalsys.Errno) {
 	return f.v.seen(f.path, st, errno)
 }
 
+// Readdir gives each entry the inode number lstat gives its path, as a
+// Linux directory entry's d_ino is (os.DirEntry.inode()): a tree with no
+// inode numbers of its own answered 0 for every entry, where its stat
+// answers syntheticIno.
+func (f *viewedFile) Readdir(n int) ([]experimentalsys.Dirent, experimentalsys.Errno) {
+	dirents, errno := f.File.Readdir(n)
+	for i := range dirents {
+		if dirents[i].Ino != 0 {
+			continue
+		}
+		child := path.Join(f.path, dirents[i].Name)
+		if st, errno := f.v.Lstat(child); errno == 0 {
+			dirents[i].Ino = st.Ino
+		}
+	}
+	return dirents, errno
+}
+
 // The views of the mounts, each as the native sandbox makes it
 // (TestStatAsNative compares them with a native run's).
 

@@ -183,7 +183,22 @@ func (f *sizedFile) Write(buf []byte) (int, experimentalsys.Errno) {
 	return f.File.Write(buf)
 }
 
+// Pwrite writes at off, or, on a file opened with O_APPEND, at its end
+// as Linux's pwrite(2) does (wazero's host file refused it: Go's WriteAt
+// refuses a file opened for appending). The descriptor's offset is left
+// where it was, as pwrite leaves it.
 func (f *sizedFile) Pwrite(buf []byte, off int64) (int, experimentalsys.Errno) {
+	if f.IsAppend() {
+		at, errno := f.File.Seek(0, io.SeekCurrent)
+		if errno != 0 {
+			return 0, errno
+		}
+		n, errno := f.Write(buf)
+		if _, e := f.File.Seek(at, io.SeekStart); errno == 0 {
+			errno = e
+		}
+		return n, errno
+	}
 	buf, errno := clip(buf, f.room(off), experimentalsys.ERANGE)
 	if errno != 0 {
 		return 0, errno
