@@ -55,6 +55,10 @@ func runCommand() *cli.Command {
 			"(interrupted), 137 memory_limit, as timeout(1) and docker use them. Only the host decides\n" +
 			"these: a script's own exit with one of them becomes 1 (--json keeps it).\n" +
 			"2: a usage error (a bad flag, a SCRIPT that does not exist), before anything starts.\n" +
+			"An --export the workspace refuses (links, special files, a name that is not UTF-8: the\n" +
+			"guest's doing) leaves the run ok and the exit status the script's; the summary's workspace\n" +
+			"line says \"discarded (CODE)\", and --json's workspace_receipt its disposition and\n" +
+			"error_code: check them before reading DIR.\n" +
 			"When the reader of apysup's stdout or stderr goes away (`apysup run s.py | head -1`), the\n" +
 			"run is cancelled and torn down, and apysup then ends by SIGPIPE, as any writer does (141\n" +
 			"in a shell).",
@@ -70,7 +74,7 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "cpus", Usage: "CPU quota in cores, e.g. 0.5 or 2 (native; default 1)"},
 			configFlag,
 			&cli.StringFlag{Name: "workspace", Usage: "copy `DIR` into the run's workspace (never mounted writable from the host)"},
-			&cli.StringFlag{Name: "export", Usage: "publish the final workspace to `DIR` (must not exist) if the run is ok"},
+			&cli.StringFlag{Name: "export", Usage: "publish the final workspace to `DIR` (must not exist) if the run is ok and the tree exportable (else the workspace receipt says why; the exit status stays the run's)"},
 			&cli.StringFlag{Name: "approve", Usage: approveUsage},
 			&cli.StringFlag{Name: "idempotency-key", Usage: "run under `KEY` with a journal in --state: a completed run's result is returned without running anything; an incomplete one runs again without dispatching any call twice"},
 			stateFlag,
