@@ -39,6 +39,8 @@ var corpus = []corpusCase{
 	{script: "fs_stat_fields.py"},
 	{script: "fs_copy_file_range.py"},
 	{script: "fs_pwrite_append.py"},
+	{script: "fs_access_nofollow.py"},
+	{script: "std_struct_bool_bytes.py"},
 	{script: "fs_dirent_inodes.py"},
 	{script: "std_getrandom.py"},
 	{script: "std_errno.py"},
@@ -189,7 +191,13 @@ var corpus = []corpusCase{
 	// A run the host ended has no exit status of its own: -1 on both.
 	{script: "timeout.py", limits: sandbox.Limits{Timeout: 10 * time.Second}, status: sandbox.StatusTimeout, exit: -1}, // the call needs 0.2 s of CPU after the clock starts: room for a host at load 20 on 2 cores
 	{script: "timeout_asyncio.py", limits: sandbox.Limits{Timeout: 10 * time.Second}, status: sandbox.StatusTimeout, exit: -1},
+	{script: "signal_stop_self.py", limits: sandbox.Limits{Timeout: 5 * time.Second}, status: sandbox.StatusTimeout, exit: -1},
 	{script: "memory.py", limits: sandbox.Limits{MemoryBytes: 256 << 20}, status: sandbox.StatusMemoryLimit, known: map[string]pinned{
+		"exit_code":   {native: "137", wazero: "1"},
+		"stderr_last": {native: "", wazero: "MemoryError"},
+		"guest_error": {native: "", wazero: "MemoryError: "},
+	}},
+	{script: "memory_huge_request.py", limits: sandbox.Limits{MemoryBytes: 256 << 20}, status: sandbox.StatusMemoryLimit, known: map[string]pinned{
 		"exit_code":   {native: "137", wazero: "1"},
 		"stderr_last": {native: "", wazero: "MemoryError"},
 		"guest_error": {native: "", wazero: "MemoryError: "},

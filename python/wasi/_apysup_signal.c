@@ -13,9 +13,12 @@
  * apysup_proc.exit_by_signal(sig) ends the guest as killed by sig
  * (internal/sandbox/wazero/signal.go); it never returns. Signals whose
  * default is to be ignored (SIGCHLD, SIGCONT, SIGURG, SIGWINCH) are left
- * to wasi-libc, as is every signal with a handler or SIG_IGN. A stop
- * signal's default (SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU) does nothing: a
- * process alone cannot be continued, and wasi-libc aborted.
+ * to wasi-libc, as is every signal with a handler or SIG_IGN. SIGSTOP
+ * stops the guest until the run ends, as natively: nothing in the sandbox
+ * can continue it, and a stopped process runs no handler and no timer's
+ * signal. SIGTSTP, SIGTTIN and SIGTTOU do nothing, as natively: the
+ * kernel discards them for a process whose group is orphaned, as the
+ * native guest's is (wasi-libc aborted for all four).
  *
  * The real-time interval timer (setitimer and getitimer's ITIMER_REAL,
  * alarm), which wasi-libc leaves out, is the host's
@@ -72,6 +75,17 @@ static int default_action(int sig)
 	return END;
 }
 
+/* stop: the guest stops for good. A sleep no timer wakes (it is not
+ * marked as _apysup_sleep_wakeable's is), until the host ends the run:
+ * its timeout, or its caller. */
+static _Noreturn void stop(void)
+{
+	for (;;) {
+		struct timespec hour = {3600, 0};
+		nanosleep(&hour, NULL);
+	}
+}
+
 int __wrap_raise(int sig)
 {
 	if (sig > 0 && sig < _NSIG && default_action(sig) != IGNORE) {
@@ -84,6 +98,8 @@ int __wrap_raise(int sig)
 			if (action != SIG_ERR)
 				signal(sig, action);
 		}
+		if (action == SIG_DFL && sig == SIGSTOP)
+			stop();
 		if (action == SIG_DFL && default_action(sig) == STOP)
 			return 0;
 		if (action == SIG_DFL)

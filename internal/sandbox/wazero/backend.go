@@ -281,13 +281,14 @@ func sleeper(ctx context.Context, timer *guestTimer) wsys.Nanosleep {
 // returned: whether the caller's context or the run's timer had ended.
 type ending struct {
 	canceled, timedOut bool
-	memoryRefused      bool // the allocator refused a grow
+	memoryRefused      bool // the allocator refused a grow, or the guest an allocation (allocationFailed)
 }
 
 // classify maps how _start ended to a status from host evidence only, as
 // the native backend does: timeout only when the run's timer fired,
 // killed (canceled) only when the caller's context ended, memory_limit
-// only when the allocator refused a grow and the guest then failed (a
+// only when the allocator refused a grow, or the guest's interpreter an
+// allocation too large for wasm32, and the guest then failed (a
 // guest that caught its MemoryError and exited 0 is ok). Everything the
 // guest chooses is evidence about the guest, making a run ok or error and
 // nothing else: proc_exit takes any code, wazero's own codes for a closed

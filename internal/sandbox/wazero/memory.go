@@ -224,6 +224,22 @@ func (m *linearMemory) setGuestLimit(limit uint64) {
 	m.mu.Unlock()
 }
 
+// allocationFailed records what the guest's interpreter reports of a
+// MemoryError it raised (apysup_proc.memory_refused): the run's memory
+// limit reached, as a refused grow is. A request too large for wasm32
+// (2 GiB and more) is refused inside the guest before any grow, and
+// natively it is granted and, touched, ends the guest at its memory
+// limit. The guest's own RLIMIT_AS or RLIMIT_DATA, below the run's
+// limit, is what a native allocation meets first: a MemoryError then is
+// the guest's, as natively.
+func (m *linearMemory) allocationFailed() {
+	m.mu.Lock()
+	if !m.guestLimited || m.guestLimit >= m.limit {
+		m.refused = true
+	}
+	m.mu.Unlock()
+}
+
 // usage reports whether a grow was refused, and the largest size granted
 // with the compiled frames' stack then.
 func (m *linearMemory) usage() (refused bool, high uint64) {

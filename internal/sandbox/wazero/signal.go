@@ -29,6 +29,10 @@ import (
 const (
 	procModule       = "apysup_proc"
 	exitBySignalName = "exit_by_signal"
+	// memoryRefusedName is called by the WASI build's interpreter for
+	// every MemoryError it raises for an allocation it could not make
+	// (python/wasi/patches/python3.11/wasi-memory-refused.patch).
+	memoryRefusedName = "memory_refused"
 	// maxSignal is the highest signal number (Linux's _NSIG - 1).
 	maxSignal = 64
 )
@@ -49,6 +53,9 @@ func exportProc(ctx context.Context, rt wazero.Runtime) error {
 			[]api.ValueType{api.ValueTypeI32}).
 		WithParameterNames("which", "set", "value_ns", "interval_ns", "old", "words").
 		Export(itimerName).
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(hostMemoryRefused), nil, nil).
+		Export(memoryRefusedName).
 		Instantiate(ctx)
 	if err != nil {
 		return fmt.Errorf("wazero: proc module: %w", err)
@@ -70,6 +77,16 @@ func hostExitBySignal(ctx context.Context, mod api.Module, stack []uint64) {
 	code := uint32(128 + sig)
 	_ = mod.CloseWithExitCode(ctx, code)
 	panic(sys.NewExitError(code))
+}
+
+// hostMemoryRefused is apysup_proc.memory_refused(): the guest could not
+// allocate (linearMemory.allocationFailed). Like a refused grow, which a
+// guest can always provoke, it only makes a run that failed a
+// memory_limit (classify).
+func hostMemoryRefused(ctx context.Context, _ api.Module, _ []uint64) {
+	if l, ok := ctx.Value(rlimitsKey{}).(*guestLimits); ok && l.mem != nil {
+		l.mem.allocationFailed()
+	}
 }
 
 // trapSignals names, for each of wazero's runtime errors that stands for a
