@@ -75,6 +75,10 @@ def _no_constant(name):
 
 
 _INFINITIES = (float("inf"), float("-inf"))
+# The run of digits an integer beyond a double's range needs, found in a
+# frame translated by _digits (_codecs): every digit b"0", every other
+# byte b" ".
+_DIGIT_RUN = b"0" * 309
 
 
 def _finite_float(text):
@@ -152,6 +156,7 @@ class _Loose:
 _strict = None  # the strict scanner
 _frame = None  # the same, refusing a float literal beyond a double's range
 _frame_long = None  # and an integer literal too: for frames long enough
+_digits = None  # bytes.translate's table for _DIGIT_RUN
 _plain = None  # the same, refusing with _NotPlain what canonical() must write
 _encode_plain = None  # RFC 8785 for values _plain decoded, in C: chunks
 _encode_string = None  # json.dumps(s, ensure_ascii=False) for a str
@@ -160,9 +165,11 @@ _json = None  # the json package's C accelerator
 
 
 def _codecs():
-    global _strict, _frame, _frame_long, _plain, _encode_plain, _encode_string, _loose, _json
+    global _strict, _frame, _frame_long, _digits, _plain, _encode_plain, _encode_string, _loose, _json
     if _encode_string is None:
         import _json
+
+        _digits = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
 
         _strict = _json.make_scanner(_Hooks(int, float))
         _frame = _json.make_scanner(_Hooks(int, _finite_float))
@@ -277,10 +284,13 @@ def check_frame(request):
     if _frame is None:
         _codecs()
     try:
-        text = bytes(request).decode("utf-8")
-        # Only a literal of more than 308 digits can be an integer beyond
-        # a double's range: shorter frames skip the hook on every integer.
-        doc = _loads_strict(text, _frame_long if len(text) > 308 else _frame)
+        raw = bytes(request)
+        text = raw.decode("utf-8")
+        # Only a run of more than 308 digits can be an integer beyond a
+        # double's range: frames without one (found in C, on the bytes)
+        # skip the hook on every integer.
+        long_run = len(raw) > 308 and _DIGIT_RUN in raw.translate(_digits)
+        doc = _loads_strict(text, _frame_long if long_run else _frame)
     except (ValueError, RecursionError):
         doc = None
     if (

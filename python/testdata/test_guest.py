@@ -262,6 +262,7 @@ class WireFastPath(unittest.TestCase):
             ("1e400", False), ("-1e400", False), ("1.7976931348623157e308", True),
             ("1.7976931348623159e308", False), ("1e-400", True), ("1" + "0" * 308, True),
             (big, False), ("-" + big, False), ("[1,2e308]", False), ("1" + "0" * 5000, False),
+            ('"%s"' % big, True), ("[%s, 1.5]" % ("1" * 300), True),  # digits in a string; a long frame
         ):
             raw = ('{"call_id":"c","capability":"k","arguments":{"n":%s}}' % number).encode()
             if ok:
