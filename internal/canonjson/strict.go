@@ -75,10 +75,11 @@ func Validate(data []byte, maxBytes int) error {
 }
 
 // ValidateCarrier checks data as Validate does, for a document that
-// carries another levels containers down (the channel's envelope carries
-// the call frame one level down): its containers may go levels deeper than
-// MaxDepth, so that the document carried is held to MaxDepth alone, as it
-// is where it travels alone (the wazero host call).
+// carries another one `levels` containers down (the channel's envelope
+// carries the call frame one level down): its containers may nest that
+// many levels deeper than MaxDepth, so that the document carried is held
+// to MaxDepth itself, as it is where it travels alone (the wazero host
+// call).
 func ValidateCarrier(data []byte, maxBytes, levels int) error {
 	s := scanner{data: data, carrier: levels}
 	return s.document(maxBytes)

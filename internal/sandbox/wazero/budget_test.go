@@ -258,7 +258,7 @@ print("workspace", sorted(os.listdir(".")))
 
 // pwrite(2) on a file opened with O_APPEND writes at its end on Linux,
 // whatever the offset, and leaves the descriptor's offset where it was;
-// the budget and the size limit count it there.
+// the budget counts the bytes there, not at the offset given.
 func TestPwriteOnAnAppendFileAppends(t *testing.T) {
 	dir := t.TempDir()
 	d, err := newBudgetDir(newConfinedDir(dir, 12), dir, 10, 4)
