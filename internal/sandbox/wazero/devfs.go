@@ -132,7 +132,32 @@ func (d devices) OpenFile(name string, flag experimentalsys.Oflag, perm fs.FileM
 	case st.Mode.IsDir() && flag&(experimentalsys.O_WRONLY|experimentalsys.O_RDWR) != 0:
 		return nil, experimentalsys.EISDIR
 	}
-	return d.dir.OpenFile(name, flag&^(experimentalsys.O_CREAT|experimentalsys.O_TRUNC), perm)
+	f, errno := d.dir.OpenFile(name, flag&^(experimentalsys.O_CREAT|experimentalsys.O_TRUNC), perm)
+	if errno != 0 || !st.Mode.IsDir() {
+		return f, errno
+	}
+	return devicesListing{f}, 0
+}
+
+// devicesListing is /dev's own directory, whose entries have the types the
+// native guest's have: the links to the standard streams are links (the
+// listing holds files for them, which MapFS would otherwise follow), and
+// each device is a regular file, as natively, where a device is bound
+// over a regular file the sandbox made and a directory entry's type is
+// that of the file the mount covers.
+type devicesListing struct{ experimentalsys.File }
+
+func (d devicesListing) Readdir(n int) ([]experimentalsys.Dirent, experimentalsys.Errno) {
+	dirents, errno := d.File.Readdir(n)
+	for i := range dirents {
+		switch {
+		case stream(dirents[i].Name) >= 0:
+			dirents[i].Type = fs.ModeSymlink
+		case device(dirents[i].Name) != "":
+			dirents[i].Type = 0
+		}
+	}
+	return dirents, errno
 }
 
 func (d devices) Stat(name string) (sys.Stat_t, experimentalsys.Errno) {

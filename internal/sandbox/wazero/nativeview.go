@@ -426,8 +426,10 @@ func (f *viewedFile) Stat() (wsys.Stat_t, experimentalsys.Errno) {
 
 // Readdir gives each entry the inode number lstat gives its path, as a
 // Linux directory entry's d_ino is (os.DirEntry.inode()): a tree with no
-// inode numbers of its own answered 0 for every entry, where its stat
-// answers syntheticIno.
+// inode numbers of its own answered 0 for every entry, where its lstat
+// answers syntheticIno of the entry's device, which the view gives from
+// the path and the entry's type alone. No stat: the interpreter's start
+// lists the stdlib's directories, hundreds of entries.
 func (f *viewedFile) Readdir(n int) ([]experimentalsys.Dirent, experimentalsys.Errno) {
 	dirents, errno := f.File.Readdir(n)
 	for i := range dirents {
@@ -435,9 +437,8 @@ func (f *viewedFile) Readdir(n int) ([]experimentalsys.Dirent, experimentalsys.E
 			continue
 		}
 		child := path.Join(f.path, dirents[i].Name)
-		if st, errno := f.v.Lstat(child); errno == 0 {
-			dirents[i].Ino = st.Ino
-		}
+		_, _, dev := f.v.bits(child, wsys.Stat_t{Mode: dirents[i].Type})
+		dirents[i].Ino = syntheticIno(dev, f.v.at, child)
 	}
 	return dirents, errno
 }
