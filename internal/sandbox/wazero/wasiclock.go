@@ -98,10 +98,10 @@ func clockTimeGet(ctx context.Context, mod api.Module, stack []uint64) {
 		ns = cpu.now()
 	default:
 		var ok bool
-		if !isKernelClock(id) {
-			stack[0] = wasiErrnoInval
-			return
-		} else if ns, ok = kernelClock(int32(id)); !ok {
+		if isKernelClock(id) {
+			ns, ok = kernelClock(int32(id))
+		}
+		if !ok {
 			stack[0] = wasiErrnoInval
 			return
 		}
@@ -118,11 +118,11 @@ func clockResGet(ctx context.Context, mod api.Module, stack []uint64) {
 	case clockMonotonic, clockProcessCPUTimeID, clockThreadCPUTimeID:
 		res = 1
 	default:
-		if !isKernelClock(id) {
-			stack[0] = wasiErrnoInval
-			return
+		var r int64
+		var ok bool
+		if isKernelClock(id) {
+			r, ok = kernelClockRes(int32(id))
 		}
-		r, ok := kernelClockRes(int32(id))
 		if !ok {
 			stack[0] = wasiErrnoInval
 			return
