@@ -126,7 +126,18 @@ func FuzzValidate(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if Validate(data, MaxGuestBytes) != nil {
+		err := Validate(data, MaxGuestBytes)
+		// A carrier of no levels is Validate; of one, it refuses less, and
+		// only for depth.
+		if carried := ValidateCarrier(data, MaxGuestBytes, 0); (carried == nil) != (err == nil) || CodeOf(carried) != CodeOf(err) {
+			t.Fatalf("ValidateCarrier(0) %v, Validate %v", carried, err)
+		}
+		if carried := ValidateCarrier(data, MaxGuestBytes, 1); carried != nil && (err == nil || CodeOf(carried) != CodeOf(err)) {
+			t.Fatalf("ValidateCarrier(1) %v, Validate %v", carried, err)
+		} else if carried == nil && err != nil && CodeOf(err) != CodeTooDeep {
+			t.Fatalf("ValidateCarrier(1) accepted what Validate refuses for %v", err)
+		}
+		if err != nil {
 			return
 		}
 		c1, err := Canonical(data)

@@ -79,6 +79,8 @@ func FuzzEnvelope(f *testing.F) {
 	f.Add([]byte(`{"schema_version":"apysup.rpc.v1","channel_id":"\u0063","invocation_id":"i","execution_id":"e","plan_sha256":"p","call":{"call_id":"\ud83d\ude00"}}`))
 	f.Add([]byte(`{"call":{}}`))
 	f.Add([]byte("\xef\xbb\xbf{}"))
+	f.Add(envelopeFor(frame("capability-1", "echo.say", strings.Repeat("[", 63)+strings.Repeat("]", 63))))
+	f.Add(envelopeFor(frame("capability-1", "echo.say", strings.Repeat("[", 64)+strings.Repeat("]", 64))))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		env, ref := parseEnvelope(data)
 		if ref != nil {
@@ -92,6 +94,11 @@ func FuzzEnvelope(f *testing.F) {
 		}
 		if _, err := canonjson.Canonical(env.Frame); err != nil {
 			t.Fatalf("accepted a frame without a canonical form: %v", err)
+		}
+		// The frame is strict JSON by itself, depth included, as the Broker
+		// and the wazero host read it: the envelope's level is not its.
+		if err := canonjson.Validate(env.Frame, MaxFrameBytes); err != nil {
+			t.Fatalf("accepted a frame the Broker would refuse as malformed: %v", err)
 		}
 		for _, s := range []string{env.ChannelID, env.InvocationID, env.ExecutionID, env.PlanSHA256, env.CallID} {
 			if s == "" || len(s) > maxIDBytes {
