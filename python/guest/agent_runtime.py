@@ -11,6 +11,7 @@ grants anything: the host admits or refuses every call.
 # first use, and JSON is _agent_runtime_wire's (from the json package's C
 # accelerator, without the package, which imports re: 20 ms under wazero).
 try:
+    from _thread import RLock as _RLock
     from _thread import allocate_lock as _Lock
 except ImportError:  # a CPython built without threads (WASI): nothing to guard
 
@@ -20,6 +21,8 @@ except ImportError:  # a CPython built without threads (WASI): nothing to guard
 
         def __exit__(self, *exc):
             return False
+
+    _RLock = _Lock
 
 
 import _agent_runtime_wire as _wire
@@ -31,6 +34,14 @@ MAX_RESULT_BYTES = 1 << 20
 MAX_DEPTH = 64
 
 _lock = _Lock()
+# One capability call at a time: a call holds _calls from its numbering to
+# its answer, so that its id reaches the host before the next one is
+# numbered, from any number of threads (the host admits a programmatic id
+# only as the parent's next: ids numbered by two threads could arrive in
+# either order, and a refused id is never sent again). Under wazero there
+# are no threads and the host serves one call at a time anyway. Reentrant:
+# a signal handler's call, made while its thread's call waits, goes on.
+_calls = _RLock()
 _bound = False
 _parent = None
 _next = 1
@@ -77,20 +88,27 @@ def _capability_call(name, args):
     import _agent_runtime_host
 
     # The id is allocated once the frame can be built, and given back when
-    # the frame does not leave the guest (_UNSENT): the host expects the
-    # next number, and a number it never saw would leave a gap it refuses.
-    with _lock:
-        n = _next
-        _next += 1
-        parent = _parent
-    call_id = "capability-%d" % n if parent is None else "%s:program:%d" % (parent, n)
-    frame = b'{"call_id":' + _dumps(call_id).encode("utf-8") + tail
-    try:
-        answer = _agent_runtime_host.call(frame)
-    except CapabilityError as exc:
-        if exc.error_code in _UNSENT:
-            _give_back(n)
-        raise
+    # the frame does not leave the guest: refused before it left (_UNSENT),
+    # or an exception (a signal handler's) before the bridge was called.
+    # The host expects the next number, and a number it never saw would
+    # leave a gap it refuses, for every later call.
+    with _calls:
+        n = None
+        bridged = False
+        try:
+            with _lock:
+                n = _next
+                _next += 1
+                parent = _parent
+            call_id = "capability-%d" % n if parent is None else "%s:program:%d" % (parent, n)
+            frame = b'{"call_id":' + _dumps(call_id).encode("utf-8") + tail
+            bridged = True
+            answer = _agent_runtime_host.call(frame)
+        except BaseException as exc:
+            unsent = isinstance(exc, CapabilityError) and exc.error_code in _UNSENT
+            if n is not None and (unsent or not bridged):
+                _give_back(n)
+            raise
     return _wire.loads(answer)
 
 
@@ -105,7 +123,8 @@ _UNSENT = frozenset(
 
 def _give_back(n):
     """Make n the next id again, unless another call has taken one since
-    (a thread's): then the gap stays, and that call's answer says so."""
+    (a signal handler's, made while n's call waited): then the gap stays,
+    and the next call's answer says so."""
     global _next
     with _lock:
         if _next == n + 1:

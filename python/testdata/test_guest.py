@@ -381,6 +381,75 @@ class CallIDs(unittest.TestCase):
         self.assertEqual(seen, ["toolu_9:program:1"] * 5 + ["toolu_9:program:2"])
         self.assertEqual(agent_runtime._next, 3)
 
+    def test_calls_from_threads_reach_the_host_one_at_a_time_in_order(self):
+        # The host admits a programmatic id only as the parent's next: ids
+        # numbered by two threads must not reach it in either order. Each
+        # call holds the runtime's call lock until its answer.
+        agent_runtime._bind("toolu_9")
+        arrived, active, most = [], [0], [0]
+
+        def slow(frame):
+            with self.lock:
+                active[0] += 1
+                most[0] = max(most[0], active[0])
+                arrived.append(int(json.loads(frame)["call_id"].rsplit(":", 1)[1]))
+            time.sleep(0.001)  # lets other threads run, as a host round trip does
+            with self.lock:
+                active[0] -= 1
+            return b'{"ok":true}'
+
+        host.call = slow
+        threads = [
+            threading.Thread(target=lambda: [agent_runtime._capability_call("echo.say", {}) for _ in range(10)])
+            for _ in range(8)
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(arrived, list(range(1, 81)))
+        self.assertEqual(most[0], 1)
+
+    def test_id_given_back_after_an_interruption_before_the_bridge(self):
+        # A signal handler's exception between the numbering and the bridge:
+        # the frame never left, and the next call takes the same number.
+        agent_runtime._bind("toolu_9")
+        saved = agent_runtime._dumps
+
+        def interrupted(value):
+            if isinstance(value, str) and ":program:" in value:
+                agent_runtime._dumps = saved
+                raise KeyboardInterrupt
+            return saved(value)
+
+        agent_runtime._dumps = interrupted
+        try:
+            with self.assertRaises(KeyboardInterrupt):
+                agent_runtime._capability_call("echo.say", {"x": 1})
+        finally:
+            agent_runtime._dumps = saved
+        agent_runtime._capability_call("echo.say", {"x": 2})
+        self.assertEqual([f["call_id"] for f in self.frames], ["toolu_9:program:1"])
+        self.assertEqual(agent_runtime._next, 2)
+
+    def test_a_call_made_while_a_call_waits_in_the_same_thread_goes_on(self):
+        # A signal handler's call, made while its thread's call waits for
+        # the host: the call lock is reentrant, and the outer call then
+        # gets its own answer.
+        agent_runtime._bind("toolu_9")
+        answers = []
+
+        def outer(frame):
+            doc = json.loads(frame)
+            if doc["arguments"].get("outer"):
+                answers.append(agent_runtime._capability_call("echo.say", {"inner": 1}))
+            self.frames.append(doc)
+            return b'{"id":%s}' % json.dumps(doc["call_id"]).encode()
+
+        host.call = outer
+        self.assertEqual(agent_runtime._capability_call("echo.say", {"outer": 1}), {"id": "toolu_9:program:1"})
+        self.assertEqual(answers, [{"id": "toolu_9:program:2"}])
+
 
 class FakeChannel:
     """A Unix-socket HTTP peer with a scripted behaviour per connection."""
