@@ -13,7 +13,7 @@ const module = "github.com/apysup/apysup"
 // to sandbox). python only embeds files: anyone may import it, it imports
 // nothing of the project's.
 var layers = map[string]int{
-	"canonjson": 0, "testenv": 0, "python": 0, "pattern": 0, "spin": 0,
+	"canonjson": 0, "testenv": 0, "python": 0, "pattern": 0, "spin": 0, "callctx": 0,
 	"acceptance": 3, // the provider conformance suite (tests of broker.Provider)
 	"plan":       1,
 	"broker":     2,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/apysup/apysup/internal/callctx"
 	"github.com/apysup/apysup/internal/canonjson"
 	"github.com/apysup/apysup/plan"
 )
@@ -226,6 +227,8 @@ func (b *Broker) finishUnknown(ctx context.Context, rc *receiptDraft, jc Journal
 	// The approval (if any) was decided and crossed in that attempt.
 	rc.binding, rc.approvalID = *jc.Binding, jc.Binding.ApprovalRequestID
 	rc.decisionReplayed, rc.dispatched, rc.journaled = true, true, true
+	ctx, release := callctx.Dispatched(ctx)
+	defer release()
 	o := b.reconcile(withEffectBinding(ctx, rc.binding), rc, p, c, args)
 	return b.finish(rc, o.status, o.code, o.result)
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/apysup/apysup/internal/callctx"
 	"github.com/apysup/apysup/internal/canonjson"
 	"github.com/apysup/apysup/internal/pattern"
 	"github.com/apysup/apysup/plan"
@@ -405,6 +406,11 @@ func (b *Broker) dispatch(ctx context.Context, call *admittedCall, streaming boo
 	}
 	rc.dispatched = true
 
+	// Past the commit point the handler runs: a caller that gives the
+	// call up now does not cut it short, only the run's end does
+	// (internal/callctx).
+	ctx, release := callctx.Dispatched(ctx)
+	defer release()
 	ctx = withEffectBinding(ctx, rc.binding)
 	b.cfg.Ledger.Append(EventCallDispatched, map[string]string{"call_id": call.callID, "approval_request_id": rc.approvalID})
 	result, evidence, status, code := b.dispatchOnce(ctx, rc, h, capability, canonArgs)

@@ -2,12 +2,15 @@ package rpc
 
 import (
 	"context"
-	"github.com/apysup/apysup/internal/sandbox"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apysup/apysup/broker"
 	"github.com/apysup/apysup/broker/handlers"
+	"github.com/apysup/apysup/internal/sandbox"
 	"github.com/apysup/apysup/plan"
 )
 
@@ -194,6 +197,77 @@ except agent_runtime.CapabilityError as e:
 				t.Fatalf("receipts %s, want %s", s, tc.receipt)
 			}
 		})
+	}
+}
+
+// A call the script gives up while it waits for an approval (a timer's
+// handler raises: the bridge closes the call's connection) is cancelled
+// at once, while the script runs on: nobody can approve it any more, and
+// its receipt says approval_cancelled. (The Broker used to wait on under a
+// context the request's end did not reach, until the lease or the run's
+// end, and an approver could still have it dispatched.)
+func TestBrokerE2EApprovalGivenUp(t *testing.T) {
+	script := `
+import agent_runtime, notes, os, signal, sys, time
+class Stop(Exception):
+    pass
+def stop(*_):
+    raise Stop()
+signal.signal(signal.SIGALRM, stop)
+signal.setitimer(signal.ITIMER_REAL, 0.2)
+try:
+    notes.put(text="hi")
+except Stop:
+    print("given up")
+deadline = time.monotonic() + 10
+while not os.path.exists(sys.argv[1]) and time.monotonic() < deadline:
+    time.sleep(0.01)
+`
+	r := newBrokerRun(t, plan.SurfaceDirect, "")
+	events, stop := r.approvals.Subscribe()
+	defer stop()
+	flag := filepath.Join(t.TempDir(), "cancelled")
+	job := r.job
+	job.Script, job.Args = []byte(script), []string{flag}
+	finished := make(chan struct{})
+	var res *Result
+	var runErr error
+	go func() {
+		res, runErr = RunUnsandboxed(context.Background(), job)
+		close(finished)
+	}()
+	// The script waits for the flag; a failure below still ends it, and
+	// the run's temporary directories with it.
+	release := func() {
+		_ = os.WriteFile(flag, nil, 0o644)
+		<-finished
+	}
+	t.Cleanup(release)
+	if ev := <-events; ev.Record.State != broker.ApprovalWaiting {
+		t.Fatalf("event %+v", ev.Record)
+	}
+	select {
+	case ev := <-events:
+		if ev.Record.State != broker.ApprovalCancelled {
+			t.Fatalf("event %+v, want the approval cancelled", ev.Record)
+		}
+		if err := r.approvals.Approve(ev.Record.ID); err == nil {
+			t.Fatal("a cancelled approval was approved")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the given-up call still waits for its approval")
+	}
+	release()
+	if runErr != nil {
+		t.Fatal(runErr)
+	}
+	out, err := sandbox.ParseOutcome(res.Outcome)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantOK(t, res, out)
+	if string(res.Stdout) != "given up\n" || receiptSummary(r.b) != "capability-1=denied/approval_cancelled" {
+		t.Fatalf("stdout %q receipts %s", res.Stdout, receiptSummary(r.b))
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/apysup/apysup/broker"
+	"github.com/apysup/apysup/internal/callctx"
 	"github.com/apysup/apysup/internal/canonjson"
 )
 
@@ -307,9 +308,13 @@ func equalString(a, b string) int {
 }
 
 // invoke calls the Dispatcher once. A panic or a nil response is an
-// unknown outcome (nil).
+// unknown outcome (nil). The call's context ends when its caller gives it
+// up (the bridge closes the connection: net/http cancels the request's
+// context) or when the channel closes with its run; it names the run's, so
+// that a handler the Broker has dispatched runs on after a give-up
+// (internal/callctx).
 func (c *Channel) invoke(ctx context.Context, frame []byte) (response *broker.Response) {
-	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	dctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(c.ctx, cancel)
 	defer stop()
@@ -318,7 +323,7 @@ func (c *Channel) invoke(ctx context.Context, frame []byte) (response *broker.Re
 			response = nil
 		}
 	}()
-	return c.cfg.Dispatcher.Call(dctx, frame)
+	return c.cfg.Dispatcher.Call(callctx.WithRun(dctx, c.ctx), frame)
 }
 
 // Responder answers each call frame with d's response in its Completed

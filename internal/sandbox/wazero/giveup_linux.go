@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/apysup/apysup/internal/callctx"
 )
 
 // A call the guest gives up (a timer's handler raised while it waited)
@@ -78,7 +80,7 @@ func (w *callWatch) answer(ctx context.Context, respond func(context.Context) []
 	}
 	done := make(chan *pendingCall, 1)
 	timer := time.AfterFunc(after, func() { done <- w.watch(cancel) })
-	envelope := respond(callCtx)
+	envelope := respond(callctx.WithRun(callCtx, ctx))
 	if timer.Stop() {
 		return envelope, nil // answered before anything was watched
 	}
