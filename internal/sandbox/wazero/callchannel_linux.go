@@ -12,13 +12,26 @@ import (
 // answer is owed until read. If the guest waits on for it (faultResume),
 // it is the call's; if the guest gives the call up (its signal handler
 // raised), the parent is told (faultGiveUp), which cancels the call in the
-// Broker, and its answer is read and dropped before the next call's, as
-// natively the answer of a connection the bridge closed is lost.
+// Broker unless its handler runs already, and its answer is read and
+// dropped before the next call's, as natively the answer of a connection
+// the bridge closed is lost. A handler that returns may have made calls of
+// its own meanwhile: their answers come after the interrupted call's,
+// which is kept for its resume.
 type callChannel struct {
-	f       *os.File
-	r       *bufio.Reader
-	owed    int             // answers the parent still sends for calls made
-	reading chan callAnswer // the read in progress when a timer interrupted it
+	f *os.File
+	r *bufio.Reader
+	// unread: the calls whose answers the parent still sends, in the
+	// order it sends them; waiting: the calls the guest has made and
+	// neither had answered nor given up, the latest last.
+	unread, waiting []*owedCall
+	reading         chan callAnswer // the read in progress when a timer interrupted it
+}
+
+// owedCall is one call's answer, once read (answered); a given-up call's
+// is dropped.
+type owedCall struct {
+	answered, givenUp bool
+	envelope          []byte
 }
 
 type callAnswer struct {
@@ -34,34 +47,48 @@ func newCallChannel(f *os.File) *callChannel {
 // to the guest's latest call, nil when there is none to deliver, or
 // interrupted when a timer of the guest's came due first.
 func (c *callChannel) call(ctx context.Context, frame []byte, fault string) (envelope []byte, interrupted bool) {
-	if fault == faultGiveUp {
-		if c.owed > 0 {
-			_ = writeCall(c.f, nil, faultGiveUp) // a lost give-up leaves the call to end with the guest
+	switch fault {
+	case faultGiveUp:
+		if n := len(c.waiting); n > 0 {
+			e := c.waiting[n-1]
+			c.waiting = c.waiting[:n-1]
+			e.givenUp, e.envelope = true, nil
+			if !e.answered {
+				_ = writeCall(c.f, nil, faultGiveUp) // a lost give-up leaves the call to end with the guest
+			}
 		}
 		return nil, false
-	}
-	if fault != faultResume {
+	case faultResume:
+		if len(c.waiting) == 0 {
+			return nil, false // a resume with nothing owed
+		}
+	default:
 		if writeCall(c.f, frame, fault) != nil {
 			return nil, false
 		}
-		c.owed++
+		e := &owedCall{}
+		c.unread = append(c.unread, e)
+		c.waiting = append(c.waiting, e)
 	}
-	for c.owed > 0 {
+	e := c.waiting[len(c.waiting)-1]
+	for !e.answered {
 		a, ok := c.next(ctx)
 		if !ok {
 			return nil, true
 		}
-		c.owed--
 		if a.err != nil {
-			c.owed = 0 // the channel is gone: nothing more comes
+			c.unread, c.waiting = nil, nil // the channel is gone: nothing more comes
 			return nil, false
 		}
-		if c.owed == 0 {
-			return a.envelope, false
+		head := c.unread[0]
+		c.unread = c.unread[1:]
+		head.answered = true
+		if !head.givenUp {
+			head.envelope = a.envelope
 		}
-		// An answer to a call the guest gave up: dropped.
 	}
-	return nil, false // a resume with nothing owed
+	c.waiting = c.waiting[:len(c.waiting)-1]
+	return e.envelope, false
 }
 
 // next reads the next answer: on the guest's thread when it comes within

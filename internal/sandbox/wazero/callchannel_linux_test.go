@@ -76,8 +76,8 @@ func TestCallChannel(t *testing.T) {
 		t.Fatal("not interrupted")
 	}
 	// Given up: the parent is told, and the next call's answer is its own.
-	if env, interrupted := c.call(ctx, nil, faultGiveUp); env != nil || interrupted || c.owed != 1 {
-		t.Fatalf("give-up: %q, interrupted %v, owed %d", env, interrupted, c.owed)
+	if env, interrupted := c.call(ctx, nil, faultGiveUp); env != nil || interrupted || len(c.unread) != 1 {
+		t.Fatalf("give-up: %q, interrupted %v, owed %d", env, interrupted, len(c.unread))
 	}
 	if env, interrupted := c.call(ctx, []byte("four"), ""); string(env) != "four" || interrupted {
 		t.Fatalf("after a call given up: %q, interrupted %v", env, interrupted)
@@ -102,7 +102,49 @@ func TestCallChannel(t *testing.T) {
 	}
 	// The channel gone: no answer, and nothing owed after.
 	f.Close()
-	if env, interrupted := c.call(ctx, []byte("five"), ""); env != nil || interrupted || c.owed != 0 {
-		t.Fatalf("closed: %q, interrupted %v, owed %d", env, interrupted, c.owed)
+	if env, interrupted := c.call(ctx, []byte("five"), ""); env != nil || interrupted || len(c.unread) != 0 {
+		t.Fatalf("closed: %q, interrupted %v, owed %d", env, interrupted, len(c.unread))
+	}
+}
+
+// A signal handler's call, made while an interrupted call's answer is
+// owed, gets its own answer, and the interrupted call's resume then gets
+// the one that came first, its own (it was dropped as given up, and the
+// script saw dispatch_outcome_unknown for a call that ended ok).
+func TestCallChannelNestedCall(t *testing.T) {
+	timers := newGuestTimers(&linearMemory{mapping: make([]byte, 4096)}, &guestCPU{})
+	ctx := context.WithValue(context.Background(), timerKey{}, timers)
+	f, seen := fakeParent(t, 50*time.Millisecond)
+	c := newCallChannel(f)
+
+	timers[itimerReal].fired <- struct{}{}
+	if env, interrupted := c.call(ctx, []byte("outer"), ""); env != nil || !interrupted {
+		t.Fatalf("interrupted call: %q, interrupted %v", env, interrupted)
+	}
+	if env, interrupted := c.call(ctx, []byte("inner"), ""); string(env) != "inner" || interrupted {
+		t.Fatalf("the handler's call: %q, interrupted %v", env, interrupted)
+	}
+	if env, interrupted := c.call(ctx, nil, faultResume); string(env) != "outer" || interrupted {
+		t.Fatalf("resumed: %q, interrupted %v", env, interrupted)
+	}
+	// Nested, then the outer call given up after the handler's call:
+	// its answer is read already, so the parent is told nothing.
+	timers[itimerReal].fired <- struct{}{}
+	if _, interrupted := c.call(ctx, []byte("outer2"), ""); !interrupted {
+		t.Fatal("not interrupted")
+	}
+	if env, _ := c.call(ctx, []byte("inner2"), ""); string(env) != "inner2" {
+		t.Fatalf("the handler's call: %q", env)
+	}
+	if env, interrupted := c.call(ctx, nil, faultGiveUp); env != nil || interrupted || len(c.waiting) != 0 || len(c.unread) != 0 {
+		t.Fatalf("give-up: %q %v, %d waiting, %d unread", env, interrupted, len(c.waiting), len(c.unread))
+	}
+	if env, _ := c.call(ctx, []byte("next"), ""); string(env) != "next" {
+		t.Fatalf("the next call: %q", env)
+	}
+	for _, want := range []string{"outer", "inner", "outer2", "inner2", "next"} {
+		if got := <-seen; got != want {
+			t.Fatalf("the parent got %q, want %q", got, want)
+		}
 	}
 }
