@@ -322,9 +322,12 @@ def _exit_status(code):
     """What the process exit status becomes for SystemExit(code)."""
     if code is None:
         return 0
-    if isinstance(code, int):
-        # The interpreter takes it as a C long (PyLong_AsLong): one out of
-        # its range is -1, the error cleared.
+    if issubclass(type(code), int):
+        # The interpreter takes it as a C long (PyLong_AsLong) when it is an
+        # int (PyLong_Check: a subclass too, by its value, whatever its own
+        # operators say; isinstance would believe a __class__ that lies):
+        # one out of its range is -1, the error cleared.
+        code = int.__index__(code)
         if not -(1 << 63) <= code < 1 << 63:
             return 0xFF
         return code & 0xFF

@@ -901,6 +901,14 @@ class RunnerArguments(unittest.TestCase):
                              ("2**63 - 1", 255), ("2**63", 255), ("2**70", 255), ("-2**70", 255), ("1.5", 1),
                              ("'msg'", 1)):
             cases["exit %s" % code] = ("raise SystemExit(%s)\n" % code, None, status)
+        # By the value of an int, a subclass's whatever its own operators
+        # say, and never an object whose __class__ claims int.
+        cases["exit int subclass"] = ("class E(int):\n    __and__ = lambda s, o: 0\nraise SystemExit(E(3))\n", None, 3)
+        cases["exit int subclass, comparisons raise"] = (
+            "class B(int):\n    def __lt__(s, o):\n        raise RuntimeError\n    __le__ = __gt__ = __ge__ = __lt__\n"
+            "raise SystemExit(B(5))\n", None, 5)
+        cases["exit fake int"] = ("class X:\n    __class__ = int\n    def __str__(self):\n        return 'fake-int'\n"
+                                  "raise SystemExit(X())\n", None, 1)
         for name, (source, error_type, status) in cases.items():
             with self.subTest(name), tempfile.TemporaryDirectory() as d:
                 script = self._write_job(d, source)
