@@ -1,9 +1,11 @@
 package wazero
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
+	"testing/fstest"
 
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 	"github.com/tetratelabs/wazero/experimental/sysfs"
@@ -238,6 +240,56 @@ func TestLinkFreeAgreesWithWalk(t *testing.T) {
 			if got, want := d.linkFree(p, last), d.walkLinkFree(p, last); got != want {
 				t.Errorf("linkFree(%q, %v) = %v, the walk says %v", p, last, got, want)
 			}
+		}
+	}
+}
+
+// A read-only mount's file served from memory goes past its end as a
+// Linux file does: the seek succeeds, and a read or pread there is empty
+// (both were EINVAL: f.seek(10**6) on /etc/passwd or the script itself).
+func TestReadOnlyFilePastItsEnd(t *testing.T) {
+	ro := newReadOnly(&sysfs.AdaptFS{FS: fstest.MapFS{"f": {Data: []byte("abc")}}})
+	f, errno := ro.OpenFile("f", experimentalsys.O_RDONLY, 0)
+	if errno != 0 {
+		t.Fatal(errno)
+	}
+	defer f.Close()
+	buf := make([]byte, 8)
+	read := func() string {
+		n, errno := f.Read(buf)
+		if errno != 0 {
+			t.Fatalf("read: %v", errno)
+		}
+		return string(buf[:n])
+	}
+	seek := func(off int64, whence int, want int64) {
+		t.Helper()
+		if got, errno := f.Seek(off, whence); errno != 0 || got != want {
+			t.Fatalf("seek %d %d: %d %v, want %d", off, whence, got, errno, want)
+		}
+	}
+	seek(10, io.SeekStart, 10)
+	if got := read(); got != "" {
+		t.Fatalf("read past the end: %q", got)
+	}
+	seek(0, io.SeekCurrent, 10)
+	seek(1, io.SeekCurrent, 11)
+	seek(-10, io.SeekCurrent, 1)
+	if got := read(); got != "bc" {
+		t.Fatalf("read back inside: %q", got)
+	}
+	seek(5, io.SeekEnd, 8)
+	seek(-8, io.SeekCurrent, 0)
+	if got := read(); got != "abc" {
+		t.Fatalf("read from the start: %q", got)
+	}
+	if _, errno := f.Seek(-1, io.SeekStart); errno != experimentalsys.EINVAL {
+		t.Fatalf("seek before the start: %v, want EINVAL", errno)
+	}
+	for off, want := range map[int64]string{1: "bc", 3: "", 100: ""} {
+		n, errno := f.Pread(buf, off)
+		if errno != 0 || string(buf[:n]) != want {
+			t.Fatalf("pread at %d: %q %v, want %q", off, buf[:n], errno, want)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package wazero
 
 import (
+	"io"
 	"io/fs"
 	"path"
 
@@ -26,7 +27,11 @@ import (
 type readOnly struct{ experimentalsys.FS }
 
 // newReadOnly wraps fsys (a mount that never changes) as a read-only mount.
+// An fs.FS's files go past their end as Linux files do (pastEndFS).
 func newReadOnly(fsys experimentalsys.FS) experimentalsys.FS {
+	if a, ok := fsys.(*sysfs.AdaptFS); ok {
+		fsys = &sysfs.AdaptFS{FS: pastEndFS{a.FS}}
+	}
 	return readOnly{&sysfs.ReadFS{FS: fsys}}
 }
 
@@ -116,4 +121,78 @@ func (r readOnly) Chmod(name string, perm fs.FileMode) experimentalsys.Errno {
 
 func (r readOnly) Utimens(name string, atim, mtim int64) experimentalsys.Errno {
 	return refused(r.resolves(name))
+}
+
+// pastEndFS serves an fs.FS's regular files with offsets past their end,
+// as Linux serves any file: lseek(2) there succeeds and a read is empty.
+// The mounts served from memory (the generated /etc, the job, the guest's
+// files) refused such a seek or pread with EINVAL, io.Seeker's and
+// io.ReaderAt's rule for fstest and embed files. Their files never change,
+// so the size read at the open holds.
+type pastEndFS struct{ fs.FS }
+
+func (p pastEndFS) Open(name string) (fs.File, error) {
+	f, err := p.FS.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	seeker, isSeeker := f.(io.Seeker)
+	readerAt, isReaderAt := f.(io.ReaderAt)
+	if err != nil || !fi.Mode().IsRegular() || !isSeeker || !isReaderAt {
+		return f, nil
+	}
+	return &pastEndFile{File: f, seeker: seeker, readerAt: readerAt, size: fi.Size(), past: -1}, nil
+}
+
+type pastEndFile struct {
+	fs.File
+	seeker   io.Seeker
+	readerAt io.ReaderAt
+	size     int64
+	past     int64 // the offset, while it is past the end; -1 otherwise
+}
+
+func (f *pastEndFile) Seek(offset int64, whence int) (int64, error) {
+	var base int64
+	switch whence {
+	case io.SeekStart:
+	case io.SeekCurrent:
+		base = f.past
+		if base < 0 {
+			cur, err := f.seeker.Seek(0, io.SeekCurrent)
+			if err != nil {
+				return 0, err
+			}
+			base = cur
+		}
+	case io.SeekEnd:
+		base = f.size
+	default:
+		return 0, fs.ErrInvalid
+	}
+	target := base + offset
+	if target < 0 || (offset > 0 && target < base) {
+		return 0, fs.ErrInvalid // EINVAL, as Linux answers before the start
+	}
+	if target > f.size {
+		f.past = target
+		return target, nil
+	}
+	f.past = -1
+	return f.seeker.Seek(target, io.SeekStart)
+}
+
+func (f *pastEndFile) Read(buf []byte) (int, error) {
+	if f.past >= 0 {
+		return 0, io.EOF
+	}
+	return f.File.Read(buf)
+}
+
+func (f *pastEndFile) ReadAt(buf []byte, off int64) (int, error) {
+	if off >= f.size && off >= 0 {
+		return 0, io.EOF
+	}
+	return f.readerAt.ReadAt(buf, off)
 }
