@@ -40,6 +40,9 @@ var corpus = []corpusCase{
 	{script: "fs_copy_file_range.py"},
 	{script: "fs_pwrite_append.py"},
 	{script: "fs_access_nofollow.py"},
+	{script: "fs_chmod_descriptors.py"},
+	{script: "std_select_exceptional.py"},
+	{script: "fs_seek_past_end.py"},
 	{script: "std_struct_bool_bytes.py"},
 	{script: "fs_dirent_inodes.py"},
 	{script: "std_getrandom.py"},
@@ -122,6 +125,7 @@ var corpus = []corpusCase{
 
 	// Capability calls on every surface, approvals, refusals, budgets.
 	{script: "cap_programmatic.py"},
+	{script: "cap_threads.py"},
 	{script: "cap_result_bytes.py"},
 	{script: "cap_direct.py", surface: plan.SurfaceDirect},
 	{script: "cap_both.py", surface: plan.SurfaceBoth, parent: "main"},

@@ -17,13 +17,16 @@
  * changes, but for poll's event bits, which are Linux's in every caller
  * (include/poll.h) and turned into wasi-libc's here. The Linux values are
  * the kernel's ABI (x86-64), checked against the native guest's
- * interpreter by flags_test.go.
+ * interpreter by flags_test.go. select's exceptional set, which
+ * wasi-libc refuses, is answered here as Linux answers it for the
+ * guest's descriptors.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/select.h>
 #include <time.h>
 #include <unistd.h>
 #include <wasi/api.h>
@@ -360,4 +363,36 @@ int __wrap_poll(struct pollfd *fds, nfds_t nfds, int timeout) {
         return -1;
     }
     return ready;
+}
+
+int __real_select(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds, struct timeval *timeout);
+
+/* select with descriptors in its exceptional set (--wrap=select):
+   wasi-libc's refuses them with ENOSYS for the whole call (poll_oneoff has
+   no such event), so select.select([f], [], [f]), the form that watches a
+   descriptor for errors too, failed under wazero alone. Linux reports an
+   exceptional condition only for a socket's out-of-band data or a
+   pseudo-terminal's packet mode, and the guest has neither: each
+   descriptor there is checked (EBADF, as Linux answers), then the others
+   are selected and the exceptional set comes back empty. Nothing left to
+   select waits for the timeout, for ever without one, as natively. */
+int __wrap_select(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds, struct timeval *timeout) {
+    if (exceptfds == NULL) {
+        return __real_select(nfds, readfds, writefds, NULL, timeout);
+    }
+    for (int fd = 0; fd < nfds; fd++) {
+        if (FD_ISSET(fd, exceptfds) && _apysup_fd_writable(fd) < 0) {
+            errno = EBADF;
+            return -1;
+        }
+    }
+    FD_ZERO(exceptfds);
+    int left = 0;
+    for (int fd = 0; fd < nfds && !left; fd++) {
+        left = (readfds != NULL && FD_ISSET(fd, readfds)) || (writefds != NULL && FD_ISSET(fd, writefds));
+    }
+    if (!left && timeout == NULL) {
+        return pause();
+    }
+    return __real_select(nfds, readfds, writefds, NULL, timeout);
 }

@@ -62,6 +62,10 @@
  * __apysup_chmod (at the end) gives CPython's os.chmod the chmod WASI
  * preview 1 lacks, through the host's apysup_fs.chmod, and open and mkdir
  * (-Wl,--wrap=open,--wrap=mkdir) create with the mode they are given.
+ * Through a descriptor, fchmod and fchmodat change modes, openat and
+ * mkdirat (-Wl,--wrap=openat,--wrap=mkdirat) create with theirs, and
+ * linkat is made by path, by the guest path the host's apysup_fs.fd_path
+ * gives for a descriptor (at_path).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -326,6 +330,74 @@ int __wrap_chdir(const char *path) {
 	return r;
 }
 
+/* A descriptor's file as a guest path: the host's apysup_fs.fd_path gives
+ * the path wazero opened it by, as every path relative to it is resolved
+ * (internal/sandbox/wazero/chmod.go). The calls WASI preview 1 lacks that
+ * act through a descriptor are made by path with it: fchmod and fchmodat
+ * (os.chmod with a descriptor, dir_fd or follow_symlinks=False), the modes
+ * mkdirat and openat create with (os.mkdir and os.open with dir_fd), and
+ * linkat (os.link with follow_symlinks=False, or with a dir_fd), which
+ * wasi-libc and wazero get wrong (below). */
+__attribute__((import_module("apysup_fs"), import_name("fd_path")))
+int32_t __apysup_fs_fd_path(int32_t fd, char *buf, size_t buf_len);
+
+/* fd_path returns the guest path of fd's file, allocated, or NULL with
+ * errno set: EBADF, or ENOTSUP for a descriptor on no mount. */
+static char *fd_path(int fd) {
+	size_t cap = PATH_MAX;
+	for (;;) {
+		char *buf = malloc(cap);
+		if (buf == NULL)
+			return NULL;
+		int32_t n = __apysup_fs_fd_path(fd, buf, cap);
+		if (n < 0) {
+			free(buf);
+			errno = -n;
+			return NULL;
+		}
+		if ((size_t)n < cap) {
+			buf[n] = '\0';
+			return buf;
+		}
+		free(buf);
+		cap = (size_t)n + 1;
+	}
+}
+
+/* at_path returns path, relative to dirfd, as a guest path, allocated: path
+ * itself when it is absolute or dirfd is AT_FDCWD. NULL with errno set as
+ * the kernel answers: ENOENT for an empty path, EBADF for a descriptor
+ * that is not open, ENOTDIR for one that is no directory. */
+static char *at_path(int dirfd, const char *path) {
+	if (path[0] == '\0') {
+		errno = ENOENT;
+		return NULL;
+	}
+	if (path[0] == '/' || dirfd == AT_FDCWD)
+		return strdup(path);
+	struct stat st;
+	if (fstat(dirfd, &st) != 0)
+		return NULL;
+	if (!S_ISDIR(st.st_mode)) {
+		errno = ENOTDIR;
+		return NULL;
+	}
+	char *dir = fd_path(dirfd);
+	if (dir == NULL)
+		return NULL;
+	size_t d = strlen(dir), p = strlen(path);
+	char *out = malloc(d + p + 2);
+	if (out != NULL) {
+		memcpy(out, dir, d);
+		if (d == 0 || dir[d - 1] != '/')
+			out[d++] = '/';
+		memcpy(out + d, path, p + 1);
+	}
+	free(dir);
+	return out;
+}
+
+
 int __real_rename(const char *old, const char *new);
 int __real_link(const char *old, const char *new);
 int __real_rmdir(const char *path);
@@ -333,7 +405,6 @@ int __real_unlink(const char *path);
 int __real_symlink(const char *target, const char *path);
 int __real_mkdirat(int dirfd, const char *path, mode_t mode);
 int __real_renameat(int olddirfd, const char *old, int newdirfd, const char *new);
-int __real_linkat(int olddirfd, const char *old, int newdirfd, const char *new, int flags);
 int __real_symlinkat(const char *target, int dirfd, const char *path);
 
 /* A path whose last component is "." or "..", or the root itself, names
@@ -464,9 +535,14 @@ int __wrap_symlink(const char *target, const char *path) {
 	return e ? fail(e) : __real_symlink(target, path);
 }
 
+static int created_at(int dirfd, const char *path, mode_t mode, mode_t host_default); /* below */
+
 int __wrap_mkdirat(int dirfd, const char *path, mode_t mode) {
 	int e = not_a_name(dirfd, path, create_errnos);
-	return e ? fail(e) : __real_mkdirat(dirfd, path, mode);
+	if (e)
+		return fail(e);
+	int r = __real_mkdirat(dirfd, path, mode);
+	return r == 0 ? created_at(dirfd, path, mode, 0755) : r;
 }
 
 int __wrap_renameat(int olddirfd, const char *old, int newdirfd, const char *new) {
@@ -474,9 +550,35 @@ int __wrap_renameat(int olddirfd, const char *old, int newdirfd, const char *new
 	return e ? fail(e) : __real_renameat(olddirfd, old, newdirfd, new);
 }
 
+int __wrap_link(const char *old, const char *new); /* below */
+
+/* linkat is made by path, link's: wasi-libc's answered ENOENT for every
+ * relative path with AT_FDCWD (os.link(a, b, follow_symlinks=False)), and
+ * wazero's path_link follows no link, so AT_SYMLINK_FOLLOW (os.link with a
+ * dir_fd) linked the link itself. The old path is resolved through its
+ * links here when asked, as the kernel follows them (a dangling one is
+ * ENOENT). */
 int __wrap_linkat(int olddirfd, const char *old, int newdirfd, const char *new, int flags) {
-	int e = link_not_a_name(olddirfd, old, newdirfd, new, flags & AT_SYMLINK_FOLLOW);
-	return e ? fail(e) : __real_linkat(olddirfd, old, newdirfd, new, flags);
+	int follow = flags & AT_SYMLINK_FOLLOW;
+	int e = link_not_a_name(olddirfd, old, newdirfd, new, follow);
+	if (e)
+		return fail(e);
+	if (flags & ~AT_SYMLINK_FOLLOW)
+		return fail(EINVAL);
+	char *from = at_path(olddirfd, old), *to = at_path(newdirfd, new);
+	int r = -1;
+	if (from != NULL && to != NULL && follow) {
+		char *target = physical(from, 1);
+		free(from);
+		from = target;
+		if (from == NULL)
+			errno = ENOMEM;
+	}
+	if (from != NULL && to != NULL)
+		r = __wrap_link(from, to);
+	free(from);
+	free(to);
+	return r;
 }
 
 int __wrap_symlinkat(const char *target, int dirfd, const char *path) {
@@ -578,22 +680,11 @@ int __real_mkdir(const char *path, mode_t mode);
 
 void _apysup_fd_opened(int fd, int oflag); /* _apysup_fcntl.c */
 
-int __wrap_open(const char *path, int oflag, ...) {
-	if ((oflag & O_CREAT) == 0) {
-		int fd = __real_open(path, oflag);
-		if (fd >= 0)
-			_apysup_fd_opened(fd, oflag);
-		return fd;
-	}
-	va_list ap;
-	va_start(ap, oflag);
-	mode_t mode = va_arg(ap, int);
-	va_end(ap);
-	mode_t bits = mode & 0777 & ~guest_umask;
-	struct stat st;
-	int existed = bits != 0644 && (oflag & O_EXCL) == 0 && stat(path, &st) == 0;
-	int fd = __real_open(path, oflag, mode);
-	if (fd >= 0 && bits != 0644 && !existed && __apysup_chmod(path, bits) != 0) {
+/* opened ends an open of fd with oflag: a file that could not be given its
+ * mode (failed, errno set) is closed and the open fails with that errno;
+ * else its flags are recorded for fcntl. */
+static int opened(int fd, int oflag, int failed) {
+	if (failed) {
 		int saved = errno;
 		(void)close(fd);
 		errno = saved;
@@ -602,6 +693,20 @@ int __wrap_open(const char *path, int oflag, ...) {
 	if (fd >= 0)
 		_apysup_fd_opened(fd, oflag);
 	return fd;
+}
+
+int __wrap_open(const char *path, int oflag, ...) {
+	if ((oflag & O_CREAT) == 0)
+		return opened(__real_open(path, oflag), oflag, 0);
+	va_list ap;
+	va_start(ap, oflag);
+	mode_t mode = va_arg(ap, int);
+	va_end(ap);
+	mode_t bits = mode & 0777 & ~guest_umask;
+	struct stat st;
+	int existed = bits != 0644 && (oflag & O_EXCL) == 0 && stat(path, &st) == 0;
+	int fd = __real_open(path, oflag, mode);
+	return opened(fd, oflag, fd >= 0 && bits != 0644 && !existed && __apysup_chmod(path, bits) != 0);
 }
 
 int __wrap_mkdir(const char *path, mode_t mode) {
@@ -613,4 +718,73 @@ int __wrap_mkdir(const char *path, mode_t mode) {
 	if (r == 0 && bits != 0755)
 		r = __apysup_chmod(path, bits);
 	return r;
+}
+
+/* The calls that change a mode through a descriptor (at_path, above).
+ * fchmod of a descriptor on no mount, a standard stream as the WASI build
+ * starts: natively stdin is /dev/null, root's device (EPERM), and stdout
+ * and stderr pipes, which take the mode. A file unlinked while open has
+ * no path left (ENOENT, where fchmod natively succeeds). */
+int fchmod(int fd, mode_t mode) {
+	char *path = fd_path(fd);
+	if (path == NULL)
+		return errno != ENOTSUP ? -1 : fd == 0 ? fail(EPERM) : 0;
+	int r = __apysup_chmod(path, mode);
+	free(path);
+	return r;
+}
+
+/* fchmodat with AT_SYMLINK_NOFOLLOW changes a file that is no link and
+ * answers EOPNOTSUPP for a link, as glibc's does on Linux (os.chmod then
+ * raises NotImplementedError, or ValueError with a dir_fd). */
+int fchmodat(int dirfd, const char *path, mode_t mode, int flag) {
+	if (flag & ~AT_SYMLINK_NOFOLLOW)
+		return fail(EINVAL);
+	char *p = at_path(dirfd, path);
+	if (p == NULL)
+		return -1;
+	int r = 0;
+	struct stat st;
+	if ((flag & AT_SYMLINK_NOFOLLOW) && (r = lstat(p, &st)) == 0 && S_ISLNK(st.st_mode)) {
+		errno = EOPNOTSUPP;
+		r = -1;
+	}
+	if (r == 0)
+		r = __apysup_chmod(p, mode);
+	free(p);
+	return r;
+}
+
+/* created_at gives what mkdirat or openat made at path, relative to dirfd,
+ * the mode it was asked for under the guest's umask, as open and mkdir by
+ * path do (above), unless that is host_default, the host's. */
+static int created_at(int dirfd, const char *path, mode_t mode, mode_t host_default) {
+	mode_t bits = mode & 0777 & ~guest_umask;
+	if (bits == host_default)
+		return 0;
+	char *p = at_path(dirfd, path);
+	if (p == NULL)
+		return -1;
+	int r = __apysup_chmod(p, bits);
+	free(p);
+	return r;
+}
+
+int __real_openat(int dirfd, const char *path, int oflag, ...);
+
+/* openat (os.open with a dir_fd) creates with its mode, as open does, and
+ * records its flags for fcntl's F_GETFL, as open does. */
+int __wrap_openat(int dirfd, const char *path, int oflag, ...) {
+	mode_t mode = 0;
+	if (oflag & O_CREAT) {
+		va_list ap;
+		va_start(ap, oflag);
+		mode = va_arg(ap, int);
+		va_end(ap);
+	}
+	int chmods = (oflag & O_CREAT) && (mode & 0777 & ~guest_umask) != 0644;
+	struct stat st;
+	int existed = chmods && (oflag & O_EXCL) == 0 && fstatat(dirfd, path, &st, 0) == 0;
+	int fd = __real_openat(dirfd, path, oflag, mode);
+	return opened(fd, oflag, fd >= 0 && chmods && !existed && created_at(dirfd, path, mode, 0644) != 0);
 }

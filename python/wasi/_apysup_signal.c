@@ -98,7 +98,7 @@ int __wrap_raise(int sig)
 			if (action != SIG_ERR)
 				signal(sig, action);
 		}
-		if (action == SIG_DFL && sig == SIGSTOP)
+		if (sig == SIGSTOP) /* always its default */
 			stop();
 		if (action == SIG_DFL && default_action(sig) == STOP)
 			return 0;

@@ -535,7 +535,8 @@ build_cpython() {
 	# cache variables: configure falls back to -lrt (a wasi-libc stub) and would
 	# define HAVE_CLOCK_NANOSLEEP again. umask: wasi-libc has none, and
 	# _apysup_paths.c's (linked into python.wasm, not into configure's tests)
-	# gives os.umask the mask its wrapped open and mkdir apply. chown, lchown,
+	# gives os.umask the mask its wrapped open and mkdir apply. fchmod and
+	# fchmodat: _apysup_paths.c's too (include/sys/stat.h declares them). chown, lchown,
 	# fchown, fchownat, sendfile and copy_file_range: _apysup_files.c's, linked
 	# the same way; so are statvfs and fstatvfs, whose header wasi-libc lacks
 	# too (include/sys/statvfs.h, on the include path).
@@ -562,7 +563,7 @@ build_cpython() {
 		LIBSQLITE3_CFLAGS="-I$sqlite_build" LIBSQLITE3_LIBS="-L$sqlite_build -lsqlite3" \
 		PKG_CONFIG_LIBDIR="$work/no-pkgconfig" PKG_CONFIG_PATH= \
 		ac_cv_func_clock_nanosleep=no ac_cv_lib_rt_clock_nanosleep=no ac_cv_func_umask=yes \
-		ac_cv_func_chown=yes ac_cv_func_lchown=yes ac_cv_func_fchown=yes ac_cv_func_fchownat=yes ac_cv_func_sendfile=yes ac_cv_func_copy_file_range=yes ac_cv_func_getlogin=yes ac_cv_func_getloadavg=yes ac_cv_func_nice=yes \
+		ac_cv_func_fchmod=yes ac_cv_func_fchmodat=yes ac_cv_func_chown=yes ac_cv_func_lchown=yes ac_cv_func_fchown=yes ac_cv_func_fchownat=yes ac_cv_func_sendfile=yes ac_cv_func_copy_file_range=yes ac_cv_func_getlogin=yes ac_cv_func_getloadavg=yes ac_cv_func_nice=yes \
 		ac_cv_func_sync=yes ac_cv_func_lockf=yes ac_cv_func_alarm=yes ac_cv_func_pause=yes ac_cv_func_setitimer=yes ac_cv_func_getitimer=yes \
 		ac_cv_header_sys_statvfs_h=yes ac_cv_func_statvfs=yes ac_cv_func_fstatvfs=yes \
 		ac_cv_working_tzset=yes ax_cv_c_float_words_bigendian=no \
@@ -579,14 +580,14 @@ build_cpython() {
 	grep -q '^#define WITH_PYMALLOC 1' "$wasi_build/pyconfig.h" || die "configure did not enable pymalloc"
 	grep -q '^#define ENABLE_IPV6 1' "$wasi_build/pyconfig.h" || die "configure did not enable IPv6"
 	grep -q '^#define Py_HASH_ALGORITHM 3$' "$wasi_build/pyconfig.h" || die "configure did not choose SipHash-1-3"
-	for f in CHOWN LCHOWN FCHOWN FCHOWNAT SENDFILE COPY_FILE_RANGE GETLOGIN GETLOADAVG NICE FDOPENDIR WORKING_TZSET WCSFTIME SYS_STATVFS_H STATVFS FSTATVFS PRLIMIT GETRUSAGE \
+	for f in FCHMOD FCHMODAT CHOWN LCHOWN FCHOWN FCHOWNAT SENDFILE COPY_FILE_RANGE GETLOGIN GETLOADAVG NICE FDOPENDIR WORKING_TZSET WCSFTIME SYS_STATVFS_H STATVFS FSTATVFS PRLIMIT GETRUSAGE \
 		NETDB_H GETADDRINFO GAI_STRERROR GETNAMEINFO HSTRERROR GETHOSTBYNAME GETHOSTBYADDR GETSERVBYNAME GETSERVBYPORT GETPROTOBYNAME SOCKET \
 		CTERMID TTYNAME TCGETPGRP TCSETPGRP OPENPTY LOGIN_TTY PTY_H LIBINTL_H BIND_TEXTDOMAIN_CODESET SYSLOG_H; do
 		grep -q "^#define HAVE_$f 1" "$wasi_build/pyconfig.h" || die "configure did not define HAVE_$f"
 	done
 	# Replaces configure's own LDFLAGS_NODIST for WASI (a 512 KiB stack).
 	step "$name-make" make -C "$wasi_build" -j"$jobs" APYSUP_DB="$db_build" APYSUP_UUID="$uuid_build" \
-		LDFLAGS_NODIST="$WASI_LDFLAGS_NODIST $work/apysup_libm.o $work/apysup_paths.o $work/apysup_string.o $work/apysup_locale.o $work/apysup_stat.o $work/apysup_signal.o $work/apysup_files.o $work/apysup_errno.o $work/apysup_flags.o $work/apysup_host.o $work/apysup_resource.o $work/apysup_fcntl.o $work/apysup_termios.o $work/apysup_netdb.o $work/apysup_tz.o $work/apysup_mktime.o $work/apysup_gmtime_r.o $work/apysup_strftime.o $work/apysup_messages.o -Wl,--wrap=__wasilibc_find_relpath_alloc,--wrap=wcsftime,--wrap=rename,--wrap=link,--wrap=rmdir,--wrap=unlink,--wrap=symlink,--wrap=mkdirat,--wrap=renameat,--wrap=linkat,--wrap=symlinkat,--wrap=getcwd,--wrap=chdir,--wrap=setlocale,--wrap=nl_langinfo,--wrap=wcscoll,--wrap=fstat,--wrap=__wasilibc_nocwd_fstatat,--wrap=open,--wrap=mkdir,--wrap=raise,--wrap=abort,--wrap=strsignal,--wrap=__wasi_fd_write,--wrap=__wasi_fd_pwrite,--wrap=__wasi_fd_filestat_set_size,--wrap=__wasi_fd_allocate,--wrap=__wasi_path_create_directory,--wrap=__wasi_path_link,--wrap=__wasi_path_open,--wrap=sysconf,--wrap=fpathconf,--wrap=fcntl,--wrap=close,--wrap=__wasi_fd_seek,--wrap=inet_pton,--wrap=inet_ntop,--wrap=inet_aton,--wrap=poll"
+		LDFLAGS_NODIST="$WASI_LDFLAGS_NODIST $work/apysup_libm.o $work/apysup_paths.o $work/apysup_string.o $work/apysup_locale.o $work/apysup_stat.o $work/apysup_signal.o $work/apysup_files.o $work/apysup_errno.o $work/apysup_flags.o $work/apysup_host.o $work/apysup_resource.o $work/apysup_fcntl.o $work/apysup_termios.o $work/apysup_netdb.o $work/apysup_tz.o $work/apysup_mktime.o $work/apysup_gmtime_r.o $work/apysup_strftime.o $work/apysup_messages.o -Wl,--wrap=__wasilibc_find_relpath_alloc,--wrap=wcsftime,--wrap=rename,--wrap=link,--wrap=rmdir,--wrap=unlink,--wrap=symlink,--wrap=mkdirat,--wrap=openat,--wrap=renameat,--wrap=linkat,--wrap=symlinkat,--wrap=getcwd,--wrap=chdir,--wrap=setlocale,--wrap=nl_langinfo,--wrap=wcscoll,--wrap=fstat,--wrap=__wasilibc_nocwd_fstatat,--wrap=open,--wrap=mkdir,--wrap=raise,--wrap=abort,--wrap=strsignal,--wrap=__wasi_fd_write,--wrap=__wasi_fd_pwrite,--wrap=__wasi_fd_filestat_set_size,--wrap=__wasi_fd_allocate,--wrap=__wasi_path_create_directory,--wrap=__wasi_path_link,--wrap=__wasi_path_open,--wrap=sysconf,--wrap=fpathconf,--wrap=fcntl,--wrap=close,--wrap=__wasi_fd_seek,--wrap=inet_pton,--wrap=inet_ntop,--wrap=inet_aton,--wrap=poll,--wrap=select"
 
 	for m in _dbm _uuid syslog; do
 		grep -q "\"$m\"" "$wasi_build/Modules/config.c" || die "python.wasm has no $m built in"

@@ -28,14 +28,27 @@ import (
 // would make the host file, which the supervisor's user owns, a setuid
 // program of that user. The guest's own tmpfs natively keeps them; here a
 // request for them sets the other bits and succeeds.
+//
+// apysup_fs.fd_path gives the guest the path of a descriptor's file, so
+// that the calls WASI preview 1 lacks which act through a descriptor
+// (fchmod, and fchmodat and the modes of mkdirat and openat relative to a
+// directory's) reach apysup_fs.chmod by path: the path wazero opened the
+// descriptor by, on its mount, as every path_* call relative to it is
+// resolved. It drifts on rename as those calls do, and a file unlinked
+// while open has none (ENOENT, where fchmod natively succeeds).
 const (
-	fsModule  = "apysup_fs"
-	chmodName = "chmod"
+	fsModule   = "apysup_fs"
+	chmodName  = "chmod"
+	fdPathName = "fd_path"
 )
 
 // mountsKey carries a run's mounts (guest path -> FS) from startGuest to
 // hostChmod through the context wazero hands to host functions.
 type mountsKey struct{}
+
+// mountedAtKey carries them the other way (the FS wazero holds for a
+// mount -> its guest path), from startGuest to hostFdPath.
+type mountedAtKey struct{}
 
 func exportFS(ctx context.Context, rt wazero.Runtime) error {
 	i32 := api.ValueTypeI32
@@ -44,6 +57,10 @@ func exportFS(ctx context.Context, rt wazero.Runtime) error {
 		WithGoModuleFunction(api.GoModuleFunc(hostChmod), []api.ValueType{i32, i32, i32, i32, i32}, []api.ValueType{i32}).
 		WithParameterNames("mount_ptr", "mount_len", "path_ptr", "path_len", "mode").
 		Export(chmodName).
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(hostFdPath), []api.ValueType{i32, i32, i32}, []api.ValueType{i32}).
+		WithParameterNames("fd", "buf_ptr", "buf_len").
+		Export(fdPathName).
 		NewFunctionBuilder().
 		WithGoModuleFunction(api.GoModuleFunc(hostStatvfsCall), []api.ValueType{i32, i32}, []api.ValueType{i32}).
 		WithParameterNames("dev", "out_ptr").
@@ -67,6 +84,49 @@ func hostChmod(ctx context.Context, mod api.Module, stack []uint64) {
 		errno = chmodIn(mounts, string(mount), string(name), fs.FileMode(api.DecodeU32(stack[4])))
 	}
 	stack[0] = api.EncodeI32(wasiErrno(errno))
+}
+
+// hostFdPath is apysup_fs.fd_path(fd, buf_ptr, buf_len) -> i32: the
+// length of the guest path of the file fd was opened by, written to buf
+// when it fits in buf_len bytes (unterminated), or minus the WASI errno:
+// EBADF for a descriptor that is not open, ENOTSUP for one on no mount
+// (the standard streams).
+func hostFdPath(ctx context.Context, mod api.Module, stack []uint64) {
+	at, _ := ctx.Value(mountedAtKey{}).(map[experimentalsys.FS]string)
+	p, errno := fdPath(at, mod, api.DecodeI32(stack[0]))
+	if errno == 0 && uint32(len(p)) <= api.DecodeU32(stack[2]) && !mod.Memory().Write(api.DecodeU32(stack[1]), []byte(p)) {
+		errno = experimentalsys.EFAULT
+	}
+	if errno != 0 {
+		stack[0] = api.EncodeI32(-wasiErrno(errno))
+		return
+	}
+	stack[0] = api.EncodeI32(int32(len(p)))
+}
+
+// openedAs is a module instance of the patched wazero
+// (third_party/wazero): it names the file system and the path a
+// descriptor was opened by. Built against wazero as released (a go build
+// outside make) a module has no such method, and fd_path answers ENOSYS.
+type openedAs interface {
+	OpenedAs(fd int32) (experimentalsys.FS, string, experimentalsys.Errno)
+}
+
+// fdPath is the guest path of the file fd of mod was opened by.
+func fdPath(at map[experimentalsys.FS]string, mod api.Module, fd int32) (string, experimentalsys.Errno) {
+	o, ok := mod.(openedAs)
+	if !ok {
+		return "", experimentalsys.ENOSYS
+	}
+	fsys, name, errno := o.OpenedAs(fd)
+	if errno != 0 {
+		return "", errno
+	}
+	mount, ok := at[fsys]
+	if !ok {
+		return "", experimentalsys.ENOTSUP
+	}
+	return path.Join(mount, name), 0
 }
 
 // chmodIn changes the bits of name, a path inside the mount at guestPath

@@ -1,6 +1,7 @@
 package wazero
 
 import (
+	"context"
 	"io"
 	"io/fs"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/apysup/apysup/internal/testenv"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 	"github.com/tetratelabs/wazero/experimental/sysfs"
 )
@@ -168,4 +171,56 @@ func FuzzChmodIn(f *testing.F) {
 			}
 		}
 	})
+}
+
+// apysup_fs.fd_path answers a descriptor's guest path: its mount's, and
+// the path inside the mount it was opened by (the corpus's
+// fs_chmod_descriptors.py opens files); minus the errno for a descriptor
+// that is not open or on no mount; the length alone when the buffer is
+// too small, and EFAULT for a buffer outside the guest's memory.
+func TestFdPath(t *testing.T) {
+	ctx := context.Background()
+	r := wazero.NewRuntime(ctx)
+	defer r.Close(ctx)
+	work, root := sysfs.DirFS(t.TempDir()), sysfs.DirFS(t.TempDir())
+	fsc := wazero.NewFSConfig().(sysfs.FSConfig).WithSysFSMount(work, "/workspace").(sysfs.FSConfig).WithSysFSMount(root, "/")
+	// A module of one page of memory and nothing else.
+	mod, err := r.InstantiateWithConfig(ctx, []byte("\x00asm\x01\x00\x00\x00\x05\x03\x01\x00\x01"), wazero.NewModuleConfig().WithFSConfig(fsc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx = context.WithValue(ctx, mountedAtKey{}, map[experimentalsys.FS]string{work: "/workspace", root: "/"})
+	call := func(fd int32, ptr, n uint32) int32 {
+		stack := []uint64{api.EncodeI32(fd), api.EncodeU32(ptr), api.EncodeU32(n)}
+		hostFdPath(ctx, mod, stack)
+		return api.DecodeI32(stack[0])
+	}
+	for _, c := range []struct {
+		fd   int32
+		want string
+		ret  int32
+	}{
+		{fd: 3, want: "/workspace", ret: 10}, // the pre-opens, in order
+		{fd: 4, want: "/", ret: 1},
+		{fd: 1, ret: -wasiErrno(experimentalsys.ENOTSUP)}, // stdout
+		{fd: 9, ret: -wasiErrno(experimentalsys.EBADF)},
+	} {
+		mod.Memory().Write(0, make([]byte, 64))
+		if got := call(c.fd, 0, 64); got != c.ret {
+			t.Errorf("fd %d: %d, want %d", c.fd, got, c.ret)
+		}
+		if got, _ := mod.Memory().Read(0, uint32(len(c.want))); string(got) != c.want {
+			t.Errorf("fd %d: %q, want %q", c.fd, got, c.want)
+		}
+	}
+	mod.Memory().Write(0, []byte("untouched!"))
+	if got := call(3, 0, 9); got != 10 {
+		t.Errorf("a buffer too small: %d, want the length", got)
+	}
+	if got, _ := mod.Memory().Read(0, 10); string(got) != "untouched!" {
+		t.Errorf("a buffer too small was written: %q", got)
+	}
+	if got := call(3, 65536-4, 64); got != -wasiErrno(experimentalsys.EFAULT) {
+		t.Errorf("a buffer past the memory's end: %d, want -EFAULT", got)
+	}
 }

@@ -160,12 +160,15 @@ func (in *Interpreter) startGuest(ctx context.Context, limitBytes, reserveBytes 
 	// counts against one budget.
 	fsc := wazero.NewFSConfig()
 	var mounted []string
-	mounts := map[string]experimentalsys.FS{} // for apysup_fs.chmod, and links across mounts
+	mounts := map[string]experimentalsys.FS{}    // for apysup_fs.chmod, and links across mounts
+	mountedAt := map[experimentalsys.FS]string{} // for apysup_fs.fd_path
 	g.mounts = &guestMounts{byPath: mounts}
 	// owned: a writable mount, whose files are the guest's (nativeView).
 	mount := func(fsys experimentalsys.FS, guestPath string, dev uint16, view viewFunc, owned bool) {
 		viewed := &nativeView{FS: fsys, dev: dev, at: guestPath, view: view, owned: owned}
-		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(&countedFS{FS: viewed, q: g.files, freePreopen: guestPath == procDir || guestPath == etcDir}, guestPath)
+		counted := &countedFS{FS: viewed, q: g.files, freePreopen: guestPath == procDir || guestPath == etcDir}
+		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(counted, guestPath)
+		mountedAt[counted] = guestPath
 		mounted = append(mounted, guestPath)
 		mounts[guestPath] = viewed
 	}
@@ -190,6 +193,7 @@ func (in *Interpreter) startGuest(ctx context.Context, limitBytes, reserveBytes 
 	runCtx := experimental.WithMemoryAllocator(ctx, g.mem)
 	runCtx = context.WithValue(runCtx, runKey{}, call)
 	runCtx = context.WithValue(runCtx, mountsKey{}, mounts)
+	runCtx = context.WithValue(runCtx, mountedAtKey{}, mountedAt)
 	runCtx = context.WithValue(runCtx, mountStatsKey{}, g.stats)
 	runCtx = context.WithValue(runCtx, signaledKey{}, &g.signaled)
 	runCtx = context.WithValue(runCtx, rlimitsKey{}, g.limits)
