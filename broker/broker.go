@@ -443,16 +443,21 @@ func (b *Broker) awaitApproval(ctx context.Context, rc *receiptDraft, c *plan.Ca
 		return CodeApprovalRecordInvalid
 	}
 	rc.approvalID, rc.approval = rec.ID, binding
+	// The journal's writes are not the call's: a call that ends while they
+	// are made is written all the same (journal_unavailable is the disk's).
 	if b.cfg.Journal != nil {
-		if err := b.cfg.Journal.AwaitApproval(ctx, rc.call.callID, rec.ID); err != nil {
+		if err := b.cfg.Journal.AwaitApproval(context.WithoutCancel(ctx), rc.call.callID, rec.ID); err != nil {
 			return CodeJournalUnavailable
 		}
 	}
 	state, _ := b.cfg.Approvals.Wait(ctx, rec.ID)
 	b.cfg.Ledger.Append(EventApprovalDecided, map[string]string{
 		"call_id": rc.call.callID, "approval_request_id": rec.ID, "state": string(state)})
-	if b.cfg.Journal != nil {
-		if err := b.cfg.Journal.Decide(ctx, rc.call.callID, rec.ID, state, rec.ExpiresAt); err != nil {
+	// A cancellation is no decision (the call's context ended: its caller
+	// gave it up, or the run is ending): it is not recorded, and a later
+	// attempt asks again (leftAbsent).
+	if b.cfg.Journal != nil && state != ApprovalCancelled {
+		if err := b.cfg.Journal.Decide(context.WithoutCancel(ctx), rc.call.callID, rec.ID, state, rec.ExpiresAt); err != nil {
 			return CodeJournalUnavailable
 		}
 	}
@@ -620,7 +625,9 @@ func (b *Broker) finishWith(rc *receiptDraft, status, code string, result json.R
 		resp.Result = result
 	}
 	out := newResponse(resp)
-	if rc.journaled && code != CodeDispatchUnknown { // unknown stays unknown in the journal, for a later reconciliation
+	// Unknown stays unknown in the journal, for a later reconciliation; a
+	// call cancelled before its dispatch stays absent, as after a crash.
+	if rc.journaled && code != CodeDispatchUnknown && !leftAbsent(code) {
 		b.journalComplete(rc, JournalCompletion{Outcome: status, ErrorCode: code, Response: out.AppendJSON(nil),
 			Receipt: r.canonical(), ReceiptID: r.ReceiptID, Projection: rc.projection})
 	}

@@ -115,6 +115,16 @@ func recordedDecision(jc JournaledCall, now time.Time) string {
 
 // journalComplete records the call's end; a failure leaves the call
 // unknown in the journal, which is what the journal can then say.
+// leftAbsent says whether a call that ended with code before its dispatch
+// stays absent in the journal (SPEC section 10): its context ended (the
+// caller gave it up, or the run is ending, SIGTERM or a server's
+// shutdown), which decides nothing about the call, so a later attempt of
+// the run makes it as usual. Recorded as completed, every later attempt
+// would replay the cancellation, and the run could never complete.
+func leftAbsent(code string) bool {
+	return code == CodeApprovalCancelled || code == CodeCallCancelled
+}
+
 func (b *Broker) journalComplete(rc *receiptDraft, c JournalCompletion) {
 	if !rc.journaled {
 		return

@@ -209,6 +209,54 @@ func TestBrokerKeepsRecordedDecision(t *testing.T) {
 	}
 }
 
+// TestBrokerLeavesACancelledCallAbsent: an attempt that ends while a call
+// waits for its approval (SIGTERM, a server's shutdown: the call's context
+// ends) leaves the call absent, as a crash there does, and the next
+// attempt asks again. It used to record approval_cancelled as the call's
+// completion (and journal_unavailable first, the decision's write failing
+// on the ended context), which every later attempt replayed: the run
+// could never complete.
+func TestBrokerLeavesACancelledCallAbsent(t *testing.T) {
+	j := open(t, t.TempDir())
+	jr := newJournaledRun(t, true)
+	if _, err := j.BeginRun(ctx, "k", fp, deadOwner); err != nil {
+		t.Fatal(err)
+	}
+	approvals := broker.NewApprovals(broker.ApprovalOptions{})
+	b := jr.broker(t, j, "k", approvals)
+	events, stop := approvals.Subscribe()
+	ending, end := context.WithCancel(ctx)
+	go func() {
+		<-events // waiting
+		end()    // the attempt ends
+	}()
+	raw := b.Call(ending, []byte(`{"call_id":"capability-1","capability":"act","arguments":{"n":"1"}}`)).AppendJSON(nil)
+	stop()
+	if !strings.Contains(string(raw), broker.CodeApprovalCancelled) || jr.dispatched["1"].Load() != 0 {
+		t.Fatalf("the ended attempt's call: %s", raw)
+	}
+	if rec, _ := j.Call(ctx, "k", "capability-1"); rec.Answer() != Absent {
+		t.Fatalf("capability-1 after the attempt: %s, want absent", rec.Answer())
+	}
+	if _, err := j.BeginRun(ctx, "k", fp, Owner()); err != nil {
+		t.Fatal(err)
+	}
+	approvals = broker.NewApprovals(broker.ApprovalOptions{})
+	b = jr.broker(t, j, "k", approvals)
+	events, stop = approvals.Subscribe()
+	defer stop()
+	go func() {
+		ev := <-events
+		_ = approvals.Approve(ev.Record.ID)
+	}()
+	if got := call(t, b, 1); got.Status != "ok" || jr.dispatched["1"].Load() != 1 {
+		t.Fatalf("the next attempt: %+v, %d dispatches", got, jr.dispatched["1"].Load())
+	}
+	if p := j.Verify(ctx); len(p) != 0 {
+		t.Fatalf("Verify: %+v", p)
+	}
+}
+
 // RequestDigestFor is the request digest of call n of newJournaledRun.
 func RequestDigestFor(t *testing.T, n int) string {
 	t.Helper()
