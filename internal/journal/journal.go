@@ -241,6 +241,21 @@ func openDB(path string) (*sql.DB, error) {
 	return db, nil
 }
 
+// integrity is SQLite's integrity_check of db: "" when it is sound, else
+// its first finding. A damaged index (a byte of its pages changed) makes
+// a lookup miss a record the table holds: a completed run's key would run
+// again, its calls dispatched twice, while the log's chain still verifies.
+func integrity(db *sql.DB) string {
+	var result string
+	if err := db.QueryRow(`PRAGMA integrity_check(1)`).Scan(&result); err != nil {
+		return err.Error()
+	}
+	if result != "ok" {
+		return result
+	}
+	return ""
+}
+
 // create makes a new journal so that no interruption leaves a database
 // without its epoch file: the database is built and closed under a
 // temporary name, the epoch file (entry 0) is written, and only then is
@@ -329,6 +344,9 @@ func (j *Journal) load(epochRaw []byte) error {
 	}
 	if mode != "wal" {
 		return fail(CodeUnavailable, "the journal database is not in WAL mode", nil)
+	}
+	if damage := integrity(j.db); damage != "" {
+		return fail(CodeCorrupt, "the journal database is damaged ("+damage+")", nil)
 	}
 	var ep epochDoc
 	if err := canonjson.DecodeStrict(epochRaw, 4096, &ep); err != nil || ep.SchemaVersion != SchemaVersion || ep.JournalID == "" {

@@ -1,7 +1,9 @@
 package journal
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"os"
@@ -598,5 +600,54 @@ func TestJournalsShareADirectory(t *testing.T) {
 	j := open(t, dir)
 	if p := j.Verify(ctx); len(p) != 0 {
 		t.Fatalf("Verify after reopening: %+v", p)
+	}
+}
+
+// TestDamagedIndexRefused: a byte changed in the database's index pages
+// (the runs' key index: the table still holds the run) made a lookup
+// miss the run, so a completed key would run again, its calls dispatched
+// twice, while the log's chain still verified. SQLite's integrity_check
+// finds it: Open refuses the journal, and Verify reports it.
+func TestDamagedIndexRefused(t *testing.T) {
+	dir := t.TempDir()
+	j := open(t, dir)
+	for _, key := range []string{"key-one", "key-two"} {
+		if _, err := j.BeginRun(ctx, key, fp, deadOwner); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.Close() // the last connection checkpoints the WAL into the database
+	path := filepath.Join(dir, dbName)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pageSize := int(binary.BigEndian.Uint16(b[16:18]))
+	if pageSize == 1 {
+		pageSize = 1 << 16
+	}
+	damaged := 0
+	for start := 0; start+pageSize <= len(b); start += pageSize {
+		header := start
+		if start == 0 {
+			header = 100 // the database header precedes page 1's
+		}
+		if b[header] != 0x0a { // a leaf page of an index b-tree
+			continue
+		}
+		page := b[start : start+pageSize]
+		for i := bytes.Index(page, []byte("key-two")); i >= 0; i = bytes.Index(page, []byte("key-two")) {
+			page[i+6] = 'x'
+			damaged++
+		}
+	}
+	if damaged == 0 {
+		t.Fatal("no index page holds the key")
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(dir, Options{}); codeOf(err) != CodeCorrupt {
+		t.Fatalf("Open of a damaged database: %v, want %s", err, CodeCorrupt)
 	}
 }

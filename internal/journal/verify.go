@@ -48,6 +48,9 @@ func (j *Journal) Verify(ctx context.Context) []Problem {
 	defer j.unflock()
 	var problems []Problem
 	add := func(p Problem) { problems = append(problems, p) }
+	if damage := integrity(j.db); damage != "" {
+		add(Problem{Code: ProblemUnreadable, Message: "the database is damaged (SQLite's integrity_check: " + damage + ")"})
+	}
 
 	type callWant struct {
 		request, state, approvalID, approvalState, outcome, errorCode, receiptID, response string
