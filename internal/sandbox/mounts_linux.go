@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/moby/sys/mountinfo"
@@ -37,7 +38,17 @@ var mount = unix.Mount
 // DetachMountsUnder lazily unmounts every mount below dir and dir itself,
 // deepest first: what a dead process left mounted in a directory about to
 // be removed.
+//
+// mountinfo names mount points by absolute, resolved paths: a relative
+// dir (apysup serve --state st) or one through a link matched none of
+// them, and the mounts stayed.
 func DetachMountsUnder(dir string) {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	if resolved, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = resolved
+	}
 	mounts, err := mountinfo.GetMounts(mountinfo.PrefixFilter(dir))
 	if err != nil {
 		return

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -36,6 +37,31 @@ func TestMountTmpfs(t *testing.T) {
 		DetachMountsUnder(dir)
 		if mounts, _ := mountinfo.GetMounts(mountinfo.SingleEntryFilter(dir)); len(mounts) != 0 {
 			t.Errorf("still mounted after DetachMountsUnder: %+v", mounts)
+		}
+		// Named relative to the working directory, or through a link:
+		// mountinfo's paths are absolute and resolved (apysup serve
+		// --state st left its mounts).
+		link := filepath.Join(t.TempDir(), "link")
+		if err := os.Symlink(dir, link); err != nil {
+			t.Fatal(err)
+		}
+		cwd, _ := os.Getwd()
+		relative, err := filepath.Rel(cwd, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { // a failure below leaves nothing mounted
+			for unix.Unmount(dir, unix.MNT_DETACH) == nil {
+			}
+		})
+		for _, name := range []string{relative, link} {
+			if _, err := MountTmpfs(dir, 0o700, 1<<20, 64); err != nil {
+				t.Fatal(err)
+			}
+			DetachMountsUnder(name)
+			if mounts, _ := mountinfo.GetMounts(mountinfo.SingleEntryFilter(dir)); len(mounts) != 0 {
+				t.Errorf("still mounted after DetachMountsUnder(%q): %+v", name, mounts)
+			}
 		}
 	}
 	defer func(m func(string, string, string, uintptr, string) error) { mount = m }(mount)

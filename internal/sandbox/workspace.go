@@ -173,7 +173,22 @@ func CopyTree(src, dst string) error {
 		perm fs.FileMode
 	}
 	var dirs []dirMode
-	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+	// The root is what the caller named: a link to a directory is
+	// followed (the tree below it is walked as ever, where a link is
+	// refused), and anything but a directory is refused. WalkDir would
+	// have walked neither, and the run gone on with an empty workspace.
+	root, err := filepath.EvalSymlinks(src)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return &WorkspaceError{Code: CodeWorkspaceInputInvalid, Detail: "the workspace does not exist"}
+	case err != nil:
+		return &WorkspaceError{Code: CodeWorkspaceInputInvalid, Detail: "the workspace cannot be read"}
+	}
+	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+		return &WorkspaceError{Code: CodeWorkspaceInputInvalid, Detail: "the workspace is not a directory"}
+	}
+	src = root
+	err = filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}

@@ -93,6 +93,30 @@ func TestCopyTreeRefusesLinks(t *testing.T) {
 	}
 }
 
+// The root is what the caller named: a link to a directory is followed,
+// anything but a directory refused (the run went on with an empty
+// workspace, status ok).
+func TestCopyTreeRoot(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	testenv.WriteTree(t, src, map[string]string{"a": "1"})
+	if err := os.Symlink(src, filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	dst := t.TempDir()
+	if err := CopyTree(filepath.Join(dir, "link"), dst); err != nil {
+		t.Fatalf("a link to a directory: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dst, "a")); err != nil || string(b) != "1" {
+		t.Fatalf("copied through the link: %q %v", b, err)
+	}
+	for _, root := range []string{filepath.Join(src, "a"), "/dev/null", filepath.Join(dir, "missing")} {
+		if err := CopyTree(root, t.TempDir()); codeOf(err) != CodeWorkspaceInputInvalid {
+			t.Errorf("%s: %v, want %s", root, err, CodeWorkspaceInputInvalid)
+		}
+	}
+}
+
 func TestWorkspaceReceiptSeal(t *testing.T) {
 	w := WorkspaceReceipt{RunID: "r", Policy: "discard", Disposition: "discarded", EntryCount: 2}
 	w.Seal()
