@@ -40,7 +40,7 @@ func serveCommand() *cli.Command {
 			&cli.IntFlag{Name: "queue", Usage: "let `N` more runs wait (default 4 x max-concurrent); beyond, 429"},
 			&cli.DurationFlag{Name: "grace", Value: serveGrace, Usage: "how long runs may finish after SIGTERM"},
 			&cli.StringFlag{Name: "journal", Usage: "keep a journal in `DIR` so that runs may name an idempotency_key (docs/spec.md section 10)"},
-			&cli.StringSliceFlag{Name: "allow-handlers", Usage: "handler `KIND`s a posted manifest may use (default builtin; exec, http and kv act on the host as the server)"},
+			&cli.StringSliceFlag{Name: "allow-handlers", Usage: "handler `KIND`s a posted manifest may use besides builtin (exec, http and kv act on the host as the server)"},
 		},
 		Action: serveAction,
 	}

@@ -8,9 +8,11 @@ import (
 	"path"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/apysup/apysup/broker"
+	"github.com/apysup/apysup/internal/canonjson"
 	"github.com/apysup/apysup/internal/journal"
 	"github.com/apysup/apysup/internal/sandbox"
 	"github.com/apysup/apysup/internal/sandbox/supervisor"
@@ -211,6 +213,9 @@ func checkScriptName(name string) error {
 		return fmt.Errorf("longer than %d bytes", maxScriptName)
 	case strings.ContainsAny(name, "/\x00"):
 		return errors.New("not a file name")
+	case strings.IndexFunc(name, unicode.IsControl) >= 0:
+		// A newline in it would split a traceback's line in two.
+		return errors.New("a control character in a file name")
 	}
 	_, err := sandbox.Job{ScriptPath: name}.ScriptName()
 	return err
@@ -366,8 +371,15 @@ func ParseRevokeRequest(body []byte) (*RevokeRequest, error) {
 	return &req, nil
 }
 
-// decodeStrict decodes one JSON value with no unknown field.
+// decodeStrict decodes one JSON value with no unknown field, strict JSON
+// first (canonjson): encoding/json keeps the last of two keys and replaces
+// invalid UTF-8 and lone surrogates with U+FFFD, so a body could say one
+// thing to a reader and another to the server. A manifest carried inside
+// may nest as deeply as one posted alone.
 func decodeStrict(body []byte, v any) error {
+	if err := canonjson.ValidateCarrier(body, len(body), 1); err != nil {
+		return refusal(CodeInvalidRequest, "the body is not strict JSON (%s)", canonjson.CodeOf(err))
+	}
 	dec := json.NewDecoder(strings.NewReader(string(body)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {

@@ -384,3 +384,19 @@ func TestStreamOfItsOwnRunOutlivesALag(t *testing.T) {
 		}
 	}
 }
+
+// --allow-handlers allows kinds besides builtin, as docs/api.md says;
+// `--allow-handlers exec` used to refuse every builtin handler.
+func TestAllowHandlersAddToBuiltin(t *testing.T) {
+	for _, allowed := range [][]string{nil, {"exec"}, {"http", "kv"}} {
+		got := Config{AllowHandlers: allowed}.withDefaults().AllowHandlers
+		if !slices.Contains(got, "builtin") {
+			t.Errorf("%v: %v, want builtin among them", allowed, got)
+		}
+		for _, k := range allowed {
+			if !slices.Contains(got, k) {
+				t.Errorf("%v: %v lost %s", allowed, got, k)
+			}
+		}
+	}
+}

@@ -58,8 +58,9 @@ func (c Config) withDefaults() Config {
 	} else if c.Queue == 0 {
 		c.Queue = 4 * c.MaxConcurrent
 	}
-	if len(c.AllowHandlers) == 0 {
-		c.AllowHandlers = []string{handlers.KindBuiltin}
+	// builtin always: the others are allowed besides it (docs/api.md).
+	if !slices.Contains(c.AllowHandlers, handlers.KindBuiltin) {
+		c.AllowHandlers = append([]string{handlers.KindBuiltin}, c.AllowHandlers...)
 	}
 	if c.MaxPlans <= 0 {
 		c.MaxPlans = 64

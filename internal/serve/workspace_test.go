@@ -207,6 +207,34 @@ func TestRunRequestWorkspaceForms(t *testing.T) {
 	}
 }
 
+// TestRunRequestIsStrictJSON: a body that two parsers could read
+// differently is refused (encoding/json kept the last of two keys and
+// replaced invalid UTF-8 and lone surrogates with U+FFFD), and so is a
+// script name with a control character (a newline split a traceback's
+// line in two); a manifest carried inside may nest as deeply as one
+// posted alone.
+func TestRunRequestIsStrictJSON(t *testing.T) {
+	deep := `{"schema_version": "apysup.manifest.v1", "x": ` + strings.Repeat(`[`, 62) + strings.Repeat(`]`, 62) + `}`
+	for _, tc := range []struct {
+		body, want string
+	}{
+		{`{"source": "print(1)", "source": "print(2)"}`, CodeInvalidRequest},
+		{`{"source": "x", "idempotency_key": "a", "idempotency_key": "b"}`, CodeInvalidRequest},
+		{"{\"source\": \"print(\xff)\"}", CodeInvalidRequest},
+		{`{"source": "print('\ud800')"}`, CodeInvalidRequest},
+		{`{"source": "x", "script_name": "a\nb.py"}`, CodeInvalidRequest},
+		{`{"source": "x", "script_name": "a\u001b.py"}`, CodeInvalidRequest},
+		{`{"source": "x", "script_name": "caf\u00e9 1.py"}`, ""},
+		{`{"source": "x", "manifest": ` + deep + `}`, "not " + CodeInvalidRequest},
+	} {
+		_, err := ParseRunRequest([]byte(tc.body))
+		got := codeOf(err)
+		if want, not := strings.CutPrefix(tc.want, "not "); not && got == want || !not && got != tc.want {
+			t.Errorf("%s: code %q (%v), want %q", tc.body, got, err, tc.want)
+		}
+	}
+}
+
 // FuzzSeedFromTar: any archive is refused with a typed code that does not
 // quote it, or accepted as entries that each land where their clean,
 // relative path says, distinct even on a case-insensitive file system,
