@@ -32,23 +32,36 @@ func OwnerAlive(owner string) bool {
 	if err := syscall.Kill(pid, 0); err == syscall.ESRCH {
 		return false
 	}
-	return startTime(pid) == parts[2]
+	// A zombie (killed, not yet reaped by its parent) signals as alive but
+	// will never write again.
+	state, start := procStat(pid)
+	if state == "Z" || state == "X" {
+		return false
+	}
+	return start == parts[2]
 }
 
 // startTime is field 22 of /proc/PID/stat, or "" where there is no /proc.
 func startTime(pid int) string {
+	_, start := procStat(pid)
+	return start
+}
+
+// procStat is the state (field 3) and the start time (field 22) of
+// /proc/PID/stat, or "" where there is no /proc.
+func procStat(pid int) (state, start string) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return ""
+		return "", ""
 	}
 	s := string(b)
 	i := strings.LastIndexByte(s, ')') // the command name may hold spaces and parentheses
 	if i < 0 {
-		return ""
+		return "", ""
 	}
 	fields := strings.Fields(s[i+1:])
 	if len(fields) < 20 {
-		return ""
+		return "", ""
 	}
-	return fields[19]
+	return fields[0], fields[19]
 }
