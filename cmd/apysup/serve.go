@@ -63,10 +63,28 @@ func serveAction(c *cli.Context) error {
 	if c.IsSet("queue") && queue == 0 {
 		queue = -1 // none
 	}
+	// The listeners first: one that cannot open (a token file others may
+	// read) refuses the serve before the server makes anything (the native
+	// backend's mounts under --state, which a refusal after it left).
+	var ls []*serve.Listener
+	closeListeners := func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}
+	for _, spec := range specs {
+		l, err := serve.Listen(spec, c.String("token-file"))
+		if err != nil {
+			closeListeners()
+			return cli.Exit(err.Error(), ExitUsage)
+		}
+		ls = append(ls, l)
+	}
 	state := c.String("state")
 	created := false
 	if _, err := os.Stat(state); errors.Is(err, os.ErrNotExist) {
 		if err := os.MkdirAll(state, 0o700); err != nil {
+			closeListeners()
 			return cli.Exit(err.Error(), ExitSetupFailed)
 		}
 		created = true
@@ -75,6 +93,7 @@ func serveAction(c *cli.Context) error {
 	if dir := c.String("journal"); dir != "" {
 		var err error
 		if jn, err = journal.Open(dir, journal.Options{Failpoint: failpoint}); err != nil {
+			closeListeners()
 			return cli.Exit(err.Error(), ExitSetupFailed)
 		}
 		defer jn.Close()
@@ -82,18 +101,12 @@ func serveAction(c *cli.Context) error {
 	srv, err := serve.New(serve.Config{StateDir: state, Pool: c.Int("pool"), WazeroPool: c.Int("wazero-pool"), MaxConcurrent: c.Int("max-concurrent"),
 		Queue: queue, AllowHandlers: c.StringSlice("allow-handlers"), Journal: jn})
 	if err != nil {
+		closeListeners()
 		return cli.Exit(err.Error(), ExitSetupFailed)
 	}
-	var ls []*serve.Listener
-	for _, spec := range specs {
-		l, err := serve.Listen(spec, c.String("token-file"))
-		if err != nil {
-			for _, l := range ls {
-				l.Close()
-			}
-			return cli.Exit(err.Error(), ExitUsage)
-		}
-		ls = append(ls, l)
+	// Announced once every listener is open: a refusal (a token file's)
+	// comes before any "serving on".
+	for _, l := range ls {
 		fmt.Fprintf(c.App.ErrWriter, "apysup: serving on %s\n", l.Name)
 	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)

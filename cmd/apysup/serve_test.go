@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -306,4 +307,37 @@ func keys(m map[string]any) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// A listener that cannot open (a token file others may read) refuses the
+// serve before anything is announced or made: "serving on" was printed
+// for the Unix socket first, the process then exited 2, and the native
+// backend's mounts under --state stayed.
+func TestServeRefusesBeforeItAnnounces(t *testing.T) {
+	needNative(t)
+	dir := shortTempDir(t)
+	token := filepath.Join(dir, "token")
+	if err := os.WriteFile(token, []byte("0123456789abcdef0123456789abcdef\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self, "serve", "--listen", "unix:"+filepath.Join(dir, "api.sock"), "--listen", "tcp:127.0.0.1:0",
+		"--token-file", token, "--state", filepath.Join(dir, "state"))
+	cmd.Env = append(os.Environ(), cliEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != ExitUsage {
+		t.Fatalf("exit %v, want %d\n%s", err, ExitUsage, out)
+	}
+	if strings.Contains(string(out), "serving on") || !strings.Contains(string(out), "lets others read it") {
+		t.Fatalf("output:\n%s", out)
+	}
+	// Nothing was made: the server's state (the native backend's mounts
+	// under it) stayed behind when the refusal came after the server.
+	if _, err := os.Stat(filepath.Join(dir, "state")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the refused serve made its state directory: %v", err)
+	}
 }

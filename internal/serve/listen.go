@@ -58,6 +58,9 @@ func readToken(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("token file %s: not a regular file", path)
+	}
 	if st.Mode().Perm()&0o077 != 0 {
 		return nil, fmt.Errorf("token file %s: mode %v lets others read it; chmod 600", path, st.Mode().Perm())
 	}

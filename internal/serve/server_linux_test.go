@@ -405,6 +405,11 @@ func TestTCPNeedsTheBearerToken(t *testing.T) {
 		t.Fatal("a token file others can read was accepted")
 	}
 	os.Chmod(tokenFile, 0o600)
+	tokenDir := filepath.Join(dir, "tokens")
+	os.Mkdir(tokenDir, 0o700)
+	if _, err := Listen("tcp:127.0.0.1:0", tokenDir); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Fatalf("a directory as the token file: %v", err)
+	}
 	l, err := Listen("tcp:127.0.0.1:0", tokenFile)
 	if err != nil {
 		t.Fatal(err)
