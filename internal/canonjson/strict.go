@@ -162,7 +162,14 @@ func (s *scanner) document(maxBytes int) error {
 // two parsers read one document differently. Missing fields are the
 // caller's to check.
 func DecodeStrict(data []byte, maxBytes int, v any) error {
-	if err := Validate(data, maxBytes); err != nil {
+	return DecodeStrictCarrier(data, maxBytes, 0, v)
+}
+
+// DecodeStrictCarrier is DecodeStrict for a document that carries another
+// one `levels` containers down, held to MaxDepth itself (ValidateCarrier):
+// the run API's request, which carries a manifest.
+func DecodeStrictCarrier(data []byte, maxBytes, levels int, v any) error {
+	if err := ValidateCarrier(data, maxBytes, levels); err != nil {
 		return err
 	}
 	if err := exactNames(data, reflect.TypeOf(v)); err != nil {

@@ -80,6 +80,28 @@ func TestValidateAccepts(t *testing.T) {
 	}
 }
 
+// A carrier's document may nest the levels it carries deeper than
+// MaxDepth (the run API's request carries a manifest); DecodeStrict holds
+// it to MaxDepth, and both refuse what Validate refuses.
+func TestDecodeStrictCarrier(t *testing.T) {
+	type request struct {
+		Manifest json.RawMessage `json:"manifest"`
+	}
+	deep := []byte(`{"manifest":` + strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth) + `}`)
+	var r request
+	if err := DecodeStrictCarrier(deep, len(deep), 1, &r); err != nil {
+		t.Fatalf("a carried document at MaxDepth: %v", err)
+	}
+	if got := CodeOf(DecodeStrict(deep, len(deep), &r)); got != CodeTooDeep {
+		t.Fatalf("DecodeStrict of the same: %q, want %s", got, CodeTooDeep)
+	}
+	for body, want := range map[string]string{`{"manifest":1,"manifest":2}`: CodeDuplicateKey, `{"Manifest":1}`: CodeUnknownField} {
+		if got := CodeOf(DecodeStrictCarrier([]byte(body), len(body), 1, &r)); got != want {
+			t.Errorf("%s: %q, want %s", body, got, want)
+		}
+	}
+}
+
 func TestDecodeStrict(t *testing.T) {
 	type frame struct {
 		A string `json:"a"`

@@ -371,28 +371,25 @@ func ParseRevokeRequest(body []byte) (*RevokeRequest, error) {
 	return &req, nil
 }
 
-// decodeStrict decodes one JSON value with no unknown field, strict JSON
-// first (canonjson): encoding/json keeps the last of two keys and replaces
-// invalid UTF-8 and lone surrogates with U+FFFD, so a body could say one
-// thing to a reader and another to the server. A manifest carried inside
-// may nest as deeply as one posted alone.
+// decodeStrict decodes one JSON value with no unknown field, as every
+// strict document of the project is decoded (canonjson.DecodeStrict):
+// encoding/json alone keeps the last of two keys, replaces invalid UTF-8
+// and lone surrogates with U+FFFD and takes "Source" for "source", so a
+// body could say one thing to a reader and another to the server. A
+// manifest carried inside may nest as deeply as one posted alone. The
+// refusal names the strict parser's code, never the body (an unknown
+// field's name, a map key).
 func decodeStrict(body []byte, v any) error {
-	if err := canonjson.ValidateCarrier(body, len(body), 1); err != nil {
-		return refusal(CodeInvalidRequest, "the body is not strict JSON (%s)", canonjson.CodeOf(err))
-	}
-	dec := json.NewDecoder(strings.NewReader(string(body)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		// The decoder's message may quote the body (an unknown field's
-		// name, a map key): it is not echoed.
-		var ute *json.UnmarshalTypeError
-		if errors.As(err, &ute) {
-			return refusal(CodeInvalidRequest, "a field has the wrong type")
-		}
+	err := canonjson.DecodeStrictCarrier(body, len(body), 1, v)
+	switch code := canonjson.CodeOf(err); {
+	case err == nil:
+		return nil
+	case code == canonjson.CodeTypeMismatch:
+		return refusal(CodeInvalidRequest, "a field has the wrong type")
+	case code == canonjson.CodeUnknownField:
 		return refusal(CodeInvalidRequest, "the body is not a JSON object of the expected fields")
+	case code != "":
+		return refusal(CodeInvalidRequest, "the body is not strict JSON (%s)", code)
 	}
-	if dec.More() {
-		return refusal(CodeInvalidRequest, "the body holds more than one JSON value")
-	}
-	return nil
+	return refusal(CodeInvalidRequest, "the body is not a JSON object of the expected fields")
 }

@@ -225,6 +225,8 @@ func TestRunRequestIsStrictJSON(t *testing.T) {
 		{`{"source": "x", "script_name": "a\nb.py"}`, CodeInvalidRequest},
 		{`{"source": "x", "script_name": "a\u001b.py"}`, CodeInvalidRequest},
 		{`{"source": "x", "script_name": "caf\u00e9 1.py"}`, ""},
+		{`{"Source": "x"}`, CodeInvalidRequest}, // encoding/json alone takes it for "source"
+		{`{"source": "x", "limits": {"Timeout_MS": 5}}`, CodeInvalidRequest},
 		{`{"source": "x", "manifest": ` + deep + `}`, "not " + CodeInvalidRequest},
 	} {
 		_, err := ParseRunRequest([]byte(tc.body))
