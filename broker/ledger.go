@@ -250,7 +250,8 @@ const (
 	LedgerHead        = "ledger_head"         // the head is not the last event's digest
 	LedgerShape       = "ledger_shape"        // run_admitted not first, run_ended not last
 	LedgerPlan        = "ledger_plan"         // run_admitted names another Plan
-	LedgerStatus      = "ledger_status"       // run_ended disagrees with the result's status
+	LedgerRun         = "ledger_run"          // run_admitted names another run
+	LedgerStatus      = "ledger_status"       // run_ended disagrees with the result's status, error code, exit code or receipt count
 	LedgerReceipts    = "ledger_receipts"     // receipts and call_receipt events disagree
 	LedgerUnknownKind = "ledger_unknown_kind" // an event kind this version does not know
 )
@@ -299,17 +300,22 @@ func VerifyLedger(events []Event, head string) []LedgerProblem {
 }
 
 // RunEvidence is what a run's result says besides its ledger, for
-// VerifyRunLedger.
+// VerifyRunLedger. Every field is checked: a result's exit code of 0 is
+// compared like any other.
 type RunEvidence struct {
+	RunID              string
 	PlanSHA256         string
 	Status             string
+	ErrorCode          string
+	ExitCode           int
 	Receipts           []Receipt
 	WorkspaceReceiptID string // "" when the run has no workspace receipt
 }
 
 // VerifyRunLedger verifies the chain (VerifyLedger) and its agreement with
-// the rest of the run's result: the Plan of run_admitted, the status of
-// run_ended, the receipts (each call_receipt event names the receipt of
+// the rest of the run's result: the run and Plan of run_admitted, the
+// status, error code, exit code and receipt count of run_ended, the
+// receipts (each call_receipt event names the receipt of
 // the same operation, in order, and every receipt has one), the workspace
 // receipt, and that every admitted call ended in exactly one receipt or a
 // grant refusal.
@@ -330,9 +336,19 @@ func VerifyRunLedger(events []Event, head string, run RunEvidence) []LedgerProbl
 			if e.Body["plan_sha256"] != run.PlanSHA256 {
 				add(e.Seq, LedgerPlan, "run_admitted names another Plan")
 			}
+			if e.Body["run_id"] != run.RunID {
+				add(e.Seq, LedgerRun, "run_admitted names run %q, the result %q", e.Body["run_id"], run.RunID)
+			}
 		case EventRunEnded:
-			if e.Body["status"] != run.Status {
-				add(e.Seq, LedgerStatus, "run_ended says %q, the result %q", e.Body["status"], run.Status)
+			for _, f := range []struct{ name, ledger, result string }{
+				{"status", e.Body["status"], run.Status},
+				{"error code", e.Body["error_code"], run.ErrorCode},
+				{"exit code", e.Body["exit_code"], strconv.Itoa(run.ExitCode)},
+				{"receipt count", e.Body["receipts"], strconv.Itoa(len(run.Receipts))},
+			} {
+				if f.ledger != f.result {
+					add(e.Seq, LedgerStatus, "run_ended's %s is %q, the result's %q", f.name, f.ledger, f.result)
+				}
 			}
 		case EventCallAdmitted:
 			open[e.Body["call_id"]] = e.Seq

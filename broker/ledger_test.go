@@ -21,13 +21,13 @@ func ledgerOfARun(t *testing.T) (*Ledger, RunEvidence) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.Append(EventRunAdmitted, map[string]string{"plan_sha256": f.plan.Identity()})
+	l.Append(EventRunAdmitted, map[string]string{"plan_sha256": f.plan.Identity(), "run_id": "run-1"})
 	b.Call(context.Background(), []byte(`{not json`))
 	b.Call(context.Background(), frameOf("capability-1", "echo", `{"x":1}`))
 	b.Call(context.Background(), frameOf("capability-2", "limited", `{"city":"Berlin"}`))
 	b.Call(context.Background(), frameOf("capability-3", "nope", `{}`))
-	l.Append(EventRunEnded, map[string]string{"status": "ok"})
-	return l, RunEvidence{PlanSHA256: f.plan.Identity(), Status: "ok", Receipts: b.Receipts()}
+	l.Append(EventRunEnded, map[string]string{"status": "ok", "exit_code": "0", "receipts": fmt.Sprint(len(b.Receipts()))})
+	return l, RunEvidence{RunID: "run-1", PlanSHA256: f.plan.Identity(), Status: "ok", Receipts: b.Receipts()}
 }
 
 func codesOf(ps []LedgerProblem) []string {
@@ -99,11 +99,16 @@ func TestLedgerFindsTampering(t *testing.T) {
 		}(), head: head, run: run, code: LedgerChain},
 		"wrong head":        {events: clone(), head: events[0].Digest, run: run, code: LedgerHead},
 		"unknown kind":      {events: func() []Event { e := clone(); e[1].Kind = "call_teleported"; return e }(), head: head, run: run, code: LedgerDigest},
-		"other plan":        {events: clone(), head: head, run: RunEvidence{PlanSHA256: "sha256:" + strings.Repeat("0", 64), Status: "ok", Receipts: run.Receipts}, code: LedgerPlan},
-		"other status":      {events: clone(), head: head, run: RunEvidence{PlanSHA256: run.PlanSHA256, Status: "error", Receipts: run.Receipts}, code: LedgerStatus},
-		"a receipt dropped": {events: clone(), head: head, run: RunEvidence{PlanSHA256: run.PlanSHA256, Status: "ok", Receipts: run.Receipts[:1]}, code: LedgerReceipts},
-		"receipts swapped": {events: clone(), head: head, run: RunEvidence{PlanSHA256: run.PlanSHA256, Status: "ok",
-			Receipts: []Receipt{run.Receipts[1], run.Receipts[0]}}, code: LedgerReceipts},
+		"other plan":        {events: clone(), head: head, run: edited(run, func(r *RunEvidence) { r.PlanSHA256 = "sha256:" + strings.Repeat("0", 64) }), code: LedgerPlan},
+		"other run":         {events: clone(), head: head, run: edited(run, func(r *RunEvidence) { r.RunID = "run-2" }), code: LedgerRun},
+		"other status":      {events: clone(), head: head, run: edited(run, func(r *RunEvidence) { r.Status = "error" }), code: LedgerStatus},
+		"other exit code":   {events: clone(), head: head, run: edited(run, func(r *RunEvidence) { r.ExitCode = 1 }), code: LedgerStatus},
+		"other error code":  {events: clone(), head: head, run: edited(run, func(r *RunEvidence) { r.ErrorCode = "timeout" }), code: LedgerStatus},
+		"a receipt dropped": {events: clone(), head: head, run: edited(run, func(r *RunEvidence) { r.Receipts = r.Receipts[:1] }), code: LedgerReceipts},
+		"a receipt added": {events: clone(), head: head, run: edited(run, func(r *RunEvidence) { r.Receipts = append(slices.Clone(r.Receipts), r.Receipts[0]) }),
+			code: LedgerStatus},
+		"receipts swapped": {events: clone(), head: head, run: edited(run, func(r *RunEvidence) { r.Receipts = []Receipt{r.Receipts[1], r.Receipts[0]} }),
+			code: LedgerReceipts},
 		"empty": {head: "", run: run, code: LedgerEmpty},
 	}
 	for name, tc := range cases {
@@ -114,6 +119,12 @@ func TestLedgerFindsTampering(t *testing.T) {
 			}
 		})
 	}
+}
+
+// edited is a copy of run changed by edit.
+func edited(run RunEvidence, edit func(*RunEvidence)) RunEvidence {
+	edit(&run)
+	return run
 }
 
 // TestLedgerBounded: a guest sending frames without end cannot grow the

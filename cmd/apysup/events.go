@@ -19,8 +19,9 @@ func eventsCommand() *cli.Command {
 			ArgsUsage: "RESULT.json",
 			Description: "Checks: every event recomputes to its digest (apysup.event.v1), links to the previous one, in\n" +
 				"sequence, and the last is events_head: an event removed, reordered or altered is found;\n" +
-				"run_admitted comes first and names the Plan MANIFEST seals to now, run_ended comes last with\n" +
-				"the result's status; the call_receipt events name the result's receipts, in order, and every\n" +
+				"run_admitted comes first and names the result's run and the Plan MANIFEST seals to now,\n" +
+				"run_ended comes last with the result's status, error code, exit code and receipt count\n" +
+				"(so an edited exit_code is found); the call_receipt events name the result's receipts, in order, and every\n" +
 				"admitted call ended in a receipt or a grant refusal; the workspace event names the workspace\n" +
 				"receipt. Prints every failure; exit status 1 if any.",
 			Flags: []cli.Flag{
@@ -34,8 +35,11 @@ func eventsCommand() *cli.Command {
 
 // eventsDocument is the part of a RunResult that the ledger check reads.
 type eventsDocument struct {
+	RunID      string           `json:"run_id"`
 	PlanSHA256 string           `json:"plan_sha256"`
 	Status     string           `json:"status"`
+	ErrorCode  string           `json:"error_code"`
+	ExitCode   int              `json:"exit_code"`
 	Receipts   []broker.Receipt `json:"receipts"`
 	Workspace  *struct {
 		ReceiptID string `json:"receipt_id"`
@@ -50,7 +54,8 @@ func verifyEvents(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	run := broker.RunEvidence{PlanSHA256: p.Identity(), Status: doc.Status, Receipts: doc.Receipts}
+	run := broker.RunEvidence{RunID: doc.RunID, PlanSHA256: p.Identity(), Status: doc.Status, ErrorCode: doc.ErrorCode,
+		ExitCode: doc.ExitCode, Receipts: doc.Receipts}
 	if doc.Workspace != nil {
 		run.WorkspaceReceiptID = doc.Workspace.ReceiptID
 	}

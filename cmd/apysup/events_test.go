@@ -60,8 +60,12 @@ func TestEventsVerify(t *testing.T) {
 			e[3].(map[string]any)["body"].(map[string]any)["state"] = "rejected"
 			d["events"] = e
 		},
-		"receipt dropped": func(d map[string]any) { d["receipts"] = d["receipts"].([]any)[:1] },
-		"status changed":  func(d map[string]any) { d["status"] = "timeout" },
+		"receipt dropped":   func(d map[string]any) { d["receipts"] = d["receipts"].([]any)[:1] },
+		"status changed":    func(d map[string]any) { d["status"] = "timeout" },
+		"exit code changed": func(d map[string]any) { d["exit_code"] = 3 },
+		"error code added":  func(d map[string]any) { d["error_code"] = "timeout" },
+		"run id changed":    func(d map[string]any) { d["run_id"] = "run-other" },
+		"receipt doubled":   func(d map[string]any) { r := d["receipts"].([]any); d["receipts"] = append(r, r[len(r)-1]) },
 	}
 	for name, change := range tampered {
 		t.Run(name, func(t *testing.T) {
