@@ -103,6 +103,32 @@ func TestOrphansAreReaped(t *testing.T) {
 	assertGone(t, m)
 }
 
+// TestOutputHeldInFlight: a guest that keeps copies of its stdout and
+// stderr alive past its end, in flight in a loop of its own Unix sockets
+// that only the kernel's garbage collector frees, does not hold the run's
+// result: it came when the collector ran, minutes later or never (the
+// fourth hostile-guest hunt). The output written before the end is whole.
+func TestOutputHeldInFlight(t *testing.T) {
+	t.Parallel()
+	need(t)
+	began := time.Now()
+	res := runGuest(t, "inflight.py", sandbox.Limits{Timeout: 20 * time.Second})
+	took := time.Since(began)
+	t.Logf("returned after %v", took.Round(time.Millisecond))
+	if res.Status != sandbox.StatusOK {
+		t.Fatalf("guest: %s", summary(res))
+	}
+	if !strings.Contains(res.Stdout, "before\n") || !strings.HasSuffix(res.Stdout, "after 1999 "+strings.Repeat("x", 60)+"\n") {
+		t.Errorf("output not whole: %d bytes, ending %q", len(res.Stdout), res.Stdout[max(0, len(res.Stdout)-80):])
+	}
+	if took > 15*time.Second { // a hang is minutes; the run itself well under a second
+		t.Errorf("the result came %v after the start", took)
+	}
+	m := parseMarkers(t, res)
+	m.expect(t, nil, "parked")
+	assertGone(t, m)
+}
+
 // TestMemoryLimit: a 4 GiB allocation under 256 MiB ends as memory_limit.
 func TestMemoryLimit(t *testing.T) {
 	t.Parallel()

@@ -698,15 +698,40 @@ func (s *Sandbox) Wait(ctx context.Context) (*sandbox.Outcome, error) {
 	return out, err
 }
 
-// endOutput waits for both pipes to reach their end (every process of the
-// run is gone) and for the job's Output to have received the rest.
+// endOutput waits for both pipes to reach their end and for the job's
+// Output to have received the rest. The end is EOF, which comes as soon as
+// every process of the run is gone; when it has not come within
+// outputGrace, the guest is killed and reaped (every process of its pid
+// namespace is then gone) and each pipe ends with what it holds. A guest
+// can hold EOF off without a process: a copy of a pipe's write end sent
+// with SCM_RIGHTS into a Unix socket no one reads (the channel's listen
+// backlog, or a loop of its own sockets that only the kernel's garbage
+// collector frees) lives as long as the socket, and a run's result, its
+// sandbox's teardown and a Ctrl-C waited for it for minutes, or for ever.
 func (s *Sandbox) endOutput() {
-	if s.stdout != nil {
-		s.stdout.wait()
-		s.stderr.wait()
-		s.output.Close()
+	if s.stdout == nil {
+		return
 	}
+	grace := time.NewTimer(outputGrace)
+	defer grace.Stop()
+	for _, c := range []*capture{s.stdout, s.stderr} {
+		select {
+		case <-c.ended():
+		case <-grace.C:
+			s.reap()
+			s.stdout.drain()
+			s.stderr.drain()
+		}
+	}
+	s.stdout.wait()
+	s.stderr.wait()
+	s.output.Close()
 }
+
+// outputGrace is how long endOutput waits for EOF before it makes sure no
+// process of the guest is left and reads what the pipes hold: once pid 1
+// is gone EOF comes at once, so only a guest that holds it off waits.
+const outputGrace = 500 * time.Millisecond
 
 // kill sends SIGKILL to the guest's pid 1; the kernel then kills every
 // other process of its pid namespace. Once pid 1 was reaped nothing of the
