@@ -173,6 +173,7 @@ func TestApprovalServerWireRefusals(t *testing.T) {
 	}
 	for _, tc := range []struct{ req, want string }{
 		{"GET /v1/calls HTTP/1.1\r\nHost: x\r\n\r\n", `404 Not Found` + "\n" + `{"error_code":"not_found"}`},
+		{"OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n", `{"error_code":"`},
 		{"GET /v1/approvals/ HTTP/1.1\r\nHost: x\r\n\r\n", `{"error_code":"not_found"}`},
 		{"GET /v1/approvals/" + id + "/maybe HTTP/1.1\r\nHost: x\r\n\r\n", `{"error_code":"not_found"}`},
 		{"POST /v1/approvals HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", `405 Method Not Allowed` + "\n" + `{"error_code":"method_not_allowed"}`},

@@ -107,6 +107,10 @@ func newUnixServer(h http.Handler, cfg ServerConfig) unixServer {
 		WriteTimeout:      cfg.WriteTimeout,
 		IdleTimeout:       cfg.IdleTimeout,
 		ConnContext:       withPeer,
+		// "OPTIONS *" reaches the handler, which answers it with a channel
+		// code as every request it can read; net/http's own answer was a
+		// plain 200.
+		DisableGeneralOptionsHandler: true,
 		// HTTP/2 is never negotiated on a Unix socket; say so explicitly.
 		Protocols: new(http.Protocols),
 	}

@@ -99,6 +99,16 @@ func (ts *testServer) do(t *testing.T, method, path, auth string, body io.Reader
 	return resp.StatusCode, string(out)
 }
 
+// "OPTIONS *", which net/http answers itself (a plain 200) unless told
+// not to, gets a channel code as every request the server can read.
+func TestServerOptionsStar(t *testing.T) {
+	ts := startServer(t, uint32(os.Getuid()), ServerConfig{})
+	got := rawRequest(t, ts.rs.Path, "OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n")
+	if !strings.Contains(got, `"error_code":"`) || strings.Contains(got, "200 OK") {
+		t.Errorf("OPTIONS *: %s", got)
+	}
+}
+
 func TestServerStatuses(t *testing.T) {
 	ts := startServer(t, uint32(os.Getuid()), ServerConfig{})
 	good := func() io.Reader { return bytes.NewReader(envelopeFor(frame("capability-1", "echo.say", `{"a":1}`))) }

@@ -26,9 +26,12 @@ func (s *Server) Serve(ctx context.Context, ls []*Listener, grace time.Duration)
 				}
 				api.ServeHTTP(w, r)
 			}),
-			ConnContext:       l.conn,
-			ReadHeaderTimeout: 10 * time.Second,
-			MaxHeaderBytes:    64 << 10,
+			ConnContext: l.conn,
+			// "OPTIONS *" is the API's to answer (a typed error), not
+			// net/http's plain 200.
+			DisableGeneralOptionsHandler: true,
+			ReadHeaderTimeout:            10 * time.Second,
+			MaxHeaderBytes:               64 << 10,
 		}
 		servers = append(servers, srv)
 		wg.Go(func() {

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -437,6 +440,17 @@ func TestTCPNeedsTheBearerToken(t *testing.T) {
 		case c.want != nil && (!errors.As(err, &e) || e.Code != CodeUnauthorized):
 			t.Errorf("token %q: %v, want unauthorized", c.token, err)
 		}
+	}
+	// "OPTIONS *" is the API's to refuse, not net/http's plain 200.
+	conn, err := net.Dial("tcp", strings.TrimPrefix(l.Name, "tcp:"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprint(conn, "OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+	answer, _ := io.ReadAll(conn)
+	if !strings.HasPrefix(string(answer), "HTTP/1.1 401") || !strings.Contains(string(answer), CodeUnauthorized) {
+		t.Errorf("OPTIONS * without the token: %q", answer)
 	}
 }
 
