@@ -353,14 +353,14 @@ agent_runtime.set_result({"argv": sys.argv[1:], "cwd_is_workdir": os.getcwd() ==
 		}},
 		{name: "result limits", script: `
 import agent_runtime
-for v in ({1: 2}, float("nan"), object(), "x" * (1 << 20)):
+for v in ({1: 2}, float("nan"), object(), {"n": [10**400]}, -(2**1024), "x" * (1 << 20)):
     try:
         agent_runtime.set_result(v)
     except agent_runtime.AgentRuntimeError as e:
         print(e.error_code)
 agent_runtime.set_result(None)
 `, check: func(t *testing.T, res *Result, out *sandbox.GuestOutcome) {
-			if string(res.Stdout) != "result_not_json\nresult_not_json\nresult_not_json\nresult_too_large\n" || !out.ResultSet || string(out.Result) != "null" {
+			if string(res.Stdout) != "result_not_json\nresult_not_json\nresult_not_json\nresult_not_json\nresult_not_json\nresult_too_large\n" || !out.ResultSet || string(out.Result) != "null" {
 				t.Fatalf("stdout %q outcome %s", res.Stdout, res.Outcome)
 			}
 		}},

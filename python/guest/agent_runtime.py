@@ -142,6 +142,14 @@ def _check(value, depth):
     elif isinstance(value, (list, tuple)):
         for item in value:
             _check(item, depth + 1)
+    elif isinstance(value, int) and value.bit_length() > 1000:
+        # The host reads every number as a double and refuses one beyond
+        # its range (json_number_out_of_range), as check_frame does a
+        # call's: refused here, the script can handle it and end ok.
+        try:
+            float(value)
+        except OverflowError:
+            raise AgentRuntimeError("result_not_json", "an integer is beyond a JSON number's range") from None
 
 
 def set_result(value):
