@@ -37,6 +37,7 @@
  * seek, EISDIR under wazero, moves its reading position
  * (_apysup_fcntl.c's _apysup_dir_seek).
  */
+#include <errno.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <wasi/api.h>
@@ -124,6 +125,26 @@ int __wrap___wasilibc_nocwd_fstatat(int fd, const char *restrict path, struct st
 	if (r == 0)
 		as_native(st);
 	return r;
+}
+
+/*
+ * wasi-libc's isatty() is true of every character device that cannot
+ * seek, which WASI makes of every character device: a file the script
+ * opened on /dev/null was a terminal (line-buffered, and code that colours
+ * its output or draws progress bars asks so). The guest's devices are all
+ * the kernel's memory devices (as fstat answers above), none a terminal:
+ * ENOTTY, as natively.
+ */
+int __real_isatty(int fd);
+
+int __wrap_isatty(int fd)
+{
+	struct stat st;
+	if (fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && (st.st_rdev >> 8) == MEM_MAJOR) {
+		errno = ENOTTY;
+		return 0;
+	}
+	return __real_isatty(fd);
 }
 
 __wasi_errno_t __real___wasi_fd_seek(__wasi_fd_t fd, __wasi_filedelta_t offset, __wasi_whence_t whence, __wasi_filesize_t *pos);

@@ -587,7 +587,7 @@ build_cpython() {
 	done
 	# Replaces configure's own LDFLAGS_NODIST for WASI (a 512 KiB stack).
 	step "$name-make" make -C "$wasi_build" -j"$jobs" APYSUP_DB="$db_build" APYSUP_UUID="$uuid_build" \
-		LDFLAGS_NODIST="$WASI_LDFLAGS_NODIST $work/apysup_libm.o $work/apysup_paths.o $work/apysup_string.o $work/apysup_locale.o $work/apysup_stat.o $work/apysup_signal.o $work/apysup_files.o $work/apysup_errno.o $work/apysup_flags.o $work/apysup_host.o $work/apysup_resource.o $work/apysup_fcntl.o $work/apysup_termios.o $work/apysup_netdb.o $work/apysup_tz.o $work/apysup_mktime.o $work/apysup_gmtime_r.o $work/apysup_strftime.o $work/apysup_messages.o -Wl,--wrap=__wasilibc_find_relpath_alloc,--wrap=wcsftime,--wrap=rename,--wrap=link,--wrap=rmdir,--wrap=unlink,--wrap=symlink,--wrap=mkdirat,--wrap=openat,--wrap=renameat,--wrap=linkat,--wrap=symlinkat,--wrap=getcwd,--wrap=chdir,--wrap=setlocale,--wrap=nl_langinfo,--wrap=wcscoll,--wrap=fstat,--wrap=__wasilibc_nocwd_fstatat,--wrap=open,--wrap=mkdir,--wrap=raise,--wrap=abort,--wrap=strsignal,--wrap=__wasi_fd_write,--wrap=__wasi_fd_pwrite,--wrap=__wasi_fd_filestat_set_size,--wrap=__wasi_fd_allocate,--wrap=__wasi_path_create_directory,--wrap=__wasi_path_link,--wrap=__wasi_path_open,--wrap=sysconf,--wrap=fpathconf,--wrap=fcntl,--wrap=close,--wrap=__wasi_fd_seek,--wrap=inet_pton,--wrap=inet_ntop,--wrap=inet_aton,--wrap=poll,--wrap=select"
+		LDFLAGS_NODIST="$WASI_LDFLAGS_NODIST $work/apysup_libm.o $work/apysup_paths.o $work/apysup_string.o $work/apysup_locale.o $work/apysup_stat.o $work/apysup_signal.o $work/apysup_files.o $work/apysup_errno.o $work/apysup_flags.o $work/apysup_host.o $work/apysup_resource.o $work/apysup_fcntl.o $work/apysup_termios.o $work/apysup_netdb.o $work/apysup_tz.o $work/apysup_mktime.o $work/apysup_gmtime_r.o $work/apysup_strftime.o $work/apysup_messages.o -Wl,--wrap=__wasilibc_find_relpath_alloc,--wrap=wcsftime,--wrap=rename,--wrap=link,--wrap=rmdir,--wrap=unlink,--wrap=symlink,--wrap=mkdirat,--wrap=openat,--wrap=renameat,--wrap=linkat,--wrap=symlinkat,--wrap=getcwd,--wrap=chdir,--wrap=setlocale,--wrap=nl_langinfo,--wrap=wcscoll,--wrap=fstat,--wrap=__wasilibc_nocwd_fstatat,--wrap=open,--wrap=mkdir,--wrap=raise,--wrap=abort,--wrap=strsignal,--wrap=__wasi_fd_write,--wrap=__wasi_fd_pwrite,--wrap=__wasi_fd_filestat_set_size,--wrap=__wasi_fd_allocate,--wrap=__wasi_path_create_directory,--wrap=__wasi_path_link,--wrap=__wasi_path_open,--wrap=sysconf,--wrap=fpathconf,--wrap=fcntl,--wrap=close,--wrap=__wasi_fd_seek,--wrap=inet_pton,--wrap=inet_ntop,--wrap=inet_aton,--wrap=poll,--wrap=select,--wrap=isatty"
 
 	for m in _dbm _uuid syslog; do
 		grep -q "\"$m\"" "$wasi_build/Modules/config.c" || die "python.wasm has no $m built in"
@@ -609,7 +609,7 @@ stdlib_zip() {
 		debian_name=$(printf '%s' "${f##*/}" | sed 's/^_sysconfigdata__wasi_/_sysconfigdata__/')
 		[[ $debian_name == "${f##*/}" ]] || cp "$sysconfig_dir/${f##*/}" "$sysconfig_dir/$debian_name"
 	done
-	"$build_python" -I -S "$here/mkstdlib.py" "$py_src/Lib" "$sysconfig_dir" "$py_src/LICENSE" "$zip" >&2
+	"$build_python" -I -S "$here/mkstdlib.py" "$py_src/Lib" "$sysconfig_dir" "$py_src/LICENSE" "$py_src/debian/changelog" "$zip" >&2
 }
 
 # write_manifest DIR writes DIR/manifest.json: the key, the sources and

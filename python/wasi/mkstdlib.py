@@ -5,10 +5,12 @@ __pycache__, and the data files Debian installs beside the modules
 LICENSE.txt).
 
 Run by the native build python (the same CPython source, so the same bytecode
-magic): mkstdlib.py LIB_DIR SYSCONFIGDATA_DIR LICENSE OUT_ZIP. The modules
-of stdlib/ beside it (pwd, grp) are added at the top level.
+magic): mkstdlib.py LIB_DIR SYSCONFIGDATA_DIR LICENSE CHANGELOG OUT_ZIP. The
+modules of stdlib/ beside it (pwd, grp) are added at the top level.
 
-The zip is deterministic: entries sorted, fixed timestamps, unchecked
+The zip is deterministic: entries sorted, every entry dated by the source's
+Debian revision (CHANGELOG's latest entry: the time Debian's build gives
+the native guest's files, SOURCE_DATE_EPOCH), unchecked
 hash-based pycs (the import system loads them without reading the source),
 code objects named as the native guest names them
 (/usr/lib/python3.11/...). The sources are there for what reads them
@@ -17,9 +19,12 @@ inspect.getsource, a module's __file__ ending in .py. Entries are stored,
 not deflated: the guest reads them faster than it can inflate them.
 """
 
+import email.utils
 import importlib.util
 import os
+import struct
 import sys
+import time
 import zipfile
 
 # Directories of Lib/ the guest never needs: test suites and GUI toolkits
@@ -46,7 +51,25 @@ GUEST_LIB = "/usr/lib/python3.11"
 # Modules the WASI build supplies in Python where native CPython has C
 # modules WASI cannot build (pwd, grp): stdlib/ beside this file.
 WASI_MODULES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "stdlib")
-EPOCH = (1980, 1, 1, 0, 0, 0)
+
+
+def revision_time(changelog):
+    """The time of the latest entry of a Debian changelog, in Unix seconds:
+    its first trailer line, " -- NAME <EMAIL>  DATE"."""
+    with open(changelog, encoding="utf-8") as f:
+        for line in f:
+            if line.startswith(" -- "):
+                return int(email.utils.parsedate_to_datetime(line.split(">", 1)[1].strip()).timestamp())
+    raise SystemExit(f"{changelog}: no trailer line")
+
+
+def dated(name, when):
+    """A ZipInfo for name dated when: the DOS date (two-second steps, UTC)
+    and, exact, the extended timestamp field (0x5455, the modification time
+    only), which Go's archive/zip reads."""
+    info = zipfile.ZipInfo(name, time.gmtime(when)[:6])
+    info.extra = struct.pack("<HHBl", 0x5455, 5, 1, when)
+    return info
 
 
 def files(lib_dir):
@@ -86,7 +109,8 @@ def cached(rel):
 
 
 def main():
-    lib_dir, sysconfig_dir, license_file, out = sys.argv[1:5]
+    lib_dir, sysconfig_dir, license_file, changelog, out = sys.argv[1:6]
+    when = revision_time(changelog)
     entries = {}
     found = list(files(lib_dir))
     for name in os.listdir(sysconfig_dir):
@@ -107,7 +131,7 @@ def main():
             modules += 1
     with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as zf:
         for name in sorted(entries):
-            info = zipfile.ZipInfo(name, EPOCH)
+            info = dated(name, when)
             info.external_attr = 0o644 << 16
             zf.writestr(info, entries[name])
     print(f"{modules} modules, {len(found) - modules} data files")

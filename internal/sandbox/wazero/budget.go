@@ -23,9 +23,12 @@ import (
 // still open (an unlinked file the guest holds open keeps its bytes, as on
 // any filesystem), one file per name (tmpfs charges an inode for every
 // hard link too) or per open, nameless file, and the directory itself.
-// Sizes are apparent: a hole costs what data would, where tmpfs would
-// charge pages only; a native guest gets a little more out of sparse
-// files, never the other way round. wazero has no ENOSPC: a write past the
+// A file costs its apparent size in whole pages, as tmpfs charges a page
+// for every page a file has data in: a file of 5,000 bytes costs two, so
+// as many small files fit as natively (charged by the byte, half as many
+// again did). A hole costs what data would, where tmpfs charges nothing
+// for it: a native guest gets more out of sparse files, never the other
+// way round. wazero has no ENOSPC: a write past the
 // budget is cut short, then refused with EIO, which the WASI build's
 // writes, opens that create, mkdir and link turn into ENOSPC
 // (python/wasi/_apysup_errno.c), as the native guest's tmpfs answers.
@@ -55,8 +58,14 @@ func (u inodeUse) use() (bytes, files int64) {
 	if u.links <= 0 && u.open <= 0 {
 		return 0, 0
 	}
-	return u.size, max(u.links, 1)
+	return pages(u.size), max(u.links, 1)
 }
+
+// tmpfsPage is the unit tmpfs charges its files' data by.
+const tmpfsPage = 4096
+
+// pages is size in whole pages, as tmpfs charges it.
+func pages(size int64) int64 { return (size + tmpfsPage - 1) &^ (tmpfsPage - 1) }
 
 func keyOf(st wsys.Stat_t) inodeKey { return inodeKey{st.Dev, uint64(st.Ino)} }
 
@@ -130,7 +139,8 @@ func (b *dirBudget) maxSize(st wsys.Stat_t) int64 {
 	if u, ok := b.inodes[keyOf(st)]; ok {
 		size = u.size
 	}
-	return size + b.maxBytes - b.bytes
+	// Its pages, and every page left (the budget is in whole pages).
+	return pages(size) + (b.maxBytes-b.bytes)&^(tmpfsPage-1)
 }
 
 // used reports the bytes and files counted.

@@ -12,9 +12,12 @@ import (
 	"github.com/apysup/apysup/internal/testenv"
 )
 
+// P is a page: the budget charges whole pages, as tmpfs does.
+const P = tmpfsPage
+
 func TestDirBudget(t *testing.T) {
 	dir := t.TempDir()
-	d, err := newBudgetDir(newConfinedDir(dir, 1<<20), dir, 100, 4)
+	d, err := newBudgetDir(newConfinedDir(dir, 1<<20), dir, 100*P, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,37 +41,37 @@ func TestDirBudget(t *testing.T) {
 	expect("empty", 0, 1)
 
 	a := create("a")
-	if n, errno := write(a, 60); n != 60 || errno != 0 {
+	if n, errno := write(a, 60*P); n != 60*P || errno != 0 {
 		t.Fatalf("write: %d %v", n, errno)
 	}
-	expect("a", 60, 2)
+	expect("a", 60*P, 2)
 	b := create("b")
-	if n, errno := write(b, 60); n != 40 || errno != 0 {
-		t.Fatalf("write past the budget: %d %v, want 40 (a short write)", n, errno)
+	if n, errno := write(b, 60*P); n != 40*P || errno != 0 {
+		t.Fatalf("write past the budget: %d %v, want 40 pages (a short write)", n, errno)
 	}
-	if _, errno := write(b, 1); errno != experimentalsys.EIO {
+	if _, errno := write(b, 1*P); errno != experimentalsys.EIO {
 		t.Fatalf("write at the budget: %v, want EIO", errno)
 	}
-	if _, errno := b.Pwrite([]byte("z"), 1000); errno != experimentalsys.EIO {
+	if _, errno := b.Pwrite([]byte("z"), 50*P); errno != experimentalsys.EIO {
 		t.Fatalf("a hole costs what it spans: %v", errno)
 	}
-	if errno := b.Truncate(41); errno != experimentalsys.EIO {
+	if errno := b.Truncate(40*P + 1); errno != experimentalsys.EIO {
 		t.Fatalf("truncate up: %v", errno)
 	}
 	if _, errno := b.Pwrite([]byte("rewrite"), 0); errno != 0 {
 		t.Fatalf("rewriting within the file costs nothing: %v", errno)
 	}
-	expect("a and b", 100, 3)
-	if errno := b.Truncate(10); errno != 0 {
+	expect("a and b", 100*P, 3)
+	if errno := b.Truncate(10 * P); errno != 0 {
 		t.Fatal(errno)
 	}
-	expect("b truncated", 70, 3)
+	expect("b truncated", 70*P, 3)
 
 	// Names: one file each, hard links too; a directory one.
 	if errno := d.Mkdir("dir", 0o755); errno != 0 {
 		t.Fatal(errno)
 	}
-	expect("dir", 70, 4)
+	expect("dir", 70*P, 4)
 	if errno := d.Link("a", "a2"); errno != experimentalsys.EIO {
 		t.Fatalf("link past the files: %v", errno)
 	}
@@ -87,35 +90,35 @@ func TestDirBudget(t *testing.T) {
 	if errno := d.Link("a", "a2"); errno != 0 {
 		t.Fatal(errno)
 	}
-	expect("a linked", 70, 4)
+	expect("a linked", 70*P, 4)
 	if errno := d.Unlink("a2"); errno != 0 {
 		t.Fatal(errno)
 	}
-	expect("a unlinked once", 70, 3)
+	expect("a unlinked once", 70*P, 3)
 
 	// An unlinked file keeps its bytes while open.
 	if errno := d.Unlink("a"); errno != 0 {
 		t.Fatal(errno)
 	}
-	expect("a unlinked, open", 70, 3)
-	if _, errno := write(a, 31); errno != experimentalsys.EIO && errno != 0 {
+	expect("a unlinked, open", 70*P, 3)
+	if _, errno := write(a, 31*P); errno != experimentalsys.EIO && errno != 0 {
 		t.Fatal(errno)
 	}
 	a.Close()
 	a.Close()
-	expect("a closed", 10, 2)
+	expect("a closed", 10*P, 2)
 
 	// Renaming over a file frees it; O_TRUNC frees what it cuts.
 	c := create("c")
-	write(c, 50)
+	write(c, 50*P)
 	c.Close()
-	expect("c", 60, 3)
+	expect("c", 60*P, 3)
 	if errno := d.Rename("c", "b"); errno != 0 {
 		t.Fatal(errno)
 	}
-	expect("c over b (b open)", 60, 3)
+	expect("c over b (b open)", 60*P, 3)
 	b.Close()
-	expect("b closed", 50, 2)
+	expect("b closed", 50*P, 2)
 	f, errno := d.OpenFile("b", experimentalsys.O_RDWR|experimentalsys.O_TRUNC, 0)
 	if errno != 0 {
 		t.Fatal(errno)
@@ -128,24 +131,24 @@ func TestDirBudget(t *testing.T) {
 // inode for bytes.
 func TestDirBudgetCountsWhatIsThere(t *testing.T) {
 	dir := t.TempDir()
-	testenv.WriteTree(t, dir, map[string]string{"a": strings.Repeat("\x00", 30), "sub/b": strings.Repeat("\x00", 50)})
+	testenv.WriteTree(t, dir, map[string]string{"a": strings.Repeat("\x00", 30*P), "sub/b": strings.Repeat("\x00", 50*P)})
 	if err := os.Link(filepath.Join(dir, "sub/b"), filepath.Join(dir, "b2")); err != nil {
 		t.Fatal(err)
 	}
-	d, err := newBudgetDir(newConfinedDir(dir, 1<<20), dir, 100, 6)
+	d, err := newBudgetDir(newConfinedDir(dir, 1<<20), dir, 100*P, 6)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The root, sub, a, and b's two names.
-	if b, f := d.b.used(); b != 80 || f != 5 {
-		t.Fatalf("%d bytes %d files, want 80 and 5", b, f)
+	if b, f := d.b.used(); b != 80*P || f != 5 {
+		t.Fatalf("%d bytes %d files, want 80 pages and 5", b, f)
 	}
 	f, errno := d.OpenFile("c", experimentalsys.O_CREAT|experimentalsys.O_RDWR, 0o644)
 	if errno != 0 {
 		t.Fatal(errno)
 	}
-	if n, _ := f.Write(make([]byte, 50)); n != 20 {
-		t.Fatalf("wrote %d, want 20", n)
+	if n, _ := f.Write(make([]byte, 50*P)); n != 20*P {
+		t.Fatalf("wrote %d, want 20 pages", n)
 	}
 	if _, errno := d.OpenFile("d", experimentalsys.O_CREAT|experimentalsys.O_RDWR, 0o644); errno != experimentalsys.EIO {
 		t.Fatalf("create past the files: %v", errno)
@@ -156,12 +159,52 @@ func TestDirBudgetCountsWhatIsThere(t *testing.T) {
 	if errno := d.Unlink("a"); errno != 0 {
 		t.Fatal(errno)
 	}
-	if n, _ := f.Write(make([]byte, 50)); n != 30 {
-		t.Fatalf("wrote %d after a was removed, want 30", n)
+	if n, _ := f.Write(make([]byte, 50*P)); n != 30*P {
+		t.Fatalf("wrote %d after a was removed, want 30 pages", n)
 	}
 	f.Close()
-	if b, f := d.b.used(); b != 100 || f != 4 {
-		t.Fatalf("%d bytes %d files, want 100 and 4", b, f)
+	if b, f := d.b.used(); b != 100*P || f != 4 {
+		t.Fatalf("%d bytes %d files, want 100 pages and 4", b, f)
+	}
+}
+
+// A file costs its data in whole pages, as on a tmpfs: files of 5,000
+// bytes cost two pages each, so a budget of eight pages takes four of
+// them, not six; a file's last page is filled without new charge.
+func TestDirBudgetChargesPages(t *testing.T) {
+	dir := t.TempDir()
+	d, err := newBudgetDir(newConfinedDir(dir, 1<<20), dir, 8*P, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		f, errno := d.OpenFile(string(rune('a'+i)), experimentalsys.O_CREAT|experimentalsys.O_RDWR, 0o644)
+		if errno != 0 {
+			t.Fatal(errno)
+		}
+		if n, errno := f.Write(make([]byte, 5000)); n != 5000 || errno != 0 {
+			t.Fatalf("file %d: wrote %d %v", i, n, errno)
+		}
+		if i == 3 {
+			if n, errno := f.Write(make([]byte, 2*P-5000)); n != 2*P-5000 || errno != 0 {
+				t.Fatalf("the rest of the last page: %d %v", n, errno)
+			}
+			if _, errno := f.Write([]byte("x")); errno != experimentalsys.EIO {
+				t.Fatalf("a byte past the pages: %v, want EIO", errno)
+			}
+		}
+		f.Close()
+	}
+	if b, f := d.b.used(); b != 8*P || f != 5 {
+		t.Fatalf("%d bytes %d files, want 8 pages and 5", b, f)
+	}
+	f, errno := d.OpenFile("e", experimentalsys.O_CREAT|experimentalsys.O_RDWR, 0o644)
+	if errno != 0 {
+		t.Fatal(errno)
+	}
+	defer f.Close()
+	if _, errno := f.Write([]byte("x")); errno != experimentalsys.EIO {
+		t.Fatalf("a fifth file's first byte: %v, want EIO", errno)
 	}
 }
 
@@ -261,7 +304,7 @@ print("workspace", sorted(os.listdir(".")))
 // the budget counts the bytes there, not at the offset given.
 func TestPwriteOnAnAppendFileAppends(t *testing.T) {
 	dir := t.TempDir()
-	d, err := newBudgetDir(newConfinedDir(dir, 12), dir, 10, 4)
+	d, err := newBudgetDir(newConfinedDir(dir, 1<<20), dir, P, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,15 +326,15 @@ func TestPwriteOnAnAppendFileAppends(t *testing.T) {
 	if at, _ := f.Seek(0, 1); at != 2 {
 		t.Fatalf("offset after pwrite %d, want 2", at)
 	}
-	// The budget (10 bytes) has 3 left at the end: a short write, then
-	// none, as at a full disk, whatever offset pwrite names.
-	if n, errno := f.Pwrite([]byte("12345"), 0); n != 3 || errno != 0 {
+	// The budget (a page) has P-7 bytes left at the end: a short write,
+	// then none, as at a full disk, whatever offset pwrite names.
+	if n, errno := f.Pwrite(make([]byte, P), 0); n != P-7 || errno != 0 {
 		t.Fatalf("pwrite past the budget: %d %v", n, errno)
 	}
 	if n, errno := f.Pwrite([]byte("x"), 0); n != 0 || errno != experimentalsys.EIO {
 		t.Fatalf("pwrite at a full budget: %d %v", n, errno)
 	}
-	if got, _ := os.ReadFile(filepath.Join(dir, "f")); string(got) != "helloPW123" {
-		t.Fatalf("file %q", got)
+	if got, _ := os.ReadFile(filepath.Join(dir, "f")); len(got) != P || string(got[:7]) != "helloPW" {
+		t.Fatalf("file %q", got[:min(len(got), 16)])
 	}
 }

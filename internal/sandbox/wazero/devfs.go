@@ -26,9 +26,10 @@ const devicesDir = "/dev"
 // wazero has no ENOSPC; the WASI build's write answers ENOSPC). Every seek lands at 0. Nothing else is there, and nothing can be
 // created, removed, renamed or retimed (EACCES, as for the native guest's
 // uid in its root-owned /dev). Their mode says character device; wasi-libc
-// calls a character device that cannot seek a terminal, so isatty() is
-// true of them here and false natively (WASI has no other way to say
-// "character device").
+// calls a character device that cannot seek a terminal, so the WASI
+// build's isatty() asks fstat, which names each a memory device
+// (deviceMinors), and answers ENOTTY, as natively
+// (python/wasi/_apysup_stat.c).
 //
 // Beside them, as natively, stdin, stdout and stderr are links to
 // /proc/self/fd/0, 1 and 2 (readlink answers so; /proc/self has no fd
@@ -204,6 +205,9 @@ func (d devices) Utimens(name string, _, _ int64) experimentalsys.Errno {
 func (d devices) Mkdir(name string, _ fs.FileMode) experimentalsys.Errno {
 	if device(name) != "" || stream(name) >= 0 {
 		return experimentalsys.EEXIST
+	}
+	if first, _, below := strings.Cut(name, "/"); below && (device(first) != "" || stream(first) >= 0) {
+		return experimentalsys.ENOTDIR // "null/x": a device on the way, as the kernel looks it up
 	}
 	return experimentalsys.EACCES
 }

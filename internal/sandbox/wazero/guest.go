@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"sync/atomic"
 	"testing/fstest"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -159,13 +160,14 @@ func (in *Interpreter) startGuest(ctx context.Context, limitBytes, reserveBytes 
 	// lead to them (guestRoot). Every file the guest opens on any of them
 	// counts against one budget.
 	fsc := wazero.NewFSConfig()
+	made := time.Now().UnixNano() // the mounts' time, as the native sandbox makes its own (nativeView.undated)
 	var mounted []string
 	mounts := map[string]experimentalsys.FS{}    // for apysup_fs.chmod, and links across mounts
 	mountedAt := map[experimentalsys.FS]string{} // for apysup_fs.fd_path
 	g.mounts = &guestMounts{byPath: mounts}
 	// owned: a writable mount, whose files are the guest's (nativeView).
 	mount := func(fsys experimentalsys.FS, guestPath string, dev uint16, view viewFunc, owned bool) {
-		viewed := &nativeView{FS: fsys, dev: dev, at: guestPath, view: view, owned: owned}
+		viewed := &nativeView{FS: fsys, dev: dev, at: guestPath, view: view, owned: owned, made: made}
 		counted := &countedFS{FS: viewed, q: g.files, freePreopen: guestPath == procDir || guestPath == etcDir}
 		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(counted, guestPath)
 		mountedAt[counted] = guestPath
@@ -255,13 +257,17 @@ func (g *guest) bind(j guestJob) error {
 	if err != nil {
 		return err
 	}
+	// The job's files are dated when it is given, as natively when the
+	// sandbox writes them for the run (a pooled guest's mounts are older).
+	given := time.Now()
 	jobFiles := fstest.MapFS{
-		j.ScriptName:        &fstest.MapFile{Data: j.Script, Mode: 0o444},
-		sandbox.PreludeFile: &fstest.MapFile{Data: j.Prelude, Mode: 0o444},
-		sandbox.ArgvFile:    &fstest.MapFile{Data: j.Argv, Mode: 0o444},
+		".":                 &fstest.MapFile{Mode: fs.ModeDir | 0o555, ModTime: given},
+		j.ScriptName:        &fstest.MapFile{Data: j.Script, Mode: 0o444, ModTime: given},
+		sandbox.PreludeFile: &fstest.MapFile{Data: j.Prelude, Mode: 0o444, ModTime: given},
+		sandbox.ArgvFile:    &fstest.MapFile{Data: j.Argv, Mode: 0o444, ModTime: given},
 	}
 	if j.Stream {
-		jobFiles[sandbox.StreamFile] = &fstest.MapFile{Mode: 0o444}
+		jobFiles[sandbox.StreamFile] = &fstest.MapFile{Mode: 0o444, ModTime: given}
 	}
 	g.files.setMax(int(min(j.OpenFiles, nrOpen)))
 	g.mem.setLimit(j.MemoryBytes)

@@ -5,6 +5,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/apysup/apysup/internal/sandbox"
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
@@ -38,6 +39,9 @@ type nativeView struct {
 	// mount itself refuses every change and nothing the guest may open is
 	// denied to it, so no check (and no host stat) is needed.
 	owned bool
+	// made is when the mount was made (Unix ns): the time of its files
+	// that have none of their own (undated).
+	made int64
 
 	mu       sync.Mutex
 	rootPerm fs.FileMode // the mount's own directory's bits once the guest changed them
@@ -155,8 +159,55 @@ func (v *nativeView) seen(path string, st wsys.Stat_t, errno experimentalsys.Err
 	if st.Ino == 0 {
 		st.Ino = syntheticIno(dev, v.at, path)
 	}
+	for _, t := range [...]*int64{&st.Atim, &st.Mtim, &st.Ctim} {
+		if *t == undated {
+			*t = v.made
+		}
+	}
 	return st, 0
 }
+
+// undated is the time wazero gives a file whose fs.FileInfo has none
+// (ModTime's zero time.Time): its UnixNano overflows, to a day in 2339.
+// The in-memory mounts (the generated /etc, the job, the guest's root,
+// /dev, the stdlib's directories) gave every file that date: a script's
+// own mtime lay in the future, and zipfile refused to store the script or
+// a copy of it (a zip's date ends in 2107). Natively these files are
+// dated when the sandbox makes them, or by the host's package; here the
+// mount's time stands in (nativeView.made).
+var undated = time.Time{}.UnixNano()
+
+// nameTooLong is ENAMETOOLONG for a path the native guest's kernel refuses
+// by its length alone: a name over NAME_MAX bytes (which a file system's
+// lookup refuses, and tmpfs's and ext4's do), or a whole path from
+// the guest's root (the mount's place, then path) that does not fit
+// PATH_MAX with its NUL. The writable mounts' host files say so
+// themselves; the in-memory and read-only mounts answered ENOENT, or
+// EROFS to an open that creates.
+func (v *nativeView) nameTooLong(path string) experimentalsys.Errno {
+	full := len(v.at) + 1 + len(path) // "/etc" + "/" + "passwd"
+	if v.at == "/" {
+		full--
+	}
+	if full >= pathMax {
+		return experimentalsys.ENAMETOOLONG
+	}
+	if v.dev == procDev {
+		return 0 // the proc file system's lookup takes any name: ENOENT
+	}
+	n := 0
+	for i := 0; i < len(path); i++ {
+		if path[i] == '/' {
+			n = 0
+		} else if n++; n > nameMax {
+			return experimentalsys.ENAMETOOLONG
+		}
+	}
+	return 0
+}
+
+// pathMax is Linux's PATH_MAX: the longest path, its NUL included.
+const pathMax = 4096
 
 // syntheticIno is an inode number for a file of a tree that has none (the
 // stdlib zip, embedded files, the guest's root: wazero answers 0 for
@@ -225,6 +276,25 @@ func (v *nativeView) missing(path string, errno experimentalsys.Errno) experimen
 	return errno
 }
 
+// unownedName is nameTooLong on the mounts whose files are not the host's
+// own (owned mounts' host files answer for themselves).
+func (v *nativeView) unownedName(path string) experimentalsys.Errno {
+	if v.owned {
+		return 0
+	}
+	return v.nameTooLong(path)
+}
+
+// Readlink answers as Stat does of a path that does not resolve: ENOTDIR
+// for a file on the way ("/etc/passwd/x"), ENAMETOOLONG by its length.
+func (v *nativeView) Readlink(path string) (string, experimentalsys.Errno) {
+	if errno := v.unownedName(path); errno != 0 {
+		return "", errno
+	}
+	target, errno := v.FS.Readlink(path)
+	return target, v.missing(path, errno)
+}
+
 // dirStat answers stat of a path that must name a directory ("x/", which
 // Linux follows even for lstat): ENOTDIR when it names something else.
 func (v *nativeView) dirStat(path string) (wsys.Stat_t, experimentalsys.Errno) {
@@ -239,6 +309,9 @@ func (v *nativeView) dirStat(path string) (wsys.Stat_t, experimentalsys.Errno) {
 // a directory, followed (ENOTDIR for anything else). The writable mounts'
 // host files did; the in-memory and read-only mounts ignored the ending.
 func (v *nativeView) Stat(path string) (wsys.Stat_t, experimentalsys.Errno) {
+	if errno := v.unownedName(path); errno != 0 {
+		return wsys.Stat_t{}, errno
+	}
 	if p, ending := dirOnly(path); ending != "" {
 		return v.dirStat(p)
 	}
@@ -247,6 +320,9 @@ func (v *nativeView) Stat(path string) (wsys.Stat_t, experimentalsys.Errno) {
 }
 
 func (v *nativeView) Lstat(path string) (wsys.Stat_t, experimentalsys.Errno) {
+	if errno := v.unownedName(path); errno != 0 {
+		return wsys.Stat_t{}, errno
+	}
 	if p, ending := dirOnly(path); ending != "" {
 		return v.dirStat(p)
 	}
@@ -284,6 +360,9 @@ func (v *nativeView) Chmod(path string, perm fs.FileMode) experimentalsys.Errno 
 // would not (a guest that chmods a file 0o200 cannot read it back
 // natively). An exclusive create answers EEXIST first, as natively.
 func (v *nativeView) OpenFile(path string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
+	if errno := v.unownedName(path); errno != 0 {
+		return nil, errno
+	}
 	if p, ending := dirOnly(path); ending != "" {
 		// Linux: "x/" with O_CREAT is EISDIR whatever x is; otherwise x
 		// must be a directory (ENOTDIR), opened for reading (EISDIR), as
@@ -373,7 +452,14 @@ func (v *nativeView) Unlink(name string) experimentalsys.Errno {
 	return v.FS.Unlink(name)
 }
 
+// Rename of a writable mount's own directory, or onto it, is EXDEV, as
+// natively: the mount point is a name of the mount below (the root), so
+// the two names lie on two mounts (the host's rename said EIO). ENOSYS
+// here, two mounts' answer, which the WASI build makes EXDEV (linkDir).
 func (v *nativeView) Rename(from, to string) experimentalsys.Errno {
+	if v.owned && isRoot(from) != isRoot(to) {
+		return experimentalsys.ENOSYS
+	}
 	if errno := v.changes(from); errno != 0 {
 		return errno
 	}

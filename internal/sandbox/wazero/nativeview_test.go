@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 	"github.com/tetratelabs/wazero/experimental/sysfs"
@@ -241,6 +242,65 @@ func TestNativeViewNameOnTheWay(t *testing.T) {
 	owned := &nativeView{FS: newReadOnly(&sysfs.AdaptFS{FS: files}), dev: workDev, owned: true, view: written(0o755, ownerGuest)}
 	if _, errno := owned.Stat("f/x"); errno != experimentalsys.ENOENT {
 		t.Errorf("an owned mount's answer was changed: %v", errno)
+	}
+}
+
+// A read-only mount served from memory answers as the native guest's
+// kernel does besides reads: its files are dated (the mount's time stands
+// in for none), readlink is EINVAL or the lookup's errno, fsync is done,
+// names too long are ENAMETOOLONG, an exclusive create is EEXIST and
+// O_TRUNC of a directory EISDIR.
+func TestReadOnlyMountAnswers(t *testing.T) {
+	files := fstest.MapFS{"f": {Data: []byte("x")}, "d/g": {Data: []byte("y")}}
+	made := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC).UnixNano()
+	v := &nativeView{FS: newReadOnly(&sysfs.AdaptFS{FS: files}), dev: rootDev, at: "/etc", view: installedView(0o644), made: made}
+	for _, p := range []string{"f", "d", "d/g", "."} {
+		st, errno := v.Stat(p)
+		if errno != 0 || st.Mtim != made || st.Atim != made || st.Ctim != made {
+			t.Errorf("stat %q: times %d %d %d %v, want %d", p, st.Atim, st.Mtim, st.Ctim, errno, made)
+		}
+	}
+	for p, want := range map[string]experimentalsys.Errno{
+		"f": experimentalsys.EINVAL, "d": experimentalsys.EINVAL, "m": experimentalsys.ENOENT,
+		"f/x": experimentalsys.ENOTDIR, strings.Repeat("n", 256): experimentalsys.ENAMETOOLONG,
+	} {
+		if _, errno := v.Readlink(p); errno != want {
+			t.Errorf("readlink %q: %v, want %v", p, errno, want)
+		}
+	}
+	long := strings.Repeat("n", 256)
+	deep := strings.Repeat("d/", 2050)
+	for _, p := range []string{long, "d/" + long, long + "/x", deep} {
+		if _, errno := v.Stat(p); errno != experimentalsys.ENAMETOOLONG {
+			t.Errorf("stat of a name too long: %v", errno)
+		}
+		if _, errno := v.OpenFile(p, experimentalsys.O_CREAT|experimentalsys.O_WRONLY, 0o644); errno != experimentalsys.ENAMETOOLONG {
+			t.Errorf("create of a name too long: %v", errno)
+		}
+	}
+	if _, errno := v.Stat(strings.Repeat("n", 255)); errno != experimentalsys.ENOENT {
+		t.Errorf("a name of 255: %v, want ENOENT", errno)
+	}
+	for _, p := range []string{"f", "d"} {
+		if _, errno := v.OpenFile(p, experimentalsys.O_CREAT|experimentalsys.O_EXCL|experimentalsys.O_WRONLY, 0o644); errno != experimentalsys.EEXIST {
+			t.Errorf("exclusive create of %q: %v, want EEXIST", p, errno)
+		}
+	}
+	if _, errno := v.OpenFile("d", experimentalsys.O_RDONLY|experimentalsys.O_TRUNC, 0); errno != experimentalsys.EISDIR {
+		t.Errorf("O_TRUNC of a directory: %v, want EISDIR", errno)
+	}
+	for _, p := range []string{"f", "d"} {
+		f, errno := v.OpenFile(p, experimentalsys.O_RDONLY, 0)
+		if errno != 0 {
+			t.Fatal(errno)
+		}
+		if errno := f.Sync(); errno != 0 {
+			t.Errorf("fsync of %q: %v", p, errno)
+		}
+		if errno := f.Datasync(); errno != 0 {
+			t.Errorf("fdatasync of %q: %v", p, errno)
+		}
+		f.Close()
 	}
 }
 

@@ -2,6 +2,7 @@ package wazero
 
 import (
 	"bytes"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -59,7 +60,8 @@ func (p procFS) Open(name string) (fs.File, error) {
 
 // procFile is one file of procFiles as read at its open. Its size is 0,
 // as the proc file system says of its files (which are made as they are
-// read): a reader reads to the end.
+// read): a reader reads to the end, and pread reads the snapshot (shutil's
+// copies read by pread under WASI: a copy of /proc/cpuinfo was empty).
 type procFile struct {
 	*bytes.Reader
 	name string
@@ -67,6 +69,17 @@ type procFile struct {
 
 func (f *procFile) Stat() (fs.FileInfo, error) { return procInfo{name: f.name}, nil }
 func (f *procFile) Close() error               { return nil }
+func (f *procFile) unsized()                   {}
+
+// Seek is from the start or the current offset only: the proc file
+// system's files (seq_file) refuse SEEK_END with EINVAL. An offset past
+// the end reads as the end, as there.
+func (f *procFile) Seek(offset int64, whence int) (int64, error) {
+	if whence == io.SeekEnd {
+		return 0, fs.ErrInvalid
+	}
+	return f.Reader.Seek(offset, whence)
+}
 
 type procInfo struct{ name string }
 

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 )
 
 // /proc holds procFiles alone, read from the host's at each open with a
@@ -95,4 +97,43 @@ func dirNames(t *testing.T, fsys fs.FS, dir string) []string {
 		names = append(names, e.Name())
 	}
 	return names
+}
+
+// A /proc file, mounted, answers pread from its content and refuses
+// SEEK_END, as the proc file system's files do: shutil's copies under WASI
+// read by pread, and read a copy of /proc/cpuinfo as empty while the
+// file's size (0) stood for its end.
+func TestProcMountPread(t *testing.T) {
+	host := t.TempDir()
+	if err := os.WriteFile(filepath.Join(host, "cpuinfo"), []byte("processor : 0\n"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	m := newProcMount(host)
+	f, errno := m.OpenFile("cpuinfo", experimentalsys.O_RDONLY, 0)
+	if errno != 0 {
+		t.Fatal(errno)
+	}
+	defer f.Close()
+	buf := make([]byte, 9)
+	if n, errno := f.Pread(buf, 0); n != 9 || errno != 0 || string(buf) != "processor" {
+		t.Errorf("pread at 0: %d %q %v", n, buf[:n], errno)
+	}
+	if n, errno := f.Pread(buf, 12); n != 2 || errno != 0 {
+		t.Errorf("pread at 12: %d %v, want the last 2 bytes", n, errno)
+	}
+	if n, errno := f.Pread(buf, 1000); n != 0 || errno != 0 {
+		t.Errorf("pread past the end: %d %v", n, errno)
+	}
+	if _, errno := f.Seek(0, io.SeekEnd); errno != experimentalsys.EINVAL {
+		t.Errorf("SEEK_END: %v, want EINVAL", errno)
+	}
+	if at, errno := f.Seek(1000, io.SeekStart); at != 1000 || errno != 0 {
+		t.Errorf("seek past the end: %d %v", at, errno)
+	}
+	if n, errno := f.Read(buf); n != 0 || errno != 0 {
+		t.Errorf("read past the end: %d %v", n, errno)
+	}
+	if errno := f.Sync(); errno != 0 {
+		t.Errorf("fsync: %v", errno)
+	}
 }

@@ -17,7 +17,14 @@ import (
 //   - a directory opened for writing: EISDIR;
 //   - a missing file with O_CREAT: EROFS in a directory, ENOENT without
 //     one (without O_CREAT, ENOENT as ever);
-//   - an existing file with O_TRUNC: EROFS; without it: EACCES.
+//   - an existing file with O_TRUNC: EROFS; without it: EACCES;
+//   - an existing name with O_CREAT|O_EXCL: EEXIST, before anything else;
+//   - a directory with O_TRUNC: EISDIR.
+//
+// What it opens answers fsync and fdatasync as the native guest's files
+// there do: done (sysfs.ReadFS's files said EBADF). On a mount served from
+// memory, which holds no link, readlink is EINVAL of a name that is there
+// and the lookup's errno of one that is not (it was ENOSYS).
 //
 // Every other change is EROFS once its path resolves as far as the native
 // guest's kernel resolves it first (a missing directory on the way is
@@ -39,26 +46,53 @@ func (r readOnly) OpenFile(name string, flag experimentalsys.Oflag, perm fs.File
 	access := flag & (experimentalsys.O_RDONLY | experimentalsys.O_WRONLY | experimentalsys.O_RDWR)
 	writes := access == experimentalsys.O_WRONLY || access == experimentalsys.O_RDWR
 	if !writes && flag&(experimentalsys.O_CREAT|experimentalsys.O_TRUNC) == 0 {
-		return r.FS.OpenFile(name, flag, perm)
+		return synced(r.FS.OpenFile(name, flag, perm))
 	}
 	st, errno := r.FS.Stat(name)
 	switch {
+	case errno == 0 && flag&(experimentalsys.O_CREAT|experimentalsys.O_EXCL) == experimentalsys.O_CREAT|experimentalsys.O_EXCL:
+		return nil, experimentalsys.EEXIST
 	case errno == experimentalsys.ENOENT && flag&experimentalsys.O_CREAT != 0:
 		// As open(2) resolves the parent first: a missing parent is
 		// ENOENT, a file there ENOTDIR; only in a directory is it EROFS.
 		return nil, refused(r.dirResolves(name))
 	case errno != 0:
 		return nil, errno
-	case st.Mode.IsDir() && writes:
+	case st.Mode.IsDir() && (writes || flag&experimentalsys.O_TRUNC != 0):
 		return nil, experimentalsys.EISDIR
 	case st.Mode.IsDir():
-		return r.FS.OpenFile(name, flag&^(experimentalsys.O_CREAT|experimentalsys.O_TRUNC), perm)
+		return synced(r.FS.OpenFile(name, flag&^experimentalsys.O_CREAT, perm))
 	case flag&experimentalsys.O_TRUNC != 0:
 		return nil, experimentalsys.EROFS
 	case writes:
 		return nil, experimentalsys.EACCES
 	}
-	return r.FS.OpenFile(name, flag&^experimentalsys.O_CREAT, perm) // O_CREAT of an existing file, read only
+	return synced(r.FS.OpenFile(name, flag&^experimentalsys.O_CREAT, perm)) // O_CREAT of an existing file, read only
+}
+
+// syncedFile is a read-only mount's open file, whose data is always on
+// its disk: fsync and fdatasync are done.
+type syncedFile struct{ experimentalsys.File }
+
+func (syncedFile) Sync() experimentalsys.Errno     { return 0 }
+func (syncedFile) Datasync() experimentalsys.Errno { return 0 }
+
+func synced(f experimentalsys.File, errno experimentalsys.Errno) (experimentalsys.File, experimentalsys.Errno) {
+	if errno != 0 {
+		return nil, errno
+	}
+	return syncedFile{f}, 0
+}
+
+func (r readOnly) Readlink(name string) (string, experimentalsys.Errno) {
+	target, errno := r.FS.Readlink(name)
+	if errno != experimentalsys.ENOSYS { // a mount of the host's files reads its links
+		return target, errno
+	}
+	if _, errno := r.FS.Lstat(name); errno != 0 {
+		return "", errno
+	}
+	return "", experimentalsys.EINVAL
 }
 
 // resolves answers as the kernel does while it looks name up: 0 if name
@@ -139,11 +173,16 @@ func (p pastEndFS) Open(name string) (fs.File, error) {
 	fi, err := f.Stat()
 	seeker, isSeeker := f.(io.Seeker)
 	readerAt, isReaderAt := f.(io.ReaderAt)
-	if err != nil || !fi.Mode().IsRegular() || !isSeeker || !isReaderAt {
+	_, unsized := f.(unsizedFile)
+	if err != nil || !fi.Mode().IsRegular() || !isSeeker || !isReaderAt || unsized {
 		return f, nil
 	}
 	return &pastEndFile{File: f, seeker: seeker, readerAt: readerAt, size: fi.Size(), past: -1}, nil
 }
+
+// unsizedFile is a file whose stat says nothing of its size (procfs.go's:
+// 0, as the proc file system says): it answers its own seeks and preads.
+type unsizedFile interface{ unsized() }
 
 type pastEndFile struct {
 	fs.File

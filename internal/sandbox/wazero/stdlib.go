@@ -166,7 +166,7 @@ func (t *stdlibTree) Open(name string) (fs.File, error) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
 	size := int64(f.UncompressedSize64)
-	return &stdlibEntry{SectionReader: io.NewSectionReader(t.zip, off, size), info: stdlibInfo{name: path.Base(name), size: size}}, nil
+	return &stdlibEntry{SectionReader: io.NewSectionReader(t.zip, off, size), info: stdlibInfo{name: path.Base(name), size: size, mod: f.Modified}}, nil
 }
 
 // Stat implements fs.StatFS, with each file's size. A directory's stat
@@ -174,7 +174,7 @@ func (t *stdlibTree) Open(name string) (fs.File, error) {
 // for every module it finds there.
 func (t *stdlibTree) Stat(name string) (fs.FileInfo, error) {
 	if f, ok := t.files[name]; ok {
-		return stdlibInfo{name: path.Base(name), size: int64(f.UncompressedSize64)}, nil
+		return stdlibInfo{name: path.Base(name), size: int64(f.UncompressedSize64), mod: f.Modified}, nil
 	}
 	if data, ok := t.extra[name]; ok {
 		return stdlibInfo{name: path.Base(name), size: int64(len(data))}, nil
@@ -230,13 +230,16 @@ type stdlibEntry struct {
 func (f *stdlibEntry) Stat() (fs.FileInfo, error) { return f.info, nil }
 func (f *stdlibEntry) Close() error               { return nil }
 
-// stdlibInfo is the FileInfo of a stdlib file (read-only) or directory,
-// with no time of its own (the zip's entries carry none the guest should
-// see).
+// stdlibInfo is the FileInfo of a stdlib file (read-only) or directory.
+// A file's time is its zip entry's: the date of the Debian revision the
+// build's source is (python/wasi/mkstdlib.py), which the native guest's
+// files carry from Debian's package. A directory, and a file beside the
+// zip's, have none (the mount's time stands in: nativeView.undated).
 type stdlibInfo struct {
 	name string
 	size int64
 	dir  bool
+	mod  time.Time
 }
 
 func (i stdlibInfo) Name() string { return i.name }
@@ -247,7 +250,7 @@ func (i stdlibInfo) Mode() fs.FileMode {
 	}
 	return 0o444
 }
-func (i stdlibInfo) ModTime() time.Time { return time.Time{} }
+func (i stdlibInfo) ModTime() time.Time { return i.mod }
 func (i stdlibInfo) IsDir() bool        { return i.dir }
 func (i stdlibInfo) Sys() any           { return nil }
 
