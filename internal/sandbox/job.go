@@ -48,6 +48,16 @@ const (
 	EndedFile = "ended"
 )
 
+// HostPackageDirs are where the host's own Python packages live, the
+// directories Debian's site module adds (site.getsitepackages()). The
+// guest sees none of them: natively each one the host has is hidden
+// under an empty read-only directory (the sandbox binds the host's whole
+// /usr), and under wazero each one the host has is an empty directory, so
+// site.main() or a path appended by hand finds nothing on either. Only
+// the standard library is the host's.
+var HostPackageDirs = []string{"/usr/local/lib/python3.11/dist-packages", "/usr/lib/python3/dist-packages",
+	"/usr/lib/python3.11/dist-packages"}
+
 // RunnerArgv is the guest's command line on both backends. It names no
 // script: the runner reads the script's argv from ArgvFile, so that a
 // sandbox can be started before its job is known.

@@ -2,6 +2,7 @@ package native
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/opencontainers/cgroups"
 	// Registers the device-rule managers; without them the cgroup manager
@@ -108,7 +109,7 @@ func containerConfig(root *rootfs, src mountSources, ids IDPair, cgroupPath stri
 		Capabilities:    &configs.Capabilities{},
 		NoNewPrivileges: true,
 		Seccomp:         sc,
-		MaskPaths:       maskedPaths,
+		MaskPaths:       append(slices.Clone(maskedPaths), sandbox.HostPackageDirs...), // the host's packages (a missing one is skipped)
 		ReadonlyPaths:   readonlyPaths,
 		// No ParentDeathSignal: with runc v1.5.3 it only reaches nsexec's
 		// first stage (the init is a clone of a clone and starts without it),

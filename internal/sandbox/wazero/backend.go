@@ -349,5 +349,22 @@ func guestRoot(mounts []string) fstest.MapFS {
 			root[d] = &fstest.MapFile{Mode: fs.ModeDir | 0o555}
 		}
 	}
+	// The host's package directories outside the stdlib's mount are there,
+	// empty, as the native guest sees them hidden (wazeroPackageDirs).
+	for _, p := range wazeroPackageDirs {
+		if !strings.HasPrefix(p, stdlibMount+"/") {
+			for d := strings.Trim(p, "/"); d != "" && d != "."; d = path.Dir(d) {
+				root[d] = &fstest.MapFile{Mode: fs.ModeDir | 0o555}
+			}
+		}
+	}
 	return root
 }
+
+// wazeroPackageDirs are the host package directories (sandbox.HostPackageDirs)
+// the wazero guest has, empty: the two that Debian's python3.11 makes on
+// every host it is installed on (python3's dist-packages, and the one for
+// /usr/local that its postinst makes), which the native guest sees hidden
+// under empty directories. Neither child nor parent asks the host: a run
+// looks the same on every Debian 12 host.
+var wazeroPackageDirs = sandbox.HostPackageDirs[:2]

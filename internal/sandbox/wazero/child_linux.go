@@ -661,6 +661,7 @@ func childMain() int {
 		return setupFailed(fmt.Errorf("%s: %w", stdlibFile, stdlib.err))
 	}
 	stdlib.t.addFile(osReleaseName, load.OSRelease)
+	stdlib.t.addHostPackageDirs()
 	in.stdlib = stdlib.t
 	calls := os.NewFile(childCallFD, "calls")
 	call := newCallChannel(calls).call

@@ -130,7 +130,9 @@ func (d devices) OpenFile(name string, flag experimentalsys.Oflag, perm fs.FileM
 		return nil, experimentalsys.EACCES
 	case errno != 0:
 		return nil, errno
-	case st.Mode.IsDir() && flag&(experimentalsys.O_WRONLY|experimentalsys.O_RDWR) != 0:
+	case st.Mode.IsDir() && flag&(experimentalsys.O_CREAT|experimentalsys.O_EXCL) == experimentalsys.O_CREAT|experimentalsys.O_EXCL:
+		return nil, experimentalsys.EEXIST
+	case st.Mode.IsDir() && flag&(experimentalsys.O_WRONLY|experimentalsys.O_RDWR|experimentalsys.O_TRUNC) != 0:
 		return nil, experimentalsys.EISDIR
 	}
 	f, errno := d.dir.OpenFile(name, flag&^(experimentalsys.O_CREAT|experimentalsys.O_TRUNC), perm)
@@ -203,7 +205,7 @@ func (d devices) Utimens(name string, _, _ int64) experimentalsys.Errno {
 // asks this way (python/wasi/patches/python3.11/os-access.patch): the
 // devices are writable, /dev itself is not, as natively.
 func (d devices) Mkdir(name string, _ fs.FileMode) experimentalsys.Errno {
-	if device(name) != "" || stream(name) >= 0 {
+	if device(name) != "" || stream(name) >= 0 || isRoot(name) {
 		return experimentalsys.EEXIST
 	}
 	if first, _, below := strings.Cut(name, "/"); below && (device(first) != "" || stream(first) >= 0) {
@@ -214,9 +216,18 @@ func (d devices) Mkdir(name string, _ fs.FileMode) experimentalsys.Errno {
 
 func (devices) Chmod(string, fs.FileMode) experimentalsys.Errno { return experimentalsys.EPERM }
 func (devices) Rename(string, string) experimentalsys.Errno     { return experimentalsys.EACCES }
-func (devices) Rmdir(string) experimentalsys.Errno              { return experimentalsys.EACCES }
-func (devices) Unlink(string) experimentalsys.Errno             { return experimentalsys.EACCES }
-func (devices) Link(string, string) experimentalsys.Errno       { return experimentalsys.EACCES }
+func (devices) Rmdir(name string) experimentalsys.Errno         { return onRoot(name, experimentalsys.EACCES) }
+func (devices) Unlink(name string) experimentalsys.Errno        { return onRoot(name, experimentalsys.EACCES) }
+
+// onRoot is EROFS for the mount's own directory, whose name lies on the
+// native guest's read-only root, and errno for any name in it.
+func onRoot(name string, errno experimentalsys.Errno) experimentalsys.Errno {
+	if isRoot(name) {
+		return experimentalsys.EROFS
+	}
+	return errno
+}
+func (devices) Link(string, string) experimentalsys.Errno { return experimentalsys.EACCES }
 
 // deviceFile is one open device. Its seek (always to 0) and close are the
 // embedded file's: sysfs.AdaptFS's over a deviceNode. (wazero's File.Seek
@@ -369,7 +380,7 @@ func (pipeNode) Close() error                 { return nil }
 
 // Symlink finds a device's or a link's name taken (EEXIST), as Mkdir.
 func (devices) Symlink(_, linkName string) experimentalsys.Errno {
-	if device(linkName) != "" || stream(linkName) >= 0 {
+	if device(linkName) != "" || stream(linkName) >= 0 || isRoot(linkName) {
 		return experimentalsys.EEXIST
 	}
 	return experimentalsys.EACCES

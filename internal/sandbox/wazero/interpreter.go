@@ -192,6 +192,7 @@ func load(ctx context.Context, cfg Config, build *Build, stamped *stamps, cacheD
 			return nil, fmt.Errorf("wazero: %s: %w", filepath.Join(build.Dir, stdlibFile), err)
 		}
 		stdlib.addFile(osReleaseName, osRelease)
+		stdlib.addHostPackageDirs()
 	}
 	var in *Interpreter
 	guarded := child && guardAvailable()

@@ -207,9 +207,22 @@ func (t *guestTimer) fire(gen uint64) {
 	t.timer = time.AfterFunc(t.deadline.Sub(now), func() { t.fire(gen) })
 }
 
+// cpuTick is how often, at most, the host looks at the guest's CPU clock
+// for its CPU-time timers: Linux checks them at its scheduler's tick (1 to
+// 4 ms), so a virtual or profiling timer never fires finer there. A guest
+// that sleeps with such a timer of a microsecond armed had the host's
+// watch wake every 50 us to find no CPU spent: a second of host CPU for 8
+// of the guest's sleep (the fifth hostile-guest hunt). While the clock
+// stands still the watch waits twice as long each time, up to idleTick.
+const (
+	cpuTick  = time.Millisecond
+	idleTick = 16 * time.Millisecond
+)
+
 // watch delivers a CPU-time timer armed as gen, and its intervals, until
 // done is closed or the guest's thread is gone.
 func (t *guestTimer) watch(gen uint64, done chan struct{}) {
+	last, idle := int64(-1), cpuTick
 	for {
 		t.mu.Lock()
 		if t.stopped || gen != t.gen || !t.armed {
@@ -233,7 +246,16 @@ func (t *guestTimer) watch(gen uint64, done chan struct{}) {
 				t.cpuDeadline = c + period
 			}
 		}
-		wait := time.Duration(t.cpuDeadline - c) // the thread cannot spend CPU faster
+		// The thread cannot spend CPU faster than wall time passes; with
+		// none spent since the last look, the guest waits.
+		wait := max(time.Duration(t.cpuDeadline-c), cpuTick)
+		if c == last {
+			idle = min(2*idle, idleTick)
+			wait = max(wait, idle)
+		} else {
+			idle = cpuTick
+		}
+		last = c
 		t.mu.Unlock()
 		tm := time.NewTimer(wait)
 		select {

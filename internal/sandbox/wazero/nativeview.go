@@ -277,12 +277,21 @@ func (v *nativeView) missing(path string, errno experimentalsys.Errno) experimen
 }
 
 // unownedName is nameTooLong on the mounts whose files are not the host's
-// own (owned mounts' host files answer for themselves).
-func (v *nativeView) unownedName(path string) experimentalsys.Errno {
-	if v.owned {
-		return 0
+// own; on the others (whose host files answer a name's length themselves)
+// only the whole path's: a path of any length reached the host's
+// resolver, which split it into its names before anything refused it (a
+// 100 MB path cost the wazero child 4 GB), where the native guest's kernel
+// refuses it at once. Every call that takes a path asks this first.
+func (v *nativeView) unownedName(paths ...string) experimentalsys.Errno {
+	for _, path := range paths {
+		if v.owned && len(v.at)+1+len(path) < pathMax {
+			continue
+		}
+		if errno := v.nameTooLong(path); errno != 0 {
+			return errno
+		}
 	}
-	return v.nameTooLong(path)
+	return 0
 }
 
 // Readlink answers as Stat does of a path that does not resolve: ENOTDIR
@@ -338,6 +347,9 @@ func (v *nativeView) Lstat(path string) (wsys.Stat_t, experimentalsys.Errno) {
 // are EPERM; the rest is the mount's answer (EROFS, or EPERM for a
 // device).
 func (v *nativeView) Chmod(path string, perm fs.FileMode) experimentalsys.Errno {
+	if errno := v.unownedName(path); errno != 0 {
+		return errno
+	}
 	st, errno := v.FS.Stat(path)
 	if errno != 0 {
 		return errno
@@ -432,6 +444,9 @@ func (v *nativeView) changes(name string) experimentalsys.Errno {
 }
 
 func (v *nativeView) Mkdir(name string, perm fs.FileMode) experimentalsys.Errno {
+	if errno := v.unownedName(name); errno != 0 {
+		return errno
+	}
 	if errno := v.changes(name); errno != 0 {
 		return errno
 	}
@@ -439,13 +454,24 @@ func (v *nativeView) Mkdir(name string, perm fs.FileMode) experimentalsys.Errno 
 }
 
 func (v *nativeView) Rmdir(name string) experimentalsys.Errno {
+	if errno := v.unownedName(name); errno != 0 {
+		return errno
+	}
 	if errno := v.changes(name); errno != 0 {
 		return errno
 	}
 	return v.FS.Rmdir(name)
 }
 
+// Unlink of a mount's own directory is EROFS: its name lies on the
+// native guest's read-only root (the host said EISDIR).
 func (v *nativeView) Unlink(name string) experimentalsys.Errno {
+	if errno := v.unownedName(name); errno != 0 {
+		return errno
+	}
+	if isRoot(name) {
+		return experimentalsys.EROFS
+	}
 	if errno := v.changes(name); errno != 0 {
 		return errno
 	}
@@ -457,6 +483,9 @@ func (v *nativeView) Unlink(name string) experimentalsys.Errno {
 // the two names lie on two mounts (the host's rename said EIO). ENOSYS
 // here, two mounts' answer, which the WASI build makes EXDEV (linkDir).
 func (v *nativeView) Rename(from, to string) experimentalsys.Errno {
+	if errno := v.unownedName(from, to); errno != 0 {
+		return errno
+	}
 	if v.owned && isRoot(from) != isRoot(to) {
 		return experimentalsys.ENOSYS
 	}
@@ -470,18 +499,35 @@ func (v *nativeView) Rename(from, to string) experimentalsys.Errno {
 }
 
 func (v *nativeView) Link(oldName, newName string) experimentalsys.Errno {
+	if errno := v.unownedName(oldName, newName); errno != 0 {
+		return errno
+	}
 	if errno := v.changes(newName); errno != 0 {
 		return errno
 	}
 	return v.FS.Link(oldName, newName)
 }
 
+// Utimens is the mount's, once the path's length passes.
+func (v *nativeView) Utimens(path string, atim, mtim int64) experimentalsys.Errno {
+	if errno := v.unownedName(path); errno != 0 {
+		return errno
+	}
+	return v.FS.Utimens(path, atim, mtim)
+}
+
 // Lutimens passes utime without following a link on (lutimens).
 func (v *nativeView) Lutimens(path string, atim, mtim int64) experimentalsys.Errno {
+	if errno := v.unownedName(path); errno != 0 {
+		return errno
+	}
 	return lutimens(v.FS, path, atim, mtim)
 }
 
 func (v *nativeView) Symlink(oldName, linkName string) experimentalsys.Errno {
+	if errno := v.unownedName(linkName); errno != 0 {
+		return errno
+	}
 	if errno := v.changes(linkName); errno != 0 {
 		return errno
 	}

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -289,6 +290,37 @@ func TestReadOnlyMountAnswers(t *testing.T) {
 	if _, errno := v.OpenFile("d", experimentalsys.O_RDONLY|experimentalsys.O_TRUNC, 0); errno != experimentalsys.EISDIR {
 		t.Errorf("O_TRUNC of a directory: %v, want EISDIR", errno)
 	}
+	for name, errno := range map[string]experimentalsys.Errno{
+		"symlink onto a name there": v.Symlink("x", "f"), "link onto a name there": v.Link("f", "d"),
+		"symlink": v.Symlink("x", "new"), "unlink of the mount's own directory": v.Unlink("."),
+	} {
+		want := experimentalsys.EEXIST
+		if name == "symlink" || name == "unlink of the mount's own directory" {
+			want = experimentalsys.EROFS
+		}
+		if errno != want {
+			t.Errorf("%s: %v, want %v", name, errno, want)
+		}
+	}
+	d := &nativeView{FS: newDevices(io.Discard, io.Discard), dev: devDev, view: devicesView}
+	for name, got := range map[string][2]experimentalsys.Errno{
+		"mkdir /dev":        {d.Mkdir(".", 0o755), experimentalsys.EEXIST},
+		"rmdir /dev":        {d.Rmdir("."), experimentalsys.EROFS},
+		"unlink /dev":       {d.Unlink("."), experimentalsys.EROFS},
+		"symlink onto /dev": {d.Symlink("x", "."), experimentalsys.EEXIST},
+		"mkdir /dev/null/x": {d.Mkdir("null/x", 0o755), experimentalsys.ENOTDIR},
+		"rmdir /dev/null":   {d.Rmdir("null"), experimentalsys.EACCES},
+	} {
+		if got[0] != got[1] {
+			t.Errorf("%s: %v, want %v", name, got[0], got[1])
+		}
+	}
+	if _, errno := d.OpenFile(".", experimentalsys.O_WRONLY|experimentalsys.O_CREAT|experimentalsys.O_EXCL, 0o644); errno != experimentalsys.EEXIST {
+		t.Errorf("exclusive create of /dev: %v, want EEXIST", errno)
+	}
+	if _, errno := d.OpenFile(".", experimentalsys.O_RDONLY|experimentalsys.O_TRUNC, 0); errno != experimentalsys.EISDIR {
+		t.Errorf("O_TRUNC of /dev: %v, want EISDIR", errno)
+	}
 	for _, p := range []string{"f", "d"} {
 		f, errno := v.OpenFile(p, experimentalsys.O_RDONLY, 0)
 		if errno != 0 {
@@ -320,5 +352,37 @@ func TestViewedByUndoesViewDev(t *testing.T) {
 	}
 	if _, _, _, ok := viewedBy(wsys.Stat_t{Dev: 2049}); ok {
 		t.Error("a host's device number read as a view")
+	}
+}
+
+// A path longer than PATH_MAX is ENAMETOOLONG on every mount before the
+// mount resolves it: a 40 MB path on a writable mount had the host split
+// it into twenty million names (gigabytes in the wazero child, for one
+// os.stat) where the native guest's kernel refuses it at once.
+func TestPathTooLongRefusedFirst(t *testing.T) {
+	d, _, _ := linkMount(t, 16)
+	v := &nativeView{FS: d, dev: workDev, at: "/workspace", view: written(0o755, ownerGuest), owned: true}
+	long := strings.Repeat("a/", 20_000_000)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for name, errno := range map[string]experimentalsys.Errno{
+		"stat":     func() experimentalsys.Errno { _, e := v.Stat(long); return e }(),
+		"lstat":    func() experimentalsys.Errno { _, e := v.Lstat(long); return e }(),
+		"open":     func() experimentalsys.Errno { _, e := v.OpenFile(long, experimentalsys.O_RDONLY, 0); return e }(),
+		"readlink": func() experimentalsys.Errno { _, e := v.Readlink(long); return e }(),
+		"mkdir":    v.Mkdir(long, 0o755), "rmdir": v.Rmdir(long), "unlink": v.Unlink(long),
+		"rename": v.Rename("x", long), "link": v.Link("x", long), "symlink": v.Symlink("x", long),
+		"chmod": v.Chmod(long, 0o644), "utimens": v.Utimens(long, 0, 0),
+	} {
+		if errno != experimentalsys.ENAMETOOLONG {
+			t.Errorf("%s of a 40 MB path: %v, want ENAMETOOLONG", name, errno)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+		t.Errorf("refusing a 40 MB path allocated %d bytes", grew)
+	}
+	if _, errno := v.Stat(strings.Repeat("a/", 2000) + "x"); errno != experimentalsys.ENOENT {
+		t.Errorf("a path under PATH_MAX: %v, want ENOENT", errno)
 	}
 }

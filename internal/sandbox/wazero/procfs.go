@@ -151,7 +151,13 @@ func (p procMount) Rename(from, to string) experimentalsys.Errno {
 }
 
 func (p procMount) Unlink(name string) experimentalsys.Errno {
-	return notOwned(p.FS.Unlink(name), experimentalsys.EACCES)
+	return onRoot(name, notOwned(p.FS.Unlink(name), experimentalsys.EACCES))
+}
+
+// Rmdir of a name in /proc is EACCES (the directory is not the guest's
+// to change), of /proc itself EROFS (on the read-only root).
+func (p procMount) Rmdir(name string) experimentalsys.Errno {
+	return onRoot(name, notOwned(p.FS.Rmdir(name), experimentalsys.EACCES))
 }
 
 func (p procMount) Link(from, to string) experimentalsys.Errno {
@@ -159,7 +165,7 @@ func (p procMount) Link(from, to string) experimentalsys.Errno {
 }
 
 func (p procMount) Symlink(from, to string) experimentalsys.Errno {
-	return notOwned(p.FS.Symlink(from, to), experimentalsys.ENOENT)
+	return notOwned(p.FS.Symlink(from, to), experimentalsys.ENOENT) // EEXIST of a name there first
 }
 
 func (p procMount) Utimens(name string, atim, mtim int64) experimentalsys.Errno {

@@ -29,8 +29,8 @@ import (
 // Every other change is EROFS once its path resolves as far as the native
 // guest's kernel resolves it first (a missing directory on the way is
 // ENOENT, a file there ENOTDIR): the whole path for chmod and utimes, its
-// directory for mkdir, rmdir, unlink, rename, link and symlink; mkdir of a
-// name that exists is EEXIST.
+// directory for mkdir, rmdir, unlink, rename, link and symlink; mkdir,
+// link and symlink of a name that exists are EEXIST.
 type readOnly struct{ experimentalsys.FS }
 
 // newReadOnly wraps fsys (a mount that never changes) as a read-only mount.
@@ -142,11 +142,20 @@ func (r readOnly) Rename(from, to string) experimentalsys.Errno {
 }
 
 func (r readOnly) Link(oldName, newName string) experimentalsys.Errno {
-	return refused(r.resolves(oldName), r.dirResolves(newName))
+	return refused(r.resolves(oldName), r.dirResolves(newName), r.taken(newName))
 }
 
 func (r readOnly) Symlink(oldName, linkName string) experimentalsys.Errno {
-	return refused(r.dirResolves(linkName))
+	return refused(r.dirResolves(linkName), r.taken(linkName))
+}
+
+// taken is EEXIST when name is there: link(2) and symlink(2) find the new
+// name taken before they ask the mount for a change (EROFS).
+func (r readOnly) taken(name string) experimentalsys.Errno {
+	if _, errno := r.FS.Lstat(name); errno == 0 {
+		return experimentalsys.EEXIST
+	}
+	return 0
 }
 
 func (r readOnly) Chmod(name string, perm fs.FileMode) experimentalsys.Errno {

@@ -110,6 +110,35 @@ func (t *stdlibTree) addFile(name string, data []byte) {
 	slices.Sort(t.dirs["."])
 }
 
+// addEmptyDir adds an empty directory at name (under the tree's root, as
+// "python3/dist-packages"), and the directories above it, unless something
+// has that name.
+func (t *stdlibTree) addEmptyDir(name string) {
+	if !fs.ValidPath(name) || name == "." {
+		return
+	}
+	if _, taken := t.dirs[name]; taken {
+		return
+	}
+	if _, taken := t.files[name]; taken {
+		return
+	}
+	t.dirs[name] = nil
+	t.addToDir(name)
+	for _, names := range t.dirs {
+		slices.Sort(names)
+	}
+}
+
+// addHostPackageDirs adds wazeroPackageDirs that lie under the mount.
+func (t *stdlibTree) addHostPackageDirs() {
+	for _, p := range wazeroPackageDirs {
+		if rel, ok := strings.CutPrefix(p, stdlibMount+"/"); ok {
+			t.addEmptyDir(rel)
+		}
+	}
+}
+
 // addToDir lists name in its directory, and each directory above it not
 // yet listed in its own.
 func (t *stdlibTree) addToDir(name string) {
