@@ -20,7 +20,6 @@ type capture struct {
 	done chan struct{}
 }
 
-
 func startCapture(r *os.File, into *sandbox.Capture, stream string) *capture {
 	c := &capture{r: r, done: make(chan struct{})}
 	go c.run(into, stream)
