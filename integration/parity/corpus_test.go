@@ -47,6 +47,7 @@ var corpus = []corpusCase{
 	{script: "fs_readonly_answers.py"},
 	{script: "fs_tmp_pages.py"},
 	{script: "std_isatty_devices.py"},
+	{script: "fs_errno_matrix.py"},
 	{script: "env_host_packages.py"},
 	{script: "net_https_refused.py"},
 	{script: "std_struct_bool_bytes.py"},

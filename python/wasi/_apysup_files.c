@@ -357,6 +357,14 @@ int statvfs(const char *restrict path, struct statvfs *restrict buf)
 	return statvfs_of(&st, buf);
 }
 
+/* _apysup_read_only is 1 when the directory dir lies on a read-only mount
+ * (_apysup_paths.c: link's EROFS comes before its EXDEV). */
+int _apysup_read_only(const char *dir)
+{
+	struct statvfs buf;
+	return statvfs(dir, &buf) == 0 && (buf.f_flag & ST_RDONLY) != 0;
+}
+
 int fstatvfs(int fd, struct statvfs *buf)
 {
 	struct stat st;

@@ -603,13 +603,38 @@ int __wrap_rename(const char *old, const char *new) {
 	return e ? fail(e) : across_mounts(__real_rename(old, new));
 }
 
+int _apysup_read_only(const char *dir); /* _apysup_files.c */
+
+/* link_across is link's answer for two names on two mounts (wazero's
+ * ENOSYS), in the kernel's order: the existing file's lookup, then the new
+ * name's (EEXIST when it is taken, its directory's lookup), then a new
+ * name on a read-only mount's EROFS, and only then EXDEV. wazero answered
+ * EXDEV first, so os.link onto an existing name, or of a missing file,
+ * across two mounts was EXDEV where natively it is EEXIST or ENOENT. */
+static int link_across(const char *old, const char *new) {
+	struct stat st;
+	if (lstat(old, &st) != 0)
+		return errno;
+	if (lstat(new, &st) == 0)
+		return EEXIST;
+	char parent[PATH_MAX];
+	last_kind(new, parent);
+	int e = dir_errno(AT_FDCWD, parent, &st);
+	if (e)
+		return e;
+	return _apysup_read_only(parent) ? EROFS : EXDEV;
+}
+
 int __wrap_link(const char *old, const char *new) {
 	if (old[0] == '\0' || new[0] == '\0') {
 		errno = ENOENT;
 		return -1;
 	}
 	int e = link_not_a_name(AT_FDCWD, old, AT_FDCWD, new, 0);
-	return e ? fail(e) : across_mounts(__real_link(old, new));
+	if (e)
+		return fail(e);
+	int r = __real_link(old, new);
+	return r == -1 && errno == ENOSYS ? fail(link_across(old, new)) : r;
 }
 
 char *__real_getcwd(char *buf, size_t size);
