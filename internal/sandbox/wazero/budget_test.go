@@ -286,9 +286,9 @@ os.remove("/tmp/big")
 fill_files("/tmp/", 5000)
 print("workspace", sorted(os.listdir(".")))
 `, runOpts{workspace: ws, runDir: runDir, limits: sandbox.Limits{TmpBytes: 1 << 20}})
-	// 1 MiB less /tmp/kept; 1024 files (the least TmpFiles gives) less the
-	// directory and /tmp/kept.
-	want := "gettempdir /tmp\nnamed /tmp\nbytes stopped 1048575 OSError ENOSPC\nfiles stopped 1022 OSError ENOSPC\nworkspace []\n"
+	// 1 MiB less /tmp/kept's page (a tmpfs charges whole pages); 1024
+	// files (the least TmpFiles gives) less the directory and /tmp/kept.
+	want := "gettempdir /tmp\nnamed /tmp\nbytes stopped 1044480 OSError ENOSPC\nfiles stopped 1022 OSError ENOSPC\nworkspace []\n"
 	if out.Status != sandbox.StatusOK || string(out.Stdout) != want {
 		t.Fatalf("status %s stdout %q, want %q; stderr %s", out.Status, out.Stdout, want, out.Stderr)
 	}

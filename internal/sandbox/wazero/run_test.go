@@ -542,9 +542,11 @@ print(json.dumps(r, sort_keys=True))
 	// "/" holds only the directories that lead to the mounts, and an empty
 	// file at sys.executable; /dev only the five devices and the three
 	// links to the standard streams.
-	lsUsr := `["bin","lib"]`
+	// /usr/local holds the host's (empty) package directory
+	// (wazeroPackageDirs).
+	lsUsr := `["bin","lib","local"]`
 	if interpreter(t).zoneinfo != nil {
-		lsUsr = `["bin","lib","share"]`
+		lsUsr = `["bin","lib","local","share"]`
 	}
 	lsUsrLib := `["python3.11"]` // and the host's os-release, where it has one
 	if hostOSRelease() != nil {
