@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/apysup/apysup/internal/sandbox"
+	"github.com/apysup/apysup/internal/sandbox/supervisor"
 )
 
 // processesOf lists this process's descendants that run as host uid: what
@@ -111,13 +112,7 @@ func TestOrphansAreReaped(t *testing.T) {
 func TestOutputHeldInFlight(t *testing.T) {
 	t.Parallel()
 	need(t)
-	began := time.Now()
-	res := runGuest(t, "inflight.py", sandbox.Limits{Timeout: 20 * time.Second})
-	took := time.Since(began)
-	t.Logf("returned after %v", took.Round(time.Millisecond))
-	if res.Status != sandbox.StatusOK {
-		t.Fatalf("guest: %s", summary(res))
-	}
+	res, took := runGuestTimed(t, "inflight.py", sandbox.Limits{Timeout: 20 * time.Second}, sandbox.StatusOK)
 	if !strings.Contains(res.Stdout, "before\n") || !strings.HasSuffix(res.Stdout, "after 1999 "+strings.Repeat("x", 60)+"\n") {
 		t.Errorf("output not whole: %d bytes, ending %q", len(res.Stdout), res.Stdout[max(0, len(res.Stdout)-80):])
 	}
@@ -127,6 +122,20 @@ func TestOutputHeldInFlight(t *testing.T) {
 	m := parseMarkers(t, res)
 	m.expect(t, nil, "parked")
 	assertGone(t, m)
+}
+
+// runGuestTimed runs the guest script name under limits, wants status,
+// and reports how long the run took to return.
+func runGuestTimed(t *testing.T, name string, limits sandbox.Limits, status sandbox.Status) (*supervisor.Result, time.Duration) {
+	t.Helper()
+	began := time.Now()
+	res := runGuest(t, name, limits)
+	took := time.Since(began)
+	t.Logf("%s under a %v timeout returned after %v", name, limits.Timeout, took.Round(time.Millisecond))
+	if res.Status != status {
+		t.Fatalf("guest: %s", summary(res))
+	}
+	return res, took
 }
 
 // TestMemoryLimit: a 4 GiB allocation under 256 MiB ends as memory_limit.
@@ -151,13 +160,7 @@ func TestMemoryLimit(t *testing.T) {
 func TestTimeout(t *testing.T) {
 	t.Parallel()
 	need(t)
-	began := time.Now()
-	res := runGuest(t, "spin.py", sandbox.Limits{Timeout: 2 * time.Second})
-	took := time.Since(began)
-	t.Logf("spin under a 2 s timeout returned after %v", took.Round(time.Millisecond))
-	if res.Status != sandbox.StatusTimeout {
-		t.Fatalf("guest: %s", summary(res))
-	}
+	res, took := runGuestTimed(t, "spin.py", sandbox.Limits{Timeout: 2 * time.Second}, sandbox.StatusTimeout)
 	if took > 20*time.Second {
 		t.Errorf("the run took %v to end after a 2 s timeout", took)
 	}

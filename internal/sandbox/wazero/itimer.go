@@ -102,6 +102,7 @@ type guestTimer struct {
 	interval    time.Duration
 	words       [timerWords]uint32
 	stopped     bool
+	looks       int // the CPU-time watch's reads of the clock (its tests)
 }
 
 // clock reads the guest thread's CPU clock of t's kind.
@@ -234,6 +235,7 @@ func (t *guestTimer) watch(gen uint64, done chan struct{}) {
 			t.mu.Unlock()
 			return
 		}
+		t.looks++
 		if c >= t.cpuDeadline {
 			t.deliver()
 			if t.interval <= 0 {

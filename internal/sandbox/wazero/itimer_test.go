@@ -191,6 +191,34 @@ func TestGuestTimerCPU(t *testing.T) {
 	}
 }
 
+// A CPU-time timer of a microsecond armed by a guest that then sleeps does
+// not keep the host's watch busy: it looks at the CPU clock at most every
+// millisecond, and less often while none is spent (it looked every 50 us:
+// 4,000 times in 200 ms).
+func TestGuestTimerCPUWatchIdles(t *testing.T) {
+	_, ok := threadCPUOf(currentThread(), false)
+	testenv.Need(t, ok, "per-thread CPU clocks (Linux): elsewhere the CPU-time timers are refused")
+	mem := &linearMemory{mapping: make([]byte, 4096)}
+	cpu := &guestCPU{}
+	ts := newGuestTimers(mem, cpu)
+	g, words := ts[itimerVirtual], [timerWords]uint32{64, 128, 256, 512}
+	cpu.run(func() {
+		if _, _, ok := g.set(time.Now(), time.Microsecond, time.Microsecond, true, words); !ok {
+			t.Error("not armed")
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	})
+	ts.stop()
+	g.mu.Lock()
+	looks := g.looks
+	g.mu.Unlock()
+	if looks > 200 {
+		t.Errorf("the watch looked at the CPU clock %d times in 200 ms of the guest's sleep", looks)
+	}
+	t.Logf("%d looks", looks)
+}
+
 // FuzzGuestTimer: whatever a guest asks of apysup_proc.itimer (a timer, a
 // value and an interval hostItimer let through, any four word offsets),
 // the timer answers a time left and an interval that are not negative,

@@ -178,32 +178,40 @@ func (v *nativeView) seen(path string, st wsys.Stat_t, errno experimentalsys.Err
 var undated = time.Time{}.UnixNano()
 
 // nameTooLong is ENAMETOOLONG for a path the native guest's kernel refuses
-// by its length alone: a name over NAME_MAX bytes (which a file system's
-// lookup refuses, and tmpfs's and ext4's do), or a whole path from
-// the guest's root (the mount's place, then path) that does not fit
-// PATH_MAX with its NUL. The writable mounts' host files say so
-// themselves; the in-memory and read-only mounts answered ENOENT, or
-// EROFS to an open that creates.
-func (v *nativeView) nameTooLong(path string) experimentalsys.Errno {
-	full := len(v.at) + 1 + len(path) // "/etc" + "/" + "passwd"
-	if v.at == "/" {
-		full--
+// by its length alone, on any mount, before the mount resolves anything:
+// a whole path from the guest's root (the mount's place, then path) that
+// does not fit PATH_MAX with its NUL (a path of any length reached the
+// writable mounts' resolver, which split it into its names first: 100 MB
+// cost the wazero child 4 GB), or, where the files are not the host's
+// own, a name over NAME_MAX bytes (which tmpfs's and ext4's lookups
+// refuse, and the host's files of a writable mount refuse themselves; the
+// in-memory and read-only mounts answered ENOENT, or EROFS to a create).
+// /proc's lookup takes a name of any length: ENOENT. Every call that
+// takes a path asks this first.
+func (v *nativeView) nameTooLong(paths ...string) experimentalsys.Errno {
+	for _, path := range paths {
+		full := len(v.at) + 1 + len(path) // "/etc" + "/" + "passwd"
+		if v.at == "/" {
+			full--
+		}
+		if full >= pathMax || (!v.owned && v.dev != procDev && hasLongName(path)) {
+			return experimentalsys.ENAMETOOLONG
+		}
 	}
-	if full >= pathMax {
-		return experimentalsys.ENAMETOOLONG
-	}
-	if v.dev == procDev {
-		return 0 // the proc file system's lookup takes any name: ENOENT
-	}
+	return 0
+}
+
+// hasLongName reports whether a name of path is longer than NAME_MAX.
+func hasLongName(path string) bool {
 	n := 0
 	for i := 0; i < len(path); i++ {
 		if path[i] == '/' {
 			n = 0
 		} else if n++; n > nameMax {
-			return experimentalsys.ENAMETOOLONG
+			return true
 		}
 	}
-	return 0
+	return false
 }
 
 // pathMax is Linux's PATH_MAX: the longest path, its NUL included.
@@ -276,28 +284,10 @@ func (v *nativeView) missing(path string, errno experimentalsys.Errno) experimen
 	return errno
 }
 
-// unownedName is nameTooLong on the mounts whose files are not the host's
-// own; on the others (whose host files answer a name's length themselves)
-// only the whole path's: a path of any length reached the host's
-// resolver, which split it into its names before anything refused it (a
-// 100 MB path cost the wazero child 4 GB), where the native guest's kernel
-// refuses it at once. Every call that takes a path asks this first.
-func (v *nativeView) unownedName(paths ...string) experimentalsys.Errno {
-	for _, path := range paths {
-		if v.owned && len(v.at)+1+len(path) < pathMax {
-			continue
-		}
-		if errno := v.nameTooLong(path); errno != 0 {
-			return errno
-		}
-	}
-	return 0
-}
-
 // Readlink answers as Stat does of a path that does not resolve: ENOTDIR
 // for a file on the way ("/etc/passwd/x"), ENAMETOOLONG by its length.
 func (v *nativeView) Readlink(path string) (string, experimentalsys.Errno) {
-	if errno := v.unownedName(path); errno != 0 {
+	if errno := v.nameTooLong(path); errno != 0 {
 		return "", errno
 	}
 	target, errno := v.FS.Readlink(path)
@@ -318,7 +308,7 @@ func (v *nativeView) dirStat(path string) (wsys.Stat_t, experimentalsys.Errno) {
 // a directory, followed (ENOTDIR for anything else). The writable mounts'
 // host files did; the in-memory and read-only mounts ignored the ending.
 func (v *nativeView) Stat(path string) (wsys.Stat_t, experimentalsys.Errno) {
-	if errno := v.unownedName(path); errno != 0 {
+	if errno := v.nameTooLong(path); errno != 0 {
 		return wsys.Stat_t{}, errno
 	}
 	if p, ending := dirOnly(path); ending != "" {
@@ -329,7 +319,7 @@ func (v *nativeView) Stat(path string) (wsys.Stat_t, experimentalsys.Errno) {
 }
 
 func (v *nativeView) Lstat(path string) (wsys.Stat_t, experimentalsys.Errno) {
-	if errno := v.unownedName(path); errno != 0 {
+	if errno := v.nameTooLong(path); errno != 0 {
 		return wsys.Stat_t{}, errno
 	}
 	if p, ending := dirOnly(path); ending != "" {
@@ -347,7 +337,7 @@ func (v *nativeView) Lstat(path string) (wsys.Stat_t, experimentalsys.Errno) {
 // are EPERM; the rest is the mount's answer (EROFS, or EPERM for a
 // device).
 func (v *nativeView) Chmod(path string, perm fs.FileMode) experimentalsys.Errno {
-	if errno := v.unownedName(path); errno != 0 {
+	if errno := v.nameTooLong(path); errno != 0 {
 		return errno
 	}
 	st, errno := v.FS.Stat(path)
@@ -372,7 +362,7 @@ func (v *nativeView) Chmod(path string, perm fs.FileMode) experimentalsys.Errno 
 // would not (a guest that chmods a file 0o200 cannot read it back
 // natively). An exclusive create answers EEXIST first, as natively.
 func (v *nativeView) OpenFile(path string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
-	if errno := v.unownedName(path); errno != 0 {
+	if errno := v.nameTooLong(path); errno != 0 {
 		return nil, errno
 	}
 	if p, ending := dirOnly(path); ending != "" {
@@ -444,7 +434,7 @@ func (v *nativeView) changes(name string) experimentalsys.Errno {
 }
 
 func (v *nativeView) Mkdir(name string, perm fs.FileMode) experimentalsys.Errno {
-	if errno := v.unownedName(name); errno != 0 {
+	if errno := v.nameTooLong(name); errno != 0 {
 		return errno
 	}
 	if errno := v.changes(name); errno != 0 {
@@ -454,7 +444,7 @@ func (v *nativeView) Mkdir(name string, perm fs.FileMode) experimentalsys.Errno 
 }
 
 func (v *nativeView) Rmdir(name string) experimentalsys.Errno {
-	if errno := v.unownedName(name); errno != 0 {
+	if errno := v.nameTooLong(name); errno != 0 {
 		return errno
 	}
 	if errno := v.changes(name); errno != 0 {
@@ -466,7 +456,7 @@ func (v *nativeView) Rmdir(name string) experimentalsys.Errno {
 // Unlink of a mount's own directory is EROFS: its name lies on the
 // native guest's read-only root (the host said EISDIR).
 func (v *nativeView) Unlink(name string) experimentalsys.Errno {
-	if errno := v.unownedName(name); errno != 0 {
+	if errno := v.nameTooLong(name); errno != 0 {
 		return errno
 	}
 	if isRoot(name) {
@@ -483,7 +473,7 @@ func (v *nativeView) Unlink(name string) experimentalsys.Errno {
 // the two names lie on two mounts (the host's rename said EIO). ENOSYS
 // here, two mounts' answer, which the WASI build makes EXDEV (linkDir).
 func (v *nativeView) Rename(from, to string) experimentalsys.Errno {
-	if errno := v.unownedName(from, to); errno != 0 {
+	if errno := v.nameTooLong(from, to); errno != 0 {
 		return errno
 	}
 	if v.owned && isRoot(from) != isRoot(to) {
@@ -499,7 +489,7 @@ func (v *nativeView) Rename(from, to string) experimentalsys.Errno {
 }
 
 func (v *nativeView) Link(oldName, newName string) experimentalsys.Errno {
-	if errno := v.unownedName(oldName, newName); errno != 0 {
+	if errno := v.nameTooLong(oldName, newName); errno != 0 {
 		return errno
 	}
 	if errno := v.changes(newName); errno != 0 {
@@ -510,7 +500,7 @@ func (v *nativeView) Link(oldName, newName string) experimentalsys.Errno {
 
 // Utimens is the mount's, once the path's length passes.
 func (v *nativeView) Utimens(path string, atim, mtim int64) experimentalsys.Errno {
-	if errno := v.unownedName(path); errno != 0 {
+	if errno := v.nameTooLong(path); errno != 0 {
 		return errno
 	}
 	return v.FS.Utimens(path, atim, mtim)
@@ -518,14 +508,14 @@ func (v *nativeView) Utimens(path string, atim, mtim int64) experimentalsys.Errn
 
 // Lutimens passes utime without following a link on (lutimens).
 func (v *nativeView) Lutimens(path string, atim, mtim int64) experimentalsys.Errno {
-	if errno := v.unownedName(path); errno != 0 {
+	if errno := v.nameTooLong(path); errno != 0 {
 		return errno
 	}
 	return lutimens(v.FS, path, atim, mtim)
 }
 
 func (v *nativeView) Symlink(oldName, linkName string) experimentalsys.Errno {
-	if errno := v.unownedName(linkName); errno != 0 {
+	if errno := v.nameTooLong(linkName); errno != 0 {
 		return errno
 	}
 	if errno := v.changes(linkName); errno != 0 {

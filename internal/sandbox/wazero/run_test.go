@@ -548,9 +548,11 @@ print(json.dumps(r, sort_keys=True))
 	if interpreter(t).zoneinfo != nil {
 		lsUsr = `["bin","lib","local","share"]`
 	}
-	lsUsrLib := `["python3.11"]` // and the host's os-release, where it has one
+	// python3 holds the host's (empty) package directory
+	// (wazeroPackageDirs); and the host's os-release, where it has one.
+	lsUsrLib := `["python3","python3.11"]`
 	if hostOSRelease() != nil {
-		lsUsrLib = `["os-release","python3.11"]`
+		lsUsrLib = `["os-release","python3","python3.11"]`
 	}
 	for k, want := range map[string]string{
 		"ls /":            `["dev","etc","opt","proc","run","tmp","usr","workspace"]`,

@@ -125,8 +125,11 @@ func (t *stdlibTree) addEmptyDir(name string) {
 	}
 	t.dirs[name] = nil
 	t.addToDir(name)
-	for _, names := range t.dirs {
-		slices.Sort(names)
+	for dir := path.Dir(name); ; dir = path.Dir(dir) { // only the listings it added to
+		slices.Sort(t.dirs[dir])
+		if dir == "." {
+			return
+		}
 	}
 }
 
@@ -144,7 +147,9 @@ func (t *stdlibTree) addHostPackageDirs() {
 func (t *stdlibTree) addToDir(name string) {
 	for {
 		dir, base := path.Split(name)
-		dir = strings.TrimSuffix(dir, "/")
+		if dir = strings.TrimSuffix(dir, "/"); dir == "" {
+			dir = "." // the root's listing
+		}
 		names, listed := t.dirs[dir]
 		t.dirs[dir] = append(names, base)
 		if listed {

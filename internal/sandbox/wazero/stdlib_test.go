@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -221,5 +222,33 @@ func TestHostOSRelease(t *testing.T) {
 		t.Fatalf("no %s (%v), but read %q", osReleaseHostPath, err, got)
 	case err == nil && len(want) <= maxOSReleaseBytes && !bytes.Equal(got, want):
 		t.Fatalf("read %q, the file holds %q", got, want)
+	}
+}
+
+// The host's package directories under /usr/lib are in the tree, empty,
+// listed in sorted order beside python3.11, and a name already there is
+// left as it is.
+func TestStdlibTreeHostPackageDirs(t *testing.T) {
+	tree, err := treeOf(t, zipOf(t, zip.Store, stdlibFiles))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree.addHostPackageDirs()
+	tree.addEmptyDir("python3.11") // taken: nothing changes
+	if got := dirNames(t, tree, "."); !slices.Equal(got, []string{"python3", "python3.11"}) {
+		t.Errorf("root lists %v", got)
+	}
+	if got := dirNames(t, tree, "python3/dist-packages"); len(got) != 0 {
+		t.Errorf("dist-packages lists %v", got)
+	}
+	if fi, err := fs.Stat(tree, "python3/dist-packages"); err != nil || !fi.IsDir() {
+		t.Errorf("stat dist-packages: %v %v", fi, err)
+	}
+	var want []string
+	for name := range stdlibFiles {
+		want = append(want, "python3.11/"+name)
+	}
+	if err := fstest.TestFS(tree, append(want, "python3/dist-packages")...); err != nil {
+		t.Fatal(err)
 	}
 }
